@@ -1,0 +1,35 @@
+# engine.mk -- how the standalone engine library and its tests are built.
+# Included by the top-level Makefile.  The engine has no PostgreSQL
+# dependency except PostgreSQL's crc32c routine from libpgport.
+
+ENGINE_DIR      := src/engine
+ENGINE_SRCS     := $(sort $(wildcard $(ENGINE_DIR)/*/*.c))
+PG_LIBDIR       := $(shell pg_config --pkglibdir 2>/dev/null || echo /usr/lib/postgresql/15/lib)
+ENGINE_LIBS     := -llz4 -lzstd -lpthread -lm $(PG_LIBDIR)/libpgport_shlib.a
+
+ENGINE_CFLAGS   := -std=gnu11 -g -Wall -Wextra -Wno-unused-parameter -Wshadow \
+                   -Wmissing-prototypes -Wstrict-prototypes -I$(ENGINE_DIR) -fPIC
+ENGINE_OPT      := -O2
+ENGINE_SAN      := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
+                   -fno-sanitize-recover=undefined
+
+ENGINE_OBJS      := $(patsubst $(ENGINE_DIR)/%.c,build/engine/%.o,$(ENGINE_SRCS))
+ENGINE_SAN_OBJS  := $(patsubst $(ENGINE_DIR)/%.c,build/engine-san/%.o,$(ENGINE_SRCS))
+
+build/engine/%.o: $(ENGINE_DIR)/%.c $(wildcard $(ENGINE_DIR)/*.h $(ENGINE_DIR)/*/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(ENGINE_CFLAGS) $(ENGINE_OPT) -c $< -o $@
+
+build/engine-san/%.o: $(ENGINE_DIR)/%.c $(wildcard $(ENGINE_DIR)/*.h $(ENGINE_DIR)/*/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(ENGINE_CFLAGS) $(ENGINE_SAN) -c $< -o $@
+
+build/engine/libtides_engine.a: $(ENGINE_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+build/engine-san/libtides_engine.a: $(ENGINE_SAN_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+.PHONY: engine engine-san
+engine: build/engine/libtides_engine.a
+engine-san: build/engine-san/libtides_engine.a

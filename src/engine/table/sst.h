@@ -1,0 +1,150 @@
+/*
+ * sst.h -- sorted string tables: immutable files of internal-key/value
+ * entries in internal-key order, written once by flush or compaction.
+ *
+ * File layout (all integers little-endian; every block is followed by a
+ * 5-byte trailer: compression type (1 byte) and the masked crc32c of the
+ * stored block bytes plus the type byte):
+ *
+ *   data block 0 .. data block n-1      entries with shared-prefix key
+ *                                       compression and restart points
+ *   filter partition 0 .. p-1           bloom filter of the user keys (and
+ *                                       key prefixes) of the data blocks that
+ *                                       index partition i covers
+ *   index partition 0 .. p-1            one entry per data block: a separator
+ *                                       key >= its last key -> block handle
+ *   top index                           one entry per partition: separator ->
+ *                                       (index partition handle, filter
+ *                                       partition handle)
+ *   properties                          counts, key range, seq range, sizes
+ *   footer (fixed size)                 handles of top index and properties,
+ *                                       format version, magic, crc32c
+ *
+ * The precise byte formats are documented in src/engine/README.md.
+ *
+ * A reader (tides_sst) belongs to one process: it holds the file descriptor,
+ * the decoded top index and properties.  Data, index and filter blocks are
+ * read through the shared block cache (cache/block_cache.h), keyed by
+ * (file number, block offset), and always verified against their checksum
+ * when read from the file.  Every error message names the file.
+ */
+#ifndef TIDES_TABLE_SST_H
+#define TIDES_TABLE_SST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tides_engine.h"
+#include "util/counters.h"
+#include "util/iterator.h"
+#include "util/status.h"
+
+typedef struct tides_block_cache tides_block_cache;
+
+/* what a reader or builder needs from its surroundings */
+typedef struct tides_table_env
+{
+	tides_vfs  *vfs;
+	tides_block_cache *cache;	/* may be NULL: no caching */
+	tides_counters *counters;	/* may be NULL */
+	uint32_t	block_size;
+	uint32_t	restart_interval;
+	uint32_t	bloom_bits_per_key;
+	uint32_t	prefix_len;		/* 0: no prefix filter */
+	tides_compression compression;
+	int			compression_level;
+} tides_table_env;
+
+/* properties stored in every table */
+typedef struct tides_sst_props
+{
+	uint64_t	num_entries;
+	uint64_t	num_deletions;
+	uint64_t	num_data_blocks;
+	uint64_t	raw_key_bytes;
+	uint64_t	raw_value_bytes;
+	uint64_t	data_bytes;		/* stored (compressed) data block bytes */
+	uint64_t	file_size;
+	uint64_t	min_seq;
+	uint64_t	max_seq;
+	/* smallest and largest internal keys, malloc'd by the reader/builder */
+	uint8_t    *smallest;
+	size_t		smallest_len;
+	uint8_t    *largest;
+	size_t		largest_len;
+} tides_sst_props;
+
+void		tides_sst_props_free(tides_sst_props *p);
+
+/* ---- writing */
+
+typedef struct tides_sst_builder tides_sst_builder;
+
+/* fd is open for writing and empty; fname is used in error messages */
+tides_sst_builder *tides_sst_builder_new(const tides_table_env *env, int fd,
+										 const char *fname);
+
+/* entries must arrive in strictly increasing internal-key order */
+tides_status tides_sst_builder_add(tides_sst_builder *b,
+								   const uint8_t *ikey, size_t iklen,
+								   const uint8_t *val, size_t vlen,
+								   tides_error *err);
+
+/* bytes the file will have if finished now (approximately) */
+uint64_t	tides_sst_builder_size(const tides_sst_builder *b);
+uint64_t	tides_sst_builder_entries(const tides_sst_builder *b);
+
+/*
+ * Write filters, indexes, properties and footer.  Does NOT fsync (the caller
+ * does, before it publishes the file).  props receives copies (caller frees
+ * with tides_sst_props_free).
+ */
+tides_status tides_sst_builder_finish(tides_sst_builder *b, tides_sst_props *props,
+									  tides_error *err);
+
+/* free the builder (after finish, or to abandon a half-written file) */
+void		tides_sst_builder_free(tides_sst_builder *b);
+
+/* ---- reading */
+
+typedef struct tides_sst tides_sst;
+
+/*
+ * Open a finished table.  Reads and checks the footer, top index and
+ * properties; corruption there fails the open.  Takes ownership of fd (closed
+ * by tides_sst_close, also on failure).
+ */
+tides_status tides_sst_open(const tides_table_env *env, int fd, uint64_t file_number,
+							uint64_t file_size, const char *fname,
+							tides_sst **out, tides_error *err);
+void		tides_sst_close(tides_sst *t);
+
+const tides_sst_props *tides_sst_properties(const tides_sst *t);
+
+/*
+ * Point lookup: find the first entry whose internal key is >= ikey.  If the
+ * filters prove the user key absent, returns TIDES_NOT_FOUND without reading
+ * a data block.  Otherwise calls found(arg, key, klen, val, vlen) with that
+ * entry (whatever its user key) and returns TIDES_OK; returns TIDES_NOT_FOUND
+ * when no entry is >= ikey.  found's pointers are valid only during the call.
+ */
+typedef void (*tides_sst_found_fn) (void *arg, const uint8_t *ikey, size_t iklen,
+									const uint8_t *val, size_t vlen);
+
+tides_status tides_sst_get(tides_sst *t, const uint8_t *ikey, size_t iklen,
+						   tides_sst_found_fn found, void *arg, tides_error *err);
+
+/* may the table hold keys starting with this prefix (prefix filter)? */
+bool		tides_sst_may_contain_prefix(tides_sst *t, const uint8_t *prefix, size_t len);
+
+/* iterator over all entries (internal keys); owns no reference to t's life */
+tides_iiter *tides_sst_iter_new(tides_sst *t, bool fill_cache);
+
+/* read and checksum every block; TIDES_OK or the first problem */
+tides_status tides_sst_verify(tides_sst *t, tides_error *err);
+
+/* approximate file offset where ikey would be (for size estimates) */
+uint64_t	tides_sst_approximate_offset(tides_sst *t, const uint8_t *ikey, size_t iklen);
+
+#endif

@@ -1,0 +1,37 @@
+/*
+ * counters.h -- engine-wide statistics in the shared region.
+ *
+ * Relaxed atomic adds: the numbers are for reporting and tuning, never for
+ * control decisions.  tides_get_stats() copies them out.
+ */
+#ifndef TIDES_UTIL_COUNTERS_H
+#define TIDES_UTIL_COUNTERS_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+typedef struct tides_counters
+{
+	atomic_uint_fast64_t log_bytes_written;
+	atomic_uint_fast64_t log_syncs;
+	atomic_uint_fast64_t flush_bytes_written;
+	atomic_uint_fast64_t flushes;
+	atomic_uint_fast64_t compaction_bytes_read;
+	atomic_uint_fast64_t compaction_bytes_written;
+	atomic_uint_fast64_t compactions;
+	atomic_uint_fast64_t trivial_moves;
+	atomic_uint_fast64_t bytes_read;
+	atomic_uint_fast64_t cache_hits;
+	atomic_uint_fast64_t cache_misses;
+	atomic_uint_fast64_t bloom_useful;
+	atomic_uint_fast64_t stall_count;
+	atomic_uint_fast64_t slowdown_count;
+	atomic_uint_fast64_t slowdown_us;
+	atomic_uint_fast64_t keys_written;
+	atomic_uint_fast64_t user_bytes_written;
+} tides_counters;
+
+#define tides_count(c, field, n) \
+	atomic_fetch_add_explicit(&(c)->field, (uint64_t) (n), memory_order_relaxed)
+
+#endif

@@ -1,0 +1,29 @@
+/*
+ * lock.c -- initialisation of the process-shared pthread primitives.
+ */
+#define _GNU_SOURCE
+#include "util/lock.h"
+
+void
+tides_mutex_init(tides_mutex *m)
+{
+	pthread_mutexattr_t a;
+
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+	pthread_mutex_init(&m->m, &a);
+	pthread_mutexattr_destroy(&a);
+}
+
+void
+tides_rwlock_init(tides_rwlock *l)
+{
+	pthread_rwlockattr_t a;
+
+	pthread_rwlockattr_init(&a);
+	pthread_rwlockattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+	/* glibc readers would otherwise starve a writer installing a new state */
+	pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&l->l, &a);
+	pthread_rwlockattr_destroy(&a);
+}
