@@ -222,6 +222,13 @@ size_t		tides_batch_bytes(const tides_batch *b);
 void		tides_batch_set_tag(tides_batch *b, uint64_t tag, bool seal);
 
 /*
+ * Recovery keeps reporting an unsealed tag (after every further crash) until
+ * the caller settles it: call this once the caller's own decision about the
+ * tags is durable.
+ */
+tides_status tides_settle_tags(tides_db *db, const uint64_t *tags, uint32_t n);
+
+/*
  * Apply a batch atomically: after a crash it is wholly present or wholly
  * absent, and readers see all of it or none of it.  *lsn receives the log
  * position just past the batch (for tides_sync).  Returns TIDES_BUSY when the
@@ -379,7 +386,6 @@ typedef struct tides_stats
 	uint64_t	memtable_bytes;
 	uint32_t	level_files[TIDES_MAX_LEVELS];
 	uint64_t	level_bytes[TIDES_MAX_LEVELS];
-	uint64_t	level_target[TIDES_MAX_LEVELS];
 } tides_stats;
 
 void		tides_get_stats(tides_db *db, tides_stats *st);

@@ -20,7 +20,7 @@
  *   footer (fixed size)                 handles of top index and properties,
  *                                       format version, magic, crc32c
  *
- * The precise byte formats are documented in src/engine/README.md.
+ * The precise byte formats are documented in src/engine/table/README.md.
  *
  * A reader (tides_sst) belongs to one process: it holds the file descriptor,
  * the decoded top index and properties.  Data, index and filter blocks are
@@ -68,6 +68,8 @@ typedef struct tides_sst_props
 	uint64_t	file_size;
 	uint64_t	min_seq;
 	uint64_t	max_seq;
+	uint32_t	prefix_len;		/* prefix filter length the table was built with */
+	uint32_t	num_partitions; /* index (and filter) partitions */
 	/* smallest and largest internal keys, malloc'd by the reader/builder */
 	uint8_t    *smallest;
 	size_t		smallest_len;
@@ -121,6 +123,7 @@ tides_status tides_sst_open(const tides_table_env *env, int fd, uint64_t file_nu
 void		tides_sst_close(tides_sst *t);
 
 const tides_sst_props *tides_sst_properties(const tides_sst *t);
+uint64_t	tides_sst_file_number(const tides_sst *t);
 
 /*
  * Point lookup: find the first entry whose internal key is >= ikey.  If the
@@ -140,6 +143,13 @@ bool		tides_sst_may_contain_prefix(tides_sst *t, const uint8_t *prefix, size_t l
 
 /* iterator over all entries (internal keys); owns no reference to t's life */
 tides_iiter *tides_sst_iter_new(tides_sst *t, bool fill_cache);
+
+/*
+ * Have an iterator from tides_sst_iter_new call fn(arg, t) when it is
+ * destroyed (after it stopped using t); the table cache drops its pin so.
+ */
+void		tides_sst_iter_on_destroy(tides_iiter *it, void (*fn) (void *arg, tides_sst *t),
+									  void *arg);
 
 /* read and checksum every block; TIDES_OK or the first problem */
 tides_status tides_sst_verify(tides_sst *t, tides_error *err);

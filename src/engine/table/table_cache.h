@@ -31,11 +31,17 @@ void		tides_table_cache_release(tides_table_cache *tc, tides_sst *t);
 tides_iiter *tides_table_cache_iter(tides_table_cache *tc, uint64_t file_number,
 									uint64_t file_size, bool fill_cache);
 
-/* close the cached reader of a file (after it was deleted) if unpinned */
+/*
+ * close the cached reader of a file (after it was deleted) if unpinned; a
+ * pinned one is closed by its last release and never handed out again
+ */
 void		tides_table_cache_evict(tides_table_cache *tc, uint64_t file_number);
 
 /* close every unpinned reader (after files were deleted, to free disk space) */
 void		tides_table_cache_evict_all(tides_table_cache *tc);
+
+/* readers currently open, including pinned ones evicted (for tests, stats) */
+uint32_t	tides_table_cache_open_count(tides_table_cache *tc);
 
 /* file name for a table number, into buf of at least 32 bytes */
 void		tides_sst_file_name(char *buf, size_t cap, uint64_t file_number);

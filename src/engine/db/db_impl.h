@@ -1,0 +1,227 @@
+/*
+ * db_impl.h -- the engine's shared state and the per-process handle.
+ *
+ * Shared region layout (tides_region_init):
+ *
+ *   [tides_shared][metadata heap][block cache][memtable arenas ...]
+ *
+ * Lock order (never take an earlier lock while holding a later one):
+ *
+ *   flush_mutex -> version_mutex -> log prepare/sync mutexes
+ *               -> write_lock (spin) -> sv_lock (rw) -> tag_lock (spin)
+ *                                                    -> heap lock (spin)
+ *
+ * What each protects:
+ *   write_lock     last_seq, next_lsn, the active memtable pointer and the
+ *                  reservation of its space, switch_pending, log_broken_lsn
+ *   version_mutex  the current version, manifest file, replay_lsn, skips,
+ *                  dropped prefixes, and building/installing superversions
+ *   sv_lock        the sv pointer (readers take it shared to pin sv)
+ *   flush_mutex    one flush at a time (flushes must go oldest first)
+ *   tag_lock       the open-tag table
+ *
+ * Reader protocol: take seq = published_seq, then pin the current
+ * superversion.  Every entry with seq <= published_seq is in a memtable of
+ * that superversion or in one of its files, because a memtable joins the
+ * superversion before any write goes into it and leaves only together with
+ * the installation of the file it was flushed to.
+ */
+#ifndef TIDES_DB_DB_IMPL_H
+#define TIDES_DB_DB_IMPL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cache/block_cache.h"
+#include "db/dbformat.h"
+#include "db/version.h"
+#include "db/version_edit.h"
+#include "log/log.h"
+#include "mem/memtable.h"
+#include "table/table_cache.h"
+#include "tides_engine.h"
+#include "util/counters.h"
+#include "util/lock.h"
+#include "util/random.h"
+#include "util/shm_heap.h"
+#include "util/status.h"
+
+#define TIDES_REGION_MAGIC 0x5449444553524731ull	/* "TIDESRG1" */
+#define TIDES_MAX_MEMTABLES 16
+#define TIDES_MAX_SNAPSHOTS 4096
+#define TIDES_MAX_SKIPS 64
+#define TIDES_MAX_DROPPED 256
+#define TIDES_MAX_OBSOLETE 8192
+
+enum tides_engine_state
+{
+	TIDES_STATE_INIT = 0,		/* region laid out, not recovered */
+	TIDES_STATE_OPEN,			/* recovered, serving */
+	TIDES_STATE_FAILED			/* recovery failed: see fatal */
+};
+
+typedef struct tides_superversion
+{
+	_Atomic int32_t refs;
+	uint32_t	nmem;
+	tides_memtable *mems[TIDES_MAX_MEMTABLES];	/* newest first */
+	tides_version *version;
+	uint32_t	ndropped;
+	tides_dropped_prefix *dropped;	/* heap copy, may be NULL */
+} tides_superversion;
+
+typedef struct tides_tag_entry
+{
+	uint64_t	tag;			/* 0: empty slot; TAG_DELETED: removed */
+	uint64_t	first_lsn;
+	uint64_t	seal_lsn;		/* 0: not sealed */
+} tides_tag_entry;
+
+typedef struct tides_shared
+{
+	uint64_t	magic;
+	uint64_t	region_size;
+	tides_options ropts;		/* the [region] options in force */
+	_Atomic int state;
+	tides_error fatal;
+
+	tides_counters counters;
+	tides_shm_heap heap;
+	tides_block_cache *cache;
+
+	/* ---- write path (write_lock) */
+	tides_spinlock write_lock;
+	uint64_t	last_seq;		/* last sequence number handed out */
+	uint64_t	next_lsn;
+	tides_memtable *active;
+	uint64_t	next_mem_id;
+	bool		writers_paused; /* a memtable switch or log repair is under way */
+	uint64_t	log_broken_lsn; /* 0, or the position of a failed log write */
+	_Atomic uint64_t sync_poisoned_lsn; /* an fsync failed below this: see write.c */
+	_Atomic uint32_t l0_files;	/* level-0 file count of the current version */
+	_Atomic uint64_t published_seq;
+	_Atomic uint64_t published_lsn;
+
+	uint32_t	nmemtables;
+	tides_memtable memtables[TIDES_MAX_MEMTABLES];
+
+	tides_log_shared log;
+	_Atomic uint64_t last_interval_sync_us;
+
+	/* ---- persistent state (version_mutex) */
+	tides_mutex version_mutex;
+	tides_version *current;
+	uint64_t	version_number;
+	_Atomic uint64_t next_file_number;
+	uint64_t	manifest_number;
+	uint64_t	manifest_size;
+	uint64_t	replay_lsn;
+	uint32_t	nskips;
+	tides_log_skip skips[TIDES_MAX_SKIPS];
+	uint32_t	ndropped;
+	uint64_t	next_dropped_id;
+	tides_dropped_prefix dropped[TIDES_MAX_DROPPED];
+	uint32_t	npending;		/* unsealed tags as of the last flush */
+	uint64_t   *pending;		/* heap array */
+	uint32_t	compact_cursor[TIDES_MAX_LEVELS];	/* round-robin file index */
+	_Atomic tides_status bg_error;	/* last background failure, cleared on success */
+
+	/* ---- superversion (sv_lock) */
+	tides_rwlock sv_lock;
+	tides_superversion *sv;
+
+	/* ---- flush */
+	tides_mutex flush_mutex;
+
+	/* ---- obsolete files (obsolete_lock) */
+	tides_spinlock obsolete_lock;
+	uint32_t	nobsolete;
+	uint64_t	obsolete[TIDES_MAX_OBSOLETE];
+	_Atomic uint64_t deletion_epoch;
+
+	/* ---- snapshots: 0 = free slot, else seq + 1 */
+	_Atomic uint64_t snapshots[TIDES_MAX_SNAPSHOTS];
+
+	/* ---- open tags (tag_lock) */
+	tides_spinlock tag_lock;
+	uint32_t	tag_cap;		/* power of two */
+	uint32_t	ntags;			/* live + deleted slots in use */
+	tides_tag_entry *tags;
+} tides_shared;
+
+struct tides_db
+{
+	tides_shared *sh;
+	char	   *dir;
+	tides_options opts;
+	tides_vfs  *vfs;
+	tides_table_env tenv;
+	tides_table_cache *tcache;
+	tides_log	log;
+	tides_error err;
+	tides_rand	rnd;
+	tides_filter_fn filter;
+	void	   *filter_arg;
+	uint64_t	seen_deletion_epoch;
+	uint64_t   *unsealed_tags;	/* owned copy handed out by recovery */
+	int			manifest_fd;	/* this process's descriptor of the manifest */
+	uint64_t	manifest_fd_number;
+};
+
+/* ---- helpers shared by the files of db/ */
+
+/* record err in the handle and return its code */
+tides_status tides_db_fail(tides_db *db, const tides_error *err);
+
+/* the obsolete-file callback for version/file unref */
+void		tides_db_note_obsolete(void *arg, uint64_t file_number);
+
+/* superversions */
+tides_superversion *tides_sv_acquire(tides_db *db);
+void		tides_sv_release(tides_db *db, tides_superversion *sv);
+/* build and install a superversion from the current state (version_mutex held) */
+tides_status tides_sv_install(tides_db *db);
+
+/* is this (user key, seq) hidden by a dropped prefix? */
+bool		tides_dropped_hides(const tides_dropped_prefix *d, uint32_t n,
+								const uint8_t *ukey, size_t klen, uint64_t seq);
+
+/* oldest sequence number any snapshot may read (published_seq if none) */
+uint64_t	tides_oldest_snapshot(tides_db *db);
+/* sorted list of distinct snapshot seqs (malloc'd) */
+uint64_t   *tides_snapshot_list(tides_db *db, uint32_t *n);
+
+/* manifest (db/manifest.c), version_mutex held */
+tides_status tides_manifest_apply(tides_db *db, tides_edit *e, tides_error *err);
+tides_status tides_manifest_load(tides_db *db, tides_edit *state, bool *exists, tides_error *err);
+tides_status tides_manifest_rewrite(tides_db *db, tides_error *err);
+tides_status tides_manifest_verify(tides_db *db, tides_error *err);
+
+/* the state edit: every file and list of the current state */
+tides_status tides_manifest_state_edit(tides_db *db, tides_edit *e);
+
+/* new version = current + edit (version_mutex held); installs it as current */
+tides_status tides_version_apply_edit(tides_db *db, const tides_edit *e, tides_error *err);
+
+/* open tags (db/tags.c) */
+tides_status tides_tags_note(tides_db *db, uint64_t tag, uint64_t lsn, bool seal);
+uint64_t   *tides_tags_pending_at(tides_db *db, uint64_t end_lsn, uint32_t *n);
+void		tides_tags_forget_settled(tides_db *db, uint64_t end_lsn);
+
+/* wake the embedding program's workers */
+void		tides_db_wakeup(tides_db *db, int kind);
+
+/* the memtable whose sealed state is oldest, or NULL */
+tides_memtable *tides_oldest_sealed(tides_shared *sh);
+
+/* log space and segments (db/write.c) */
+tides_status tides_log_ensure_ready(tides_db *db, uint64_t segment, tides_error *err);
+
+/* is some level over its target?  (db/compaction.c) */
+bool		tides_compaction_needed(tides_db *db);
+
+/* current wall clock in microseconds */
+uint64_t	tides_now_us(void);
+
+#endif

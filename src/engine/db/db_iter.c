@@ -1,0 +1,478 @@
+/*
+ * db_iter.c -- the public iterator: user keys, newest visible version only.
+ *
+ * Underneath is a merge of every memtable of the pinned superversion, every
+ * level-0 file, and one concatenating iterator per deeper level.  This layer
+ * turns that stream of internal keys into user keys: it skips versions newer
+ * than the read sequence number, hides keys whose newest visible version is
+ * a deletion or lies under a dropped prefix, and enforces the bounds.
+ *
+ * Moving forward, the inner iterator sits on the entry being shown.  Moving
+ * backward, it sits just before all entries of the shown key, whose key and
+ * value are copied aside (entries of one key come newest first, so going
+ * backward the newest visible one is the last seen).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/db_impl.h"
+#include "db/merge_iter.h"
+#include "util/buf.h"
+
+enum
+{
+	DIR_FORWARD, DIR_BACKWARD
+};
+
+struct tides_iter
+{
+	tides_db   *db;
+	tides_superversion *sv;
+	tides_iiter *inner;
+	uint64_t	seq;
+	tides_buf	lower;
+	tides_buf	upper;
+	bool		has_lower;
+	bool		has_upper;
+	int			dir;
+	bool		valid;
+	tides_buf	saved_key;		/* user key (backward), or skip key (forward) */
+	tides_buf	saved_value;
+	tides_buf	scratch;
+	tides_status status;
+};
+
+static void
+buf_set(tides_buf *b, const void *p, size_t n)
+{
+	b->len = 0;
+	tides_buf_append(b, p, n);
+}
+
+static inline const uint8_t *
+inner_ukey(const tides_iter *it, size_t *n, uint64_t *seq, int *type)
+{
+	size_t		klen;
+	const uint8_t *k = tides_iiter_key(it->inner, &klen);
+
+	*n = klen - TIDES_TRAILER;
+	*seq = tides_ikey_seq(k, klen);
+	*type = tides_ikey_type(k, klen);
+	return k;
+}
+
+static bool
+above_upper(const tides_iter *it, const uint8_t *k, size_t n)
+{
+	return it->has_upper && tides_ukey_cmp(k, n, it->upper.data, it->upper.len) >= 0;
+}
+
+static bool
+below_lower(const tides_iter *it, const uint8_t *k, size_t n)
+{
+	return it->has_lower && tides_ukey_cmp(k, n, it->lower.data, it->lower.len) < 0;
+}
+
+static bool
+hidden(const tides_iter *it, const uint8_t *k, size_t n, uint64_t seq)
+{
+	return it->sv->ndropped > 0 && tides_dropped_hides(it->sv->dropped, it->sv->ndropped, k, n, seq);
+}
+
+static void
+stop(tides_iter *it)
+{
+	it->valid = false;
+	if (it->status == TIDES_OK && tides_iiter_status(it->inner) != TIDES_OK)
+	{
+		it->status = tides_iiter_status(it->inner);
+		it->db->err = it->inner->err;
+	}
+}
+
+/* forward: from the inner position, find the next visible user key */
+static void
+find_next_user_entry(tides_iter *it, bool skipping)
+{
+	while (tides_iiter_valid(it->inner))
+	{
+		size_t		n;
+		uint64_t	seq;
+		int			type;
+		const uint8_t *k = inner_ukey(it, &n, &seq, &type);
+
+		if (above_upper(it, k, n))
+			break;
+		if (seq <= it->seq)
+		{
+			if (type == TIDES_KT_DELETE || hidden(it, k, n, seq))
+			{
+				/* every older version of this key is hidden too */
+				buf_set(&it->saved_key, k, n);
+				skipping = true;
+			}
+			else if (!skipping ||
+					 tides_ukey_cmp(k, n, it->saved_key.data, it->saved_key.len) > 0)
+			{
+				it->valid = true;
+				it->saved_key.len = 0;
+				return;
+			}
+		}
+		tides_iiter_next(it->inner);
+	}
+	it->saved_key.len = 0;
+	stop(it);
+}
+
+/* backward: collect the newest visible version of the previous user key */
+static void
+find_prev_user_entry(tides_iter *it)
+{
+	int			value_type = TIDES_KT_DELETE;
+
+	while (tides_iiter_valid(it->inner))
+	{
+		size_t		n;
+		uint64_t	seq;
+		int			type;
+		const uint8_t *k = inner_ukey(it, &n, &seq, &type);
+
+		if (seq <= it->seq)
+		{
+			if (value_type != TIDES_KT_DELETE &&
+				tides_ukey_cmp(k, n, it->saved_key.data, it->saved_key.len) < 0)
+				break;			/* passed all entries of the candidate */
+			if (below_lower(it, k, n))
+				break;
+			value_type = (type == TIDES_KT_DELETE || hidden(it, k, n, seq)) ? TIDES_KT_DELETE : type;
+			if (value_type == TIDES_KT_DELETE)
+			{
+				it->saved_key.len = 0;
+				it->saved_value.len = 0;
+			}
+			else
+			{
+				size_t		vlen;
+				const uint8_t *v = tides_iiter_value(it->inner, &vlen);
+
+				buf_set(&it->saved_key, k, n);
+				buf_set(&it->saved_value, v, vlen);
+			}
+		}
+		tides_iiter_prev(it->inner);
+	}
+	if (value_type == TIDES_KT_DELETE)
+	{
+		it->saved_key.len = 0;
+		it->saved_value.len = 0;
+		it->dir = DIR_FORWARD;
+		stop(it);
+	}
+	else
+		it->valid = true;
+}
+
+static void
+seek_internal(tides_iter *it, const uint8_t *ukey, size_t n)
+{
+	tides_buf  *s = &it->scratch;
+
+	s->len = 0;
+	tides_buf_reserve(s, n + TIDES_TRAILER);
+	s->len = tides_ikey_make(s->data, ukey, n, it->seq, TIDES_KT_SEEK);
+	tides_iiter_seek(it->inner, s->data, s->len);
+}
+
+void
+tides_iter_seek(tides_iter *it, const void *key, size_t klen)
+{
+	it->dir = DIR_FORWARD;
+	it->valid = false;
+	it->saved_value.len = 0;
+	if (below_lower(it, key, klen))
+	{
+		key = it->lower.data;
+		klen = it->lower.len;
+	}
+	seek_internal(it, key, klen);
+	find_next_user_entry(it, false);
+}
+
+void
+tides_iter_first(tides_iter *it)
+{
+	it->dir = DIR_FORWARD;
+	it->valid = false;
+	it->saved_value.len = 0;
+	if (it->has_lower)
+		seek_internal(it, it->lower.data, it->lower.len);
+	else
+		tides_iiter_first(it->inner);
+	find_next_user_entry(it, false);
+}
+
+void
+tides_iter_last(tides_iter *it)
+{
+	it->dir = DIR_BACKWARD;
+	it->valid = false;
+	it->saved_value.len = 0;
+	if (it->has_upper)
+	{
+		/* position before the first entry >= upper */
+		tides_buf  *s = &it->scratch;
+
+		s->len = 0;
+		tides_buf_reserve(s, it->upper.len + TIDES_TRAILER);
+		s->len = tides_ikey_make(s->data, it->upper.data, it->upper.len, TIDES_MAX_SEQ, TIDES_KT_SEEK);
+		tides_iiter_seek(it->inner, s->data, s->len);
+		if (tides_iiter_valid(it->inner))
+			tides_iiter_prev(it->inner);
+		else if (tides_iiter_status(it->inner) == TIDES_OK)
+			tides_iiter_last(it->inner);
+	}
+	else
+		tides_iiter_last(it->inner);
+	find_prev_user_entry(it);
+}
+
+void
+tides_iter_seek_for_prev(tides_iter *it, const void *key, size_t klen)
+{
+	tides_iter_seek(it, key, klen);
+	if (it->valid)
+	{
+		size_t		n;
+		const void *k = tides_iter_key(it, &n);
+
+		if (tides_ukey_cmp(k, n, key, klen) == 0)
+			return;
+		tides_iter_prev(it);
+	}
+	else if (it->status == TIDES_OK)
+		tides_iter_last(it);
+}
+
+void
+tides_iter_next(tides_iter *it)
+{
+	if (it->dir == DIR_BACKWARD)
+	{
+		/* inner is before the entries of saved_key: step onto them, then past */
+		it->dir = DIR_FORWARD;
+		if (!tides_iiter_valid(it->inner))
+		{
+			if (tides_iiter_status(it->inner) != TIDES_OK)
+			{
+				stop(it);
+				return;
+			}
+			tides_iiter_first(it->inner);
+		}
+		else
+			tides_iiter_next(it->inner);
+		it->saved_value.len = 0;
+		find_next_user_entry(it, true);
+		return;
+	}
+	{
+		size_t		n;
+		uint64_t	seq;
+		int			type;
+		const uint8_t *k = inner_ukey(it, &n, &seq, &type);
+
+		buf_set(&it->saved_key, k, n);
+	}
+	tides_iiter_next(it->inner);
+	find_next_user_entry(it, true);
+}
+
+void
+tides_iter_prev(tides_iter *it)
+{
+	if (it->dir == DIR_FORWARD)
+	{
+		/* step the inner iterator back before every entry of the current key */
+		size_t		n;
+		uint64_t	seq;
+		int			type;
+		const uint8_t *k = inner_ukey(it, &n, &seq, &type);
+
+		buf_set(&it->saved_key, k, n);
+		for (;;)
+		{
+			tides_iiter_prev(it->inner);
+			if (!tides_iiter_valid(it->inner))
+			{
+				it->saved_key.len = 0;
+				it->saved_value.len = 0;
+				stop(it);
+				return;
+			}
+			k = inner_ukey(it, &n, &seq, &type);
+			if (tides_ukey_cmp(k, n, it->saved_key.data, it->saved_key.len) < 0)
+				break;
+		}
+		it->dir = DIR_BACKWARD;
+	}
+	find_prev_user_entry(it);
+}
+
+bool
+tides_iter_valid(const tides_iter *it)
+{
+	return it->valid;
+}
+
+const void *
+tides_iter_key(const tides_iter *it, size_t *klen)
+{
+	if (it->dir == DIR_FORWARD)
+	{
+		size_t		n;
+		const uint8_t *k = tides_iiter_key(it->inner, &n);
+
+		*klen = n - TIDES_TRAILER;
+		return k;
+	}
+	*klen = it->saved_key.len;
+	return it->saved_key.data;
+}
+
+const void *
+tides_iter_value(const tides_iter *it, size_t *vlen)
+{
+	if (it->dir == DIR_FORWARD)
+		return tides_iiter_value(it->inner, vlen);
+	*vlen = it->saved_value.len;
+	return it->saved_value.data;
+}
+
+tides_status
+tides_iter_status(const tides_iter *it)
+{
+	if (it->status != TIDES_OK)
+		return it->status;
+	if (it->saved_key.oom || it->saved_value.oom || it->scratch.oom)
+		return TIDES_NO_MEMORY;
+	return TIDES_OK;
+}
+
+/* the common prefix of the bounds, if at least prefix_len long */
+static const uint8_t *
+bound_prefix(const tides_iter *it, size_t prefix_len)
+{
+	if (prefix_len == 0 || !it->has_lower || !it->has_upper ||
+		it->lower.len < prefix_len || it->upper.len < prefix_len ||
+		memcmp(it->lower.data, it->upper.data, prefix_len) != 0)
+		return NULL;
+	return it->lower.data;
+}
+
+tides_iter *
+tides_iter_new(tides_db *db, const tides_iter_options *opts)
+{
+	tides_shared *sh = db->sh;
+	tides_iter *it;
+	tides_iiter **children;
+	int			n = 0;
+	tides_version *v;
+	const uint8_t *prefix;
+	size_t		plen = db->opts.prefix_len;
+	bool		fill = opts ? opts->fill_cache : true;
+
+	if (atomic_load(&sh->state) != TIDES_STATE_OPEN)
+		return NULL;
+	it = calloc(1, sizeof(*it));
+	if (it == NULL)
+		return NULL;
+	it->db = db;
+	tides_buf_init(&it->lower);
+	tides_buf_init(&it->upper);
+	tides_buf_init(&it->saved_key);
+	tides_buf_init(&it->saved_value);
+	tides_buf_init(&it->scratch);
+	if (opts && opts->lower)
+	{
+		buf_set(&it->lower, opts->lower, opts->lower_len);
+		it->has_lower = true;
+	}
+	if (opts && opts->upper)
+	{
+		buf_set(&it->upper, opts->upper, opts->upper_len);
+		it->has_upper = true;
+	}
+	it->seq = (opts && opts->snap) ? opts->snap->seq
+		: atomic_load_explicit(&sh->published_seq, memory_order_acquire);
+	it->sv = tides_sv_acquire(db);
+	v = it->sv->version;
+	prefix = bound_prefix(it, plen);
+
+	children = calloc(it->sv->nmem + v->nfiles[0] + TIDES_MAX_LEVELS + 1, sizeof(*children));
+	if (children == NULL)
+		goto fail;
+	for (uint32_t i = 0; i < it->sv->nmem; i++)
+		children[n++] = tides_memtable_iter_new(it->sv->mems[i]);
+	for (uint32_t i = 0; i < v->nfiles[0]; i++)
+	{
+		const tides_file_meta *f = v->files[0][i];
+
+		if (f->min_seq > it->seq)
+			continue;
+		if (prefix != NULL)
+		{
+			tides_sst  *t;
+			tides_error err;
+			bool		may = true;
+
+			if (tides_table_cache_get(db->tcache, f->number, f->size, &t, &err) == TIDES_OK)
+			{
+				may = tides_sst_may_contain_prefix(t, prefix, plen);
+				tides_table_cache_release(db->tcache, t);
+			}
+			if (!may)
+				continue;
+		}
+		children[n++] = tides_table_cache_iter(db->tcache, f->number, f->size, fill);
+	}
+	for (int l = 1; l < TIDES_MAX_LEVELS; l++)
+		if (v->nfiles[l] > 0)
+			children[n++] = tides_level_iter_new(db->tcache, v, l, fill, prefix, prefix ? plen : 0);
+	for (int i = 0; i < n; i++)
+		if (children[i] == NULL)
+		{
+			for (int j = 0; j < n; j++)
+				tides_iiter_destroy(children[j]);
+			free(children);
+			goto fail;
+		}
+	it->inner = tides_merge_iter_new(children, n);
+	free(children);
+	if (it->inner == NULL)
+		goto fail;
+	it->dir = DIR_FORWARD;
+	return it;
+
+fail:
+	tides_sv_release(db, it->sv);
+	tides_buf_free(&it->lower);
+	tides_buf_free(&it->upper);
+	free(it);
+	return NULL;
+}
+
+void
+tides_iter_free(tides_iter *it)
+{
+	if (it == NULL)
+		return;
+	tides_iiter_destroy(it->inner);
+	tides_sv_release(it->db, it->sv);
+	tides_buf_free(&it->lower);
+	tides_buf_free(&it->upper);
+	tides_buf_free(&it->saved_key);
+	tides_buf_free(&it->saved_value);
+	tides_buf_free(&it->scratch);
+	free(it);
+}

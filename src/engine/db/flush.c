@@ -1,0 +1,154 @@
+/*
+ * flush.c -- writing the oldest sealed memtable to a level-0 SSTable.
+ *
+ * Flushes run one at a time and oldest first, so the log position recovery
+ * must replay from is always the start of the oldest unflushed memtable.
+ * The manifest edit that adds the file also moves that position and records
+ * which batch tags were still open at the end of the flushed memtable, all
+ * in one atomic append.  The memtable's arena is reused only after the last
+ * reader of an older superversion lets go of it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/compaction_iter.h"
+#include "db/db_impl.h"
+#include "db/table_writer.h"
+
+static bool
+deeper_always(void *arg, const uint8_t *ukey, size_t n)
+{
+	return true;				/* level 0 is never the bottom */
+}
+
+/* skips wholly below the replay position are no longer needed */
+static uint32_t
+live_skips(const tides_shared *sh, uint64_t replay_lsn, tides_log_skip *out)
+{
+	uint32_t	n = 0;
+
+	for (uint32_t i = 0; i < sh->nskips; i++)
+		if (sh->skips[i].to > replay_lsn)
+			out[n++] = sh->skips[i];
+	return n;
+}
+
+tides_status
+tides_flush_work(tides_db *db, bool *did)
+{
+	tides_shared *sh = db->sh;
+	tides_memtable *m;
+	tides_table_writer w;
+	tides_compaction_rules rules;
+	tides_compaction_counts counts;
+	tides_dropped_prefix *dropped = NULL;
+	uint64_t   *snaps = NULL;
+	uint64_t   *pending = NULL;
+	uint32_t	npending = 0;
+	tides_iiter *it;
+	tides_edit	e;
+	tides_status s = TIDES_OK;
+	tides_log_skip skips[TIDES_MAX_SKIPS];
+
+	*did = false;
+	if (atomic_load(&sh->state) != TIDES_STATE_OPEN)
+		return TIDES_OK;
+	if (!tides_mutex_trylock(&sh->flush_mutex))
+		return TIDES_OK;
+	m = tides_oldest_sealed(sh);
+	if (m == NULL || atomic_load_explicit(&m->writers, memory_order_acquire) != 0)
+	{
+		tides_mutex_unlock(&sh->flush_mutex);
+		return TIDES_OK;
+	}
+
+	memset(&rules, 0, sizeof(rules));
+	memset(&counts, 0, sizeof(counts));
+	snaps = tides_snapshot_list(db, &rules.nsnapshots);
+	rules.snapshots = snaps;
+	rules.filter_horizon = UINT64_MAX;
+	rules.filter = db->filter;
+	rules.filter_arg = db->filter_arg;
+	rules.deeper_may_hold = deeper_always;
+	tides_mutex_lock(&sh->version_mutex);
+	if (sh->ndropped > 0 && (dropped = malloc(sh->ndropped * sizeof(*dropped))) != NULL)
+	{
+		memcpy(dropped, sh->dropped, sh->ndropped * sizeof(*dropped));
+		rules.dropped = dropped;
+		rules.ndropped = sh->ndropped;
+	}
+	tides_mutex_unlock(&sh->version_mutex);
+
+	tides_table_writer_init(&w, db, 0);
+	it = tides_memtable_iter_new(m);
+	if (it == NULL || snaps == NULL || (sh->ndropped > 0 && dropped == NULL))
+		s = tides_fail(&w.err, TIDES_NO_MEMORY, "out of memory starting a flush");
+	else
+	{
+		tides_iiter_first(it);
+		s = tides_compaction_run(it, &rules, tides_table_writer_emit, &w, &counts, &w.err);
+	}
+	tides_iiter_destroy(it);
+	if (s == TIDES_OK)
+		s = tides_table_writer_finish(&w);
+
+	if (s == TIDES_OK)
+	{
+		tides_mutex_lock(&sh->version_mutex);
+		tides_edit_init(&e);
+		if (w.noutputs == 1)
+		{
+			w.outputs[0].level = 0;
+			s = tides_edit_add_file(&e, &w.outputs[0]);
+		}
+		e.has_replay_lsn = true;
+		e.replay_lsn = m->end_lsn;
+		e.has_last_seq = true;
+		e.last_seq = m->last_seq;
+		pending = tides_tags_pending_at(db, m->end_lsn, &npending);
+		if (pending == NULL)
+			s = TIDES_NO_MEMORY;
+		if (s == TIDES_OK)
+			s = tides_edit_set_pending(&e, pending, npending);
+		if (s == TIDES_OK)
+			s = tides_edit_set_skips(&e, skips, live_skips(sh, m->end_lsn, skips));
+		if (s == TIDES_OK)
+			s = tides_manifest_apply(db, &e, &w.err);
+		else
+			tides_fail(&w.err, s, "out of memory recording a flush");
+		if (s == TIDES_OK)
+		{
+			atomic_store(&m->state, TIDES_MEM_FLUSHED);
+			if (tides_sv_install(db) != TIDES_OK)
+				s = tides_fail(&w.err, TIDES_NO_MEMORY, "out of shared memory (tides meta_size)");
+		}
+		tides_mutex_unlock(&sh->version_mutex);
+		tides_edit_free(&e);
+	}
+	if (s == TIDES_OK)
+	{
+		tides_tags_forget_settled(db, m->end_lsn);
+		tides_count(&sh->counters, flushes, 1);
+		tides_count(&sh->counters, flush_bytes_written, w.bytes_written);
+		atomic_store(&sh->bg_error, TIDES_OK);
+		*did = true;
+	}
+	else
+	{
+		tides_table_writer_discard(&w);
+		atomic_store(&sh->bg_error, s);
+		tides_db_fail(db, &w.err);
+	}
+	tides_table_writer_free(&w);
+	tides_mutex_unlock(&sh->flush_mutex);
+	free(snaps);
+	free(dropped);
+	free(pending);
+	if (*did)
+	{
+		if (atomic_load(&sh->l0_files) >= db->opts.level0_compaction_trigger)
+			tides_db_wakeup(db, TIDES_WORK_COMPACT);
+		tides_db_wakeup(db, TIDES_WORK_MAINT);
+	}
+	return s;
+}

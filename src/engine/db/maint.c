@@ -1,0 +1,252 @@
+/*
+ * maint.c -- maintenance work: deleting obsolete files, keeping a log
+ * segment prepared ahead of the writers, removing files under dropped
+ * prefixes, and reporting which work is pending.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/db_impl.h"
+
+/* delete the files no version refers to any more */
+static bool
+delete_obsolete(tides_db *db)
+{
+	tides_shared *sh = db->sh;
+	uint64_t	batch[256];
+	uint32_t	n = 0;
+	char		fname[64],
+				path[1024];
+
+	tides_spin_lock(&sh->obsolete_lock);
+	while (sh->nobsolete > 0 && n < 256)
+		batch[n++] = sh->obsolete[--sh->nobsolete];
+	tides_spin_unlock(&sh->obsolete_lock);
+	for (uint32_t i = 0; i < n; i++)
+	{
+		tides_table_cache_evict(db->tcache, batch[i]);
+		tides_sst_file_name(fname, sizeof(fname), batch[i]);
+		snprintf(path, sizeof(path), "%s/%s", db->dir, fname);
+		db->vfs->unlink(db->vfs, path);
+		tides_block_cache_erase_file(sh->cache, batch[i]);
+	}
+	if (n > 0)
+		atomic_fetch_add(&sh->deletion_epoch, 1);
+	return n > 0;
+}
+
+static bool
+within_prefix(const uint8_t *key, size_t n, const tides_dropped_prefix *d)
+{
+	return n >= d->len && memcmp(key, d->bytes, d->len) == 0;
+}
+
+/* may the file hold keys that start with the prefix? */
+static bool
+overlaps_prefix(const tides_file_meta *f, const tides_dropped_prefix *d)
+{
+	const uint8_t *lo = tides_file_smallest(f);
+	size_t		lolen = f->smallest_len - TIDES_TRAILER;
+	size_t		n = lolen < d->len ? lolen : d->len;
+
+	/* largest >= prefix, and smallest's first bytes <= prefix */
+	return tides_ukey_cmp(tides_file_largest(f), f->largest_len - TIDES_TRAILER, d->bytes, d->len) >= 0 &&
+		memcmp(lo, d->bytes, n) <= 0;
+}
+
+/*
+ * version_mutex held: delete files that lie wholly under a dropped prefix,
+ * and retire dropped prefixes no file or memtable can hold any more.
+ */
+static tides_status
+reclaim_dropped(tides_db *db, bool *did, tides_error *err)
+{
+	tides_shared *sh = db->sh;
+	tides_version *v = sh->current;
+	tides_edit	e;
+	tides_dropped_prefix keep[TIDES_MAX_DROPPED];
+	uint32_t	nkeep = 0;
+	bool		changed = false;
+	tides_status s = TIDES_OK;
+
+	if (sh->ndropped == 0)
+		return TIDES_OK;
+	tides_edit_init(&e);
+	for (uint32_t d = 0; d < sh->ndropped && s == TIDES_OK; d++)
+	{
+		const tides_dropped_prefix *dp = &sh->dropped[d];
+		bool		remains = false;
+
+		for (int l = 0; l < TIDES_MAX_LEVELS && s == TIDES_OK; l++)
+			for (uint32_t i = 0; i < v->nfiles[l]; i++)
+			{
+				tides_file_meta *f = v->files[l][i];
+				bool		lo_in = within_prefix(tides_file_smallest(f), f->smallest_len - TIDES_TRAILER, dp);
+				bool		hi_in = within_prefix(tides_file_largest(f), f->largest_len - TIDES_TRAILER, dp);
+
+				if (lo_in && hi_in && f->max_seq <= dp->seq && !atomic_load(&f->being_compacted))
+				{
+					s = tides_edit_delete_file(&e, l, f->number);
+					changed = true;
+				}
+				else if (f->min_seq <= dp->seq && overlaps_prefix(f, dp))
+					remains = true;
+			}
+		/* memtables still holding entries from before the drop */
+		for (uint32_t i = 0; i < sh->nmemtables && !remains; i++)
+		{
+			int			st = atomic_load(&sh->memtables[i].state);
+
+			if ((st == TIDES_MEM_ACTIVE || st == TIDES_MEM_SEALED) &&
+				sh->memtables[i].first_seq <= dp->seq && atomic_load(&sh->memtables[i].entries) > 0)
+				remains = true;
+		}
+		if (remains)
+			keep[nkeep++] = *dp;
+		else
+			changed = true;
+	}
+	if (s == TIDES_OK && changed)
+	{
+		s = tides_edit_set_dropped(&e, keep, nkeep);
+		if (s == TIDES_OK)
+			s = tides_manifest_apply(db, &e, err);
+		if (s == TIDES_OK)
+			s = tides_sv_install(db);
+		*did = (s == TIDES_OK);
+	}
+	tides_edit_free(&e);
+	return s;
+}
+
+tides_status
+tides_maint_work(tides_db *db, bool *did)
+{
+	tides_shared *sh = db->sh;
+	tides_error err;
+	tides_status s = TIDES_OK;
+	uint64_t	seg;
+
+	*did = false;
+	if (atomic_load(&sh->state) != TIDES_STATE_OPEN)
+		return TIDES_OK;
+	tides_error_clear(&err);
+	if (delete_obsolete(db))
+		*did = true;
+
+	/* keep the next log segment ready, recycling replayed ones */
+	seg = tides_log_segment_of(&sh->log, atomic_load(&sh->published_lsn)) + 1;
+	if (!tides_log_segment_ready(&sh->log, seg) ||
+		atomic_load(&sh->log.oldest_segment) + 3 < tides_log_segment_of(&sh->log, sh->replay_lsn))
+	{
+		s = tides_log_prepare(&db->log, seg, tides_log_segment_of(&sh->log, sh->replay_lsn), &err);
+		if (s == TIDES_OK)
+			*did = true;
+	}
+
+	if (s == TIDES_OK)
+	{
+		tides_mutex_lock(&sh->version_mutex);
+		s = reclaim_dropped(db, did, &err);
+		tides_mutex_unlock(&sh->version_mutex);
+	}
+	if (s == TIDES_OK && atomic_load(&sh->deletion_epoch) != db->seen_deletion_epoch)
+	{
+		db->seen_deletion_epoch = atomic_load(&sh->deletion_epoch);
+		tides_table_cache_evict_all(db->tcache);
+	}
+	if (s != TIDES_OK)
+		return tides_db_fail(db, &err);
+	return TIDES_OK;
+}
+
+int
+tides_work_pending(tides_db *db)
+{
+	tides_shared *sh = db->sh;
+	int			kinds = 0;
+	uint64_t	seg;
+
+	if (atomic_load(&sh->state) != TIDES_STATE_OPEN)
+		return 0;
+	if (tides_oldest_sealed(sh) != NULL)
+		kinds |= TIDES_WORK_FLUSH;
+	if (tides_compaction_needed(db))
+		kinds |= TIDES_WORK_COMPACT;
+	if (db->opts.sync_mode == TIDES_SYNC_INTERVAL &&
+		atomic_load(&sh->log.durable_lsn) < atomic_load(&sh->log.written_lsn))
+		kinds |= TIDES_WORK_SYNC;
+	seg = tides_log_segment_of(&sh->log, atomic_load(&sh->published_lsn)) + 1;
+	if (sh->nobsolete > 0 || !tides_log_segment_ready(&sh->log, seg) || sh->ndropped > 0)
+		kinds |= TIDES_WORK_MAINT;
+	return kinds;
+}
+
+tides_status
+tides_drop_prefix(tides_db *db, const void *prefix, size_t len)
+{
+	tides_shared *sh = db->sh;
+	tides_edit	e;
+	tides_error err;
+	tides_status s;
+	tides_dropped_prefix list[TIDES_MAX_DROPPED];
+	uint32_t	n;
+
+	if (len == 0 || len > TIDES_MAX_PREFIX_LEN)
+		return tides_fail(&db->err, TIDES_INVALID, "prefix length %zu out of range", len);
+	if (atomic_load(&sh->state) != TIDES_STATE_OPEN)
+		return tides_fail(&db->err, TIDES_UNAVAILABLE, "engine is not open");
+	tides_error_clear(&err);
+	tides_mutex_lock(&sh->version_mutex);
+	n = sh->ndropped;
+	if (n >= TIDES_MAX_DROPPED)
+	{
+		tides_mutex_unlock(&sh->version_mutex);
+		tides_db_wakeup(db, TIDES_WORK_MAINT);
+		return tides_fail(&db->err, TIDES_BUSY, "too many dropped prefixes awaiting reclamation");
+	}
+	memcpy(list, sh->dropped, n * sizeof(list[0]));
+	memset(&list[n], 0, sizeof(list[n]));
+	list[n].id = sh->next_dropped_id++;
+	tides_spin_lock(&sh->write_lock);
+	list[n].seq = sh->last_seq;
+	tides_spin_unlock(&sh->write_lock);
+	list[n].len = (uint32_t) len;
+	memcpy(list[n].bytes, prefix, len);
+	tides_edit_init(&e);
+	s = tides_edit_set_dropped(&e, list, n + 1);
+	if (s == TIDES_OK)
+		s = tides_manifest_apply(db, &e, &err);
+	if (s == TIDES_OK)
+		s = tides_sv_install(db);
+	tides_mutex_unlock(&sh->version_mutex);
+	tides_edit_free(&e);
+	if (s != TIDES_OK)
+		return err.code != TIDES_OK ? tides_db_fail(db, &err) : tides_fail(&db->err, s, "could not drop prefix");
+	tides_db_wakeup(db, TIDES_WORK_MAINT);
+	return TIDES_OK;
+}
+
+uint64_t
+tides_approximate_size(tides_db *db, const void *lower, size_t llen, const void *upper, size_t ulen)
+{
+	tides_superversion *sv = tides_sv_acquire(db);
+	uint64_t	total = 0;
+
+	for (int l = 0; l < TIDES_MAX_LEVELS; l++)
+		for (uint32_t i = 0; i < sv->version->nfiles[l]; i++)
+		{
+			const tides_file_meta *f = sv->version->files[l][i];
+
+			if ((lower == NULL || tides_ukey_cmp(tides_file_largest(f), f->largest_len - TIDES_TRAILER,
+												 lower, llen) >= 0) &&
+				(upper == NULL || tides_ukey_cmp(tides_file_smallest(f), f->smallest_len - TIDES_TRAILER,
+												 upper, ulen) < 0))
+				total += f->size;
+		}
+	for (uint32_t i = 0; i < sv->nmem; i++)
+		total += atomic_load(&sv->mems[i]->used);
+	tides_sv_release(db, sv);
+	return total;
+}

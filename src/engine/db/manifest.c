@@ -1,0 +1,607 @@
+/*
+ * manifest.c -- the crash-safe record of which files form the store.
+ *
+ * CURRENT names the live manifest ("MANIFEST-000007").  A manifest is a
+ * sequence of edits; each edit is appended and fsynced before the state it
+ * describes is used.  When a manifest grows past a limit, a new one is
+ * written holding a single edit with the whole state, then CURRENT is
+ * replaced atomically (write CURRENT.tmp, fsync, rename, fsync directory).
+ *
+ * At load, a damaged record at the very end of the file (a torn append from
+ * a crash: it claims more bytes than the file has, or the tail is zeros) is
+ * the end of the manifest; a damaged record anywhere else is corruption.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/db_impl.h"
+#include "log/log_format.h"
+
+#define MANIFEST_ROLL_SIZE (4u << 20)
+
+static void
+manifest_name(char *buf, size_t cap, const char *dir, uint64_t number)
+{
+	snprintf(buf, cap, "%s/MANIFEST-%06llu", dir, (unsigned long long) number);
+}
+
+/* ---- applying edits to the shared state */
+
+tides_status
+tides_version_apply_edit(tides_db *db, const tides_edit *e, tides_error *err)
+{
+	tides_shared *sh = db->sh;
+	tides_version *cur = sh->current;
+	tides_file_meta **levels[TIDES_MAX_LEVELS];
+	uint32_t	n[TIDES_MAX_LEVELS];
+	tides_version *v;
+	tides_status s = TIDES_OK;
+	tides_file_meta **created = NULL;
+	uint32_t	ncreated = 0;
+
+	memset(levels, 0, sizeof(levels));
+	created = calloc(e->nadded + 1, sizeof(*created));
+	if (created == NULL)
+		return tides_fail(err, TIDES_NO_MEMORY, "out of memory applying a version edit");
+	for (int l = 0; l < TIDES_MAX_LEVELS; l++)
+	{
+		uint32_t	have = cur ? cur->nfiles[l] : 0;
+
+		n[l] = 0;
+		levels[l] = malloc((have + e->nadded + 1) * sizeof(tides_file_meta *));
+		if (levels[l] == NULL)
+		{
+			s = tides_fail(err, TIDES_NO_MEMORY, "out of memory applying a version edit");
+			goto done;
+		}
+		for (uint32_t i = 0; i < have; i++)
+		{
+			tides_file_meta *f = cur->files[l][i];
+			bool		deleted = false;
+
+			for (uint32_t d = 0; d < e->ndeleted; d++)
+				if (e->deleted[d].level == l && e->deleted[d].number == f->number)
+					deleted = true;
+			if (!deleted)
+				levels[l][n[l]++] = f;
+		}
+	}
+	for (uint32_t i = 0; i < e->nadded; i++)
+	{
+		const tides_edit_file *ef = &e->added[i];
+		tides_file_meta *f = tides_file_meta_new(&sh->heap, ef->number, ef->size,
+												 ef->smallest, ef->smallest_len,
+												 ef->largest, ef->largest_len);
+
+		if (f == NULL)
+		{
+			s = tides_fail(err, TIDES_NO_MEMORY, "shared metadata heap exhausted (tides meta_size)");
+			goto done;
+		}
+		f->min_seq = ef->min_seq;
+		f->max_seq = ef->max_seq;
+		f->entries = ef->entries;
+		f->deletions = ef->deletions;
+		created[ncreated++] = f;
+		levels[ef->level][n[ef->level]++] = f;
+	}
+	v = tides_version_new(&sh->heap, ++sh->version_number,
+						  (tides_file_meta **const *) levels, n);
+	if (v == NULL)
+	{
+		s = tides_fail(err, TIDES_NO_MEMORY, "shared metadata heap exhausted (tides meta_size)");
+		goto done;
+	}
+	ncreated = 0;				/* now owned by v */
+	sh->current = v;
+	atomic_store(&sh->l0_files, v->nfiles[0]);
+	if (cur != NULL)
+		tides_version_unref(&sh->heap, cur, tides_db_note_obsolete, sh);
+
+	if (e->has_replay_lsn)
+		sh->replay_lsn = e->replay_lsn;
+	if (e->has_next_file && e->next_file > atomic_load(&sh->next_file_number))
+		atomic_store(&sh->next_file_number, e->next_file);
+	if (e->has_skips)
+	{
+		sh->nskips = e->nskips < TIDES_MAX_SKIPS ? e->nskips : TIDES_MAX_SKIPS;
+		if (sh->nskips > 0)
+			memcpy(sh->skips, e->skips, sh->nskips * sizeof(tides_log_skip));
+	}
+	if (e->has_dropped)
+	{
+		sh->ndropped = e->ndropped < TIDES_MAX_DROPPED ? e->ndropped : TIDES_MAX_DROPPED;
+		if (sh->ndropped > 0)
+			memcpy(sh->dropped, e->dropped, sh->ndropped * sizeof(tides_dropped_prefix));
+		for (uint32_t i = 0; i < sh->ndropped; i++)
+			if (sh->dropped[i].id >= sh->next_dropped_id)
+				sh->next_dropped_id = sh->dropped[i].id + 1;
+	}
+	if (e->has_pending)
+	{
+		uint64_t   *p = NULL;
+
+		if (e->npending > 0)
+		{
+			p = tides_shm_alloc(&sh->heap, e->npending * sizeof(uint64_t));
+			if (p == NULL)
+			{
+				s = tides_fail(err, TIDES_NO_MEMORY, "shared metadata heap exhausted (pending tags)");
+				goto done;
+			}
+			memcpy(p, e->pending, e->npending * sizeof(uint64_t));
+		}
+		tides_shm_free(&sh->heap, sh->pending);
+		sh->pending = p;
+		sh->npending = e->npending;
+	}
+done:
+	for (uint32_t i = 0; i < ncreated; i++)
+		tides_shm_free(&sh->heap, created[i]);
+	free(created);
+	for (int l = 0; l < TIDES_MAX_LEVELS; l++)
+		free(levels[l]);
+	return s;
+}
+
+tides_status
+tides_manifest_state_edit(tides_db *db, tides_edit *e)
+{
+	tides_shared *sh = db->sh;
+	tides_version *v = sh->current;
+	tides_status s = TIDES_OK;
+
+	tides_edit_init(e);
+	e->has_replay_lsn = true;
+	e->replay_lsn = sh->replay_lsn;
+	e->has_next_file = true;
+	e->next_file = atomic_load(&sh->next_file_number);
+	e->has_last_seq = true;
+	e->last_seq = atomic_load(&sh->published_seq);
+	e->has_segment_size = true;
+	e->segment_size = sh->log.segment_size;
+	for (int l = 0; v != NULL && l < TIDES_MAX_LEVELS && s == TIDES_OK; l++)
+		for (uint32_t i = 0; i < v->nfiles[l] && s == TIDES_OK; i++)
+		{
+			tides_file_meta *f = v->files[l][i];
+			tides_edit_file ef = {
+				.level = l, .number = f->number, .size = f->size,
+				.min_seq = f->min_seq, .max_seq = f->max_seq,
+				.entries = f->entries, .deletions = f->deletions,
+				.smallest = (uint8_t *) tides_file_smallest(f), .smallest_len = f->smallest_len,
+				.largest = (uint8_t *) tides_file_largest(f), .largest_len = f->largest_len
+			};
+
+			s = tides_edit_add_file(e, &ef);
+		}
+	if (s == TIDES_OK)
+		s = tides_edit_set_skips(e, sh->skips, sh->nskips);
+	if (s == TIDES_OK)
+		s = tides_edit_set_dropped(e, sh->dropped, sh->ndropped);
+	if (s == TIDES_OK)
+		s = tides_edit_set_pending(e, sh->pending, sh->npending);
+	if (s != TIDES_OK)
+		tides_edit_free(e);
+	return s;
+}
+
+/* ---- writing */
+
+static tides_status
+manifest_fd(tides_db *db, tides_error *err)
+{
+	char		path[1024];
+	int			fd;
+
+	if (db->manifest_fd >= 0 && db->manifest_fd_number == db->sh->manifest_number)
+		return TIDES_OK;
+	if (db->manifest_fd >= 0)
+		db->vfs->close(db->vfs, db->manifest_fd);
+	db->manifest_fd = -1;
+	manifest_name(path, sizeof(path), db->dir, db->sh->manifest_number);
+	fd = db->vfs->open(db->vfs, path, O_RDWR, 0600);
+	if (fd < 0)
+		return tides_fail_io(err, fd, "open manifest", path);
+	db->manifest_fd = fd;
+	db->manifest_fd_number = db->sh->manifest_number;
+	return TIDES_OK;
+}
+
+/* append one edit record at the end of the open manifest and fsync it */
+static tides_status
+append_edit(tides_db *db, int fd, uint64_t *size, const tides_edit *e, const char *path,
+			tides_error *err)
+{
+	tides_buf	b;
+	int64_t		w;
+	int			r;
+
+	tides_buf_init(&b);
+	tides_buf_reserve(&b, TIDES_REC_HEADER);
+	b.len = TIDES_REC_HEADER;
+	tides_edit_encode(e, &b);
+	if (b.oom)
+	{
+		tides_buf_free(&b);
+		return tides_fail(err, TIDES_NO_MEMORY, "out of memory encoding a manifest edit");
+	}
+	tides_rec_seal(b.data, (uint32_t) (b.len - TIDES_REC_HEADER), *size, TIDES_REC_EDIT);
+	w = db->vfs->pwrite(db->vfs, fd, b.data, b.len, *size);
+	r = w < 0 ? (int) w : db->vfs->fsync(db->vfs, fd);
+	if (r != 0)
+	{
+		tides_buf_free(&b);
+		/* cut off whatever part of the record made it, so the next append is clean */
+		db->vfs->truncate(db->vfs, fd, *size);
+		return tides_fail_io(err, r, "write manifest", path);
+	}
+	*size += b.len;
+	tides_buf_free(&b);
+	return TIDES_OK;
+}
+
+tides_status
+tides_manifest_rewrite(tides_db *db, tides_error *err)
+{
+	tides_shared *sh = db->sh;
+	uint64_t	number = atomic_fetch_add(&sh->next_file_number, 1);
+	uint64_t	old = sh->manifest_number;
+	char		path[1024],
+				tmp[1024],
+				cur[1024];
+	char		content[64];
+	tides_edit	e;
+	tides_status s;
+	uint64_t	size = 0;
+	int			fd,
+				r;
+	int64_t		w;
+
+	s = tides_manifest_state_edit(db, &e);
+	if (s != TIDES_OK)
+		return tides_fail(err, s, "out of memory building the manifest state");
+	manifest_name(path, sizeof(path), db->dir, number);
+	fd = db->vfs->open(db->vfs, path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0)
+	{
+		tides_edit_free(&e);
+		return tides_fail_io(err, fd, "create manifest", path);
+	}
+	/* the state edit must also say where the next manifest number lies */
+	e.next_file = atomic_load(&sh->next_file_number);
+	s = append_edit(db, fd, &size, &e, path, err);
+	tides_edit_free(&e);
+	if (s != TIDES_OK)
+	{
+		db->vfs->close(db->vfs, fd);
+		db->vfs->unlink(db->vfs, path);
+		return s;
+	}
+
+	snprintf(tmp, sizeof(tmp), "%s/CURRENT.tmp", db->dir);
+	snprintf(cur, sizeof(cur), "%s/CURRENT", db->dir);
+	snprintf(content, sizeof(content), "MANIFEST-%06llu\n", (unsigned long long) number);
+	r = db->vfs->open(db->vfs, tmp, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (r >= 0)
+	{
+		int			tfd = r;
+
+		w = db->vfs->pwrite(db->vfs, tfd, content, strlen(content), 0);
+		r = w < 0 ? (int) w : db->vfs->fsync(db->vfs, tfd);
+		db->vfs->close(db->vfs, tfd);
+	}
+	if (r == 0)
+		r = db->vfs->rename(db->vfs, tmp, cur);
+	if (r == 0)
+		r = db->vfs->sync_dir(db->vfs, db->dir);
+	if (r != 0)
+	{
+		db->vfs->close(db->vfs, fd);
+		db->vfs->unlink(db->vfs, path);
+		return tides_fail_io(err, r, "install CURRENT for", path);
+	}
+
+	if (db->manifest_fd >= 0)
+		db->vfs->close(db->vfs, db->manifest_fd);
+	db->manifest_fd = fd;
+	db->manifest_fd_number = number;
+	sh->manifest_number = number;
+	sh->manifest_size = size;
+	if (old != 0)
+	{
+		manifest_name(path, sizeof(path), db->dir, old);
+		db->vfs->unlink(db->vfs, path);
+	}
+	return TIDES_OK;
+}
+
+tides_status
+tides_manifest_apply(tides_db *db, tides_edit *e, tides_error *err)
+{
+	tides_shared *sh = db->sh;
+	char		path[1024];
+	tides_status s;
+
+	e->has_next_file = true;
+	e->next_file = atomic_load(&sh->next_file_number);
+	if (sh->manifest_size > MANIFEST_ROLL_SIZE)
+	{
+		/* apply in memory first, then write the whole state as a new manifest */
+		s = tides_version_apply_edit(db, e, err);
+		if (s == TIDES_OK)
+			s = tides_manifest_rewrite(db, err);
+		return s;
+	}
+	s = manifest_fd(db, err);
+	if (s != TIDES_OK)
+		return s;
+	manifest_name(path, sizeof(path), db->dir, sh->manifest_number);
+	s = append_edit(db, db->manifest_fd, &sh->manifest_size, e, path, err);
+	if (s != TIDES_OK)
+		return s;
+	return tides_version_apply_edit(db, e, err);
+}
+
+/* ---- loading */
+
+/* merge edit e into the cumulative state */
+static tides_status
+merge_edit(tides_edit *st, tides_edit *e)
+{
+	tides_status s = TIDES_OK;
+
+	if (e->has_replay_lsn)
+	{
+		st->has_replay_lsn = true;
+		st->replay_lsn = e->replay_lsn;
+	}
+	if (e->has_next_file && e->next_file > st->next_file)
+	{
+		st->has_next_file = true;
+		st->next_file = e->next_file;
+	}
+	if (e->has_last_seq && e->last_seq > st->last_seq)
+	{
+		st->has_last_seq = true;
+		st->last_seq = e->last_seq;
+	}
+	if (e->has_segment_size)
+	{
+		st->has_segment_size = true;
+		st->segment_size = e->segment_size;
+	}
+	for (uint32_t d = 0; d < e->ndeleted; d++)
+		for (uint32_t i = 0; i < st->nadded; i++)
+			if (st->added[i].level == e->deleted[d].level &&
+				st->added[i].number == e->deleted[d].number)
+			{
+				free(st->added[i].smallest);
+				free(st->added[i].largest);
+				st->added[i] = st->added[--st->nadded];
+				break;
+			}
+	for (uint32_t i = 0; i < e->nadded && s == TIDES_OK; i++)
+		s = tides_edit_add_file(st, &e->added[i]);
+	if (s == TIDES_OK && e->has_skips)
+		s = tides_edit_set_skips(st, e->skips, e->nskips);
+	if (s == TIDES_OK && e->has_dropped)
+		s = tides_edit_set_dropped(st, e->dropped, e->ndropped);
+	if (s == TIDES_OK && e->has_pending)
+		s = tides_edit_set_pending(st, e->pending, e->npending);
+	return s;
+}
+
+static bool
+zeros_from(tides_db *db, int fd, uint64_t off, uint64_t size)
+{
+	uint8_t		buf[4096];
+
+	while (off < size)
+	{
+		size_t		n = size - off < sizeof(buf) ? (size_t) (size - off) : sizeof(buf);
+		int64_t		r = db->vfs->pread(db->vfs, fd, buf, n, off);
+
+		if (r <= 0)
+			return false;
+		for (int64_t i = 0; i < r; i++)
+			if (buf[i])
+				return false;
+		off += (uint64_t) r;
+	}
+	return true;
+}
+
+/*
+ * Read manifest `number` into *state; *end is where the valid records end
+ * (a torn tail after it is not an error).
+ */
+static tides_status
+manifest_read(tides_db *db, uint64_t number, tides_edit *state, uint64_t *end, int64_t *fsize_out,
+			  tides_error *err)
+{
+	char		path[1024];
+	int			fd;
+	int64_t		r,
+				fsize;
+	uint64_t	pos = 0;
+	tides_buf	rec;
+	tides_status s = TIDES_OK;
+
+	tides_edit_init(state);
+	manifest_name(path, sizeof(path), db->dir, number);
+	fd = db->vfs->open(db->vfs, path, O_RDONLY, 0);
+	if (fd < 0)
+		return tides_fail_io(err, fd, "open manifest", path);
+	fsize = db->vfs->file_size(db->vfs, fd);
+	if (fsize < 0)
+	{
+		db->vfs->close(db->vfs, fd);
+		return tides_fail_io(err, (int) fsize, "stat manifest", path);
+	}
+	tides_buf_init(&rec);
+	while (s == TIDES_OK && pos + TIDES_REC_HEADER <= (uint64_t) fsize)
+	{
+		uint32_t	len;
+		tides_rec_type type;
+		tides_edit	e;
+
+		rec.len = 0;
+		if (!tides_buf_reserve(&rec, TIDES_REC_HEADER))
+		{
+			s = tides_fail(err, TIDES_NO_MEMORY, "out of memory reading the manifest");
+			break;
+		}
+		r = db->vfs->pread(db->vfs, fd, rec.data, TIDES_REC_HEADER, pos);
+		if (r != TIDES_REC_HEADER)
+		{
+			s = tides_fail_io(err, r < 0 ? (int) r : -5, "read manifest", path);
+			break;
+		}
+		if (tides_rec_check_header(rec.data, pos, (uint64_t) fsize - pos - TIDES_REC_HEADER,
+								   &len, &type) != TIDES_REC_OK || type != TIDES_REC_EDIT)
+		{
+			/* a torn append leaves zeros, or a length past the end of the file */
+			if (zeros_from(db, fd, pos, (uint64_t) fsize) ||
+				(tides_get64(rec.data + 8) == pos &&
+				 pos + TIDES_REC_HEADER + tides_get32(rec.data + 4) > (uint64_t) fsize))
+				break;
+			s = tides_fail(err, TIDES_CORRUPTION,
+						   "manifest \"%s\" is corrupt: bad record header at offset %llu",
+						   path, (unsigned long long) pos);
+			break;
+		}
+		if (!tides_buf_reserve(&rec, TIDES_REC_HEADER + (size_t) len))
+		{
+			s = tides_fail(err, TIDES_NO_MEMORY, "out of memory reading the manifest");
+			break;
+		}
+		r = db->vfs->pread(db->vfs, fd, rec.data + TIDES_REC_HEADER, len, pos + TIDES_REC_HEADER);
+		if (r != (int64_t) len)
+		{
+			s = tides_fail_io(err, r < 0 ? (int) r : -5, "read manifest", path);
+			break;
+		}
+		if (!tides_rec_check_crc(rec.data, len))
+		{
+			if (pos + TIDES_REC_HEADER + len == (uint64_t) fsize)
+				break;			/* the last record, torn: never acknowledged */
+			s = tides_fail(err, TIDES_CORRUPTION,
+						   "manifest \"%s\" is corrupt: checksum mismatch at offset %llu",
+						   path, (unsigned long long) pos);
+			break;
+		}
+		s = tides_edit_decode(&e, rec.data + TIDES_REC_HEADER, len, err);
+		if (s != TIDES_OK)
+		{
+			char		inner[TIDES_ERRMSG_LEN];
+
+			snprintf(inner, sizeof(inner), "%s", err->msg);
+			tides_fail(err, s, "manifest \"%s\" is corrupt at offset %llu: %s", path,
+					   (unsigned long long) pos, inner);
+			break;
+		}
+		s = merge_edit(state, &e);
+		tides_edit_free(&e);
+		pos += TIDES_REC_HEADER + len;
+	}
+	tides_buf_free(&rec);
+	db->vfs->close(db->vfs, fd);
+	if (s != TIDES_OK)
+		tides_edit_free(state);
+	*end = pos;
+	*fsize_out = fsize;
+	return s;
+}
+
+/* number of the manifest CURRENT names */
+static tides_status
+read_current(tides_db *db, uint64_t *number, bool *exists, tides_error *err)
+{
+	char		cur[1024],
+				name[128];
+	int			fd;
+	int64_t		r;
+	char	   *endp;
+
+	*exists = false;
+	snprintf(cur, sizeof(cur), "%s/CURRENT", db->dir);
+	fd = db->vfs->open(db->vfs, cur, O_RDONLY, 0);
+	if (fd < 0)
+	{
+		if (tides_status_from_errno(fd) == TIDES_NOT_FOUND)
+			return TIDES_OK;	/* a new store */
+		return tides_fail_io(err, fd, "open", cur);
+	}
+	r = db->vfs->pread(db->vfs, fd, name, sizeof(name) - 1, 0);
+	db->vfs->close(db->vfs, fd);
+	if (r < 0)
+		return tides_fail_io(err, (int) r, "read", cur);
+	name[r] = '\0';
+	if (r < 10 || strncmp(name, "MANIFEST-", 9) != 0 || name[r - 1] != '\n')
+		return tides_fail(err, TIDES_CORRUPTION, "file \"%s\" is corrupt: it does not name a manifest", cur);
+	name[r - 1] = '\0';
+	*number = strtoull(name + 9, &endp, 10);
+	if (*endp != '\0' || *number == 0)
+		return tides_fail(err, TIDES_CORRUPTION, "file \"%s\" is corrupt: bad manifest name", cur);
+	*exists = true;
+	return TIDES_OK;
+}
+
+tides_status
+tides_manifest_load(tides_db *db, tides_edit *state, bool *exists, tides_error *err)
+{
+	uint64_t	number = 0,
+				end;
+	int64_t		fsize;
+	tides_status s;
+
+	tides_edit_init(state);
+	s = read_current(db, &number, exists, err);
+	if (s != TIDES_OK || !*exists)
+		return s;
+	s = manifest_read(db, number, state, &end, &fsize, err);
+	if (s != TIDES_OK)
+	{
+		*exists = false;
+		return s;
+	}
+	/* drop a torn tail so later appends start on a clean boundary */
+	if (end < (uint64_t) fsize)
+	{
+		char		path[1024];
+		int			fd;
+
+		manifest_name(path, sizeof(path), db->dir, number);
+		fd = db->vfs->open(db->vfs, path, O_RDWR, 0);
+		if (fd >= 0)
+		{
+			db->vfs->truncate(db->vfs, fd, end);
+			db->vfs->close(db->vfs, fd);
+		}
+	}
+	db->sh->manifest_number = number;
+	db->sh->manifest_size = end;
+	return TIDES_OK;
+}
+
+tides_status
+tides_manifest_verify(tides_db *db, tides_error *err)
+{
+	uint64_t	number = 0,
+				end;
+	int64_t		fsize;
+	bool		exists;
+	tides_edit	state;
+	tides_status s = read_current(db, &number, &exists, err);
+
+	if (s != TIDES_OK)
+		return s;
+	if (!exists)
+		return tides_fail(err, TIDES_CORRUPTION, "CURRENT is missing in \"%s\"", db->dir);
+	s = manifest_read(db, number, &state, &end, &fsize, err);
+	if (s == TIDES_OK)
+		tides_edit_free(&state);
+	return s;
+}

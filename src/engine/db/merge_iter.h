@@ -1,0 +1,28 @@
+/*
+ * merge_iter.h -- merge several internal iterators into one ordered stream,
+ * and concatenate the files of one sorted level.
+ */
+#ifndef TIDES_DB_MERGE_ITER_H
+#define TIDES_DB_MERGE_ITER_H
+
+#include "db/version.h"
+#include "table/table_cache.h"
+#include "util/iterator.h"
+
+/*
+ * Takes ownership of the children (destroyed with the merge).  Children
+ * never yield equal internal keys.  The first error of any child ends the
+ * merge's validity and is reported in its err.
+ */
+tides_iiter *tides_merge_iter_new(tides_iiter **children, int n);
+
+/*
+ * Iterator over the files of a sorted level (1 and deeper) of version v,
+ * opening each file through tc only when reached.  If prefix is non-NULL,
+ * files whose prefix filter excludes it are skipped.  The caller keeps v
+ * referenced for the iterator's lifetime.
+ */
+tides_iiter *tides_level_iter_new(tides_table_cache *tc, const tides_version *v, int level,
+								  bool fill_cache, const uint8_t *prefix, size_t prefix_len);
+
+#endif

@@ -1,0 +1,594 @@
+/*
+ * open.c -- attaching a process, recovery, shutdown, statistics, verify.
+ *
+ * Recovery (one process, before anyone else attaches):
+ *   1. load the manifest (or create a store) and build the current version;
+ *   2. delete files no version names (outputs of interrupted flushes and
+ *      compactions, stale manifests);
+ *   3. replay the log from the replay position into memtables, flushing
+ *      synchronously if they fill up, following recorded skips, stopping at
+ *      the first damaged record;
+ *   4. start the next writes at a fresh segment and record the jump as a
+ *      skip, so that anything left after the damage is never read again;
+ *   5. write a fresh manifest with the whole state.
+ * Unsealed tags found are reported and stay pending until settled.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "db/db_impl.h"
+#include "db/write_batch.h"
+
+static tides_db *
+db_new(tides_shared *sh, const char *dir, const tides_options *opts, tides_vfs *vfs)
+{
+	tides_db   *db = calloc(1, sizeof(*db));
+
+	if (db == NULL)
+		return NULL;
+	db->sh = sh;
+	db->dir = strdup(dir);
+	db->opts = *opts;
+	/* region options are fixed by the region */
+	db->opts.memtable_size = sh->ropts.memtable_size;
+	db->opts.memtable_count = sh->ropts.memtable_count;
+	db->opts.block_cache_size = sh->ropts.block_cache_size;
+	db->opts.meta_size = sh->ropts.meta_size;
+	db->opts.max_open_tags = sh->ropts.max_open_tags;
+	db->vfs = vfs ? vfs : tides_vfs_posix();
+	db->manifest_fd = -1;
+	db->tenv.vfs = db->vfs;
+	db->tenv.cache = sh->cache;
+	db->tenv.counters = &sh->counters;
+	db->tenv.block_size = db->opts.block_size;
+	db->tenv.restart_interval = db->opts.restart_interval;
+	db->tenv.bloom_bits_per_key = db->opts.bloom_bits_per_key;
+	db->tenv.prefix_len = db->opts.prefix_len;
+	db->tenv.compression = db->opts.compression;
+	db->tenv.compression_level = db->opts.compression_level;
+	tides_rand_seed(&db->rnd, (uint64_t) getpid() * 0x9E3779B97F4A7C15ull ^ tides_now_us());
+	tides_error_clear(&db->err);
+	if (db->dir == NULL ||
+		(db->tcache = tides_table_cache_new(&db->tenv, dir, db->opts.max_open_files)) == NULL)
+	{
+		free(db->dir);
+		free(db);
+		return NULL;
+	}
+	tides_log_attach(&db->log, &sh->log, db->vfs, &sh->counters, db->dir);
+	return db;
+}
+
+void
+tides_close(tides_db *db)
+{
+	if (db == NULL)
+		return;
+	tides_log_detach(&db->log);
+	if (db->manifest_fd >= 0)
+		db->vfs->close(db->vfs, db->manifest_fd);
+	tides_table_cache_free(db->tcache);
+	free(db->unsealed_tags);
+	free(db->dir);
+	free(db);
+}
+
+const char *
+tides_errmsg(tides_db *db)
+{
+	return db->err.code == TIDES_OK ? "" : db->err.msg;
+}
+
+void
+tides_set_filter(tides_db *db, tides_filter_fn fn, void *arg)
+{
+	db->filter = fn;
+	db->filter_arg = arg;
+}
+
+/* ---- recovery */
+
+typedef struct dir_scan
+{
+	uint64_t	min_seg;
+	uint64_t	max_seg;
+	bool		any_seg;
+	uint64_t   *ssts;
+	uint32_t	nssts;
+	uint32_t	capssts;
+	char	  **others;			/* stale manifests, temp files */
+	uint32_t	nothers;
+} dir_scan;
+
+/* "<digits><suffix>" -> number */
+static bool
+parse_numbered(const char *name, const char *suffix, uint64_t *num)
+{
+	size_t		n = strlen(name),
+				sl = strlen(suffix);
+	uint64_t	v = 0;
+
+	if (n <= sl || strcmp(name + n - sl, suffix) != 0)
+		return false;
+	for (size_t i = 0; i < n - sl; i++)
+	{
+		if (name[i] < '0' || name[i] > '9')
+			return false;
+		v = v * 10 + (uint64_t) (name[i] - '0');
+	}
+	*num = v;
+	return true;
+}
+
+static void
+scan_entry(const char *name, void *arg)
+{
+	dir_scan   *d = arg;
+	uint64_t	num;
+
+	if (parse_numbered(name, ".log", &num))
+	{
+		if (!d->any_seg || num < d->min_seg)
+			d->min_seg = num;
+		if (!d->any_seg || num > d->max_seg)
+			d->max_seg = num;
+		d->any_seg = true;
+	}
+	else if (parse_numbered(name, ".sst", &num))
+	{
+		if (d->nssts == d->capssts)
+		{
+			uint32_t	cap = d->capssts ? d->capssts * 2 : 64;
+			uint64_t   *p = realloc(d->ssts, cap * sizeof(uint64_t));
+
+			if (p == NULL)
+				return;
+			d->ssts = p;
+			d->capssts = cap;
+		}
+		d->ssts[d->nssts++] = num;
+	}
+	else if (strncmp(name, "MANIFEST-", 9) == 0 || strcmp(name, "CURRENT.tmp") == 0)
+	{
+		char	  **p = realloc(d->others, (d->nothers + 1) * sizeof(char *));
+
+		if (p == NULL)
+			return;
+		d->others = p;
+		d->others[d->nothers++] = strdup(name);
+	}
+}
+
+static bool
+version_has_file(const tides_version *v, uint64_t number)
+{
+	for (int l = 0; l < TIDES_MAX_LEVELS; l++)
+		for (uint32_t i = 0; i < v->nfiles[l]; i++)
+			if (v->files[l][i]->number == number)
+				return true;
+	return false;
+}
+
+typedef struct replay_ctx
+{
+	tides_db   *db;
+	uint64_t   *unsealed;
+	uint32_t	nunsealed;
+	uint32_t	capunsealed;
+	uint64_t	batches;
+	uint64_t	bytes;
+	tides_error err;
+} replay_ctx;
+
+static void
+unsealed_remove(replay_ctx *c, uint64_t tag)
+{
+	for (uint32_t i = 0; i < c->nunsealed; i++)
+		if (c->unsealed[i] == tag)
+		{
+			c->unsealed[i] = c->unsealed[--c->nunsealed];
+			return;
+		}
+}
+
+static bool
+unsealed_add(replay_ctx *c, uint64_t tag)
+{
+	for (uint32_t i = 0; i < c->nunsealed; i++)
+		if (c->unsealed[i] == tag)
+			return true;
+	if (c->nunsealed == c->capunsealed)
+	{
+		uint32_t	cap = c->capunsealed ? c->capunsealed * 2 : 64;
+		uint64_t   *p = realloc(c->unsealed, cap * sizeof(uint64_t));
+
+		if (p == NULL)
+			return false;
+		c->unsealed = p;
+		c->capunsealed = cap;
+	}
+	c->unsealed[c->nunsealed++] = tag;
+	return true;
+}
+
+typedef struct replay_insert
+{
+	tides_db   *db;
+	tides_memtable *m;
+} replay_insert;
+
+static tides_status
+replay_entry(void *arg, uint64_t seq, int type, const uint8_t *key, size_t klen,
+			 const uint8_t *val, size_t vlen)
+{
+	replay_insert *r = arg;
+	uint32_t	h = tides_skip_random_height(tides_rand_next(&r->db->rnd));
+	uint64_t	need = tides_memtable_entry_size(h, klen, vlen);
+	uint64_t	off = atomic_load(&r->m->used);
+
+	/* the caller made room for the whole batch at the tallest height */
+	atomic_store(&r->m->used, off + need);
+	tides_memtable_add(r->m, off, h, seq, type, key, klen, val, vlen);
+	return TIDES_OK;
+}
+
+/* make the active memtable able to take `need` more bytes */
+static tides_status
+replay_make_room(tides_db *db, uint64_t need, tides_error *err)
+{
+	tides_shared *sh = db->sh;
+	tides_memtable *m = sh->active;
+
+	if (atomic_load(&m->used) + need <= m->arena_size)
+		return TIDES_OK;
+	for (;;)
+	{
+		tides_status s;
+		bool		did;
+
+		s = tides_seal_memtable(db);
+		if (s == TIDES_OK)
+			return TIDES_OK;
+		if (s != TIDES_BUSY)
+			return tides_fail(err, s, "could not seal a memtable during recovery");
+		s = tides_flush_work(db, &did);
+		if (s != TIDES_OK)
+		{
+			*err = db->err;
+			return s;
+		}
+		if (!did)
+			return tides_fail(err, TIDES_NO_MEMORY, "recovery could not free a memtable");
+	}
+}
+
+static tides_status
+replay_record(void *arg, uint64_t lsn, const uint8_t *payload, uint32_t len)
+{
+	replay_ctx *c = arg;
+	tides_db   *db = c->db;
+	tides_shared *sh = db->sh;
+	tides_batch_header h;
+	tides_status s;
+	replay_insert ri;
+
+	/* validate the whole batch before touching the memtable */
+	s = tides_batch_decode(payload, len, &h, NULL, NULL, &c->err);
+	if (s != TIDES_OK)
+		return s;
+	sh->next_lsn = lsn;			/* a memtable sealed now ends before this record */
+	s = replay_make_room(db,
+						 (uint64_t) len + (uint64_t) h.count * (TIDES_SKIP_MAX_HEIGHT * 4 + 32),
+						 &c->err);
+	if (s != TIDES_OK)
+		return s;
+	ri.db = db;
+	ri.m = sh->active;
+	s = tides_batch_decode(payload, len, &h, replay_entry, &ri, &c->err);
+	if (s != TIDES_OK)
+		return s;
+	sh->next_lsn = lsn + TIDES_REC_HEADER + len;
+	if (h.count > 0 && h.seq + h.count - 1 > sh->last_seq)
+		sh->last_seq = h.seq + h.count - 1;
+	if (h.tag != 0)
+	{
+		if (h.seal)
+			unsealed_remove(c, h.tag);
+		else if (!unsealed_add(c, h.tag))
+			return tides_fail(&c->err, TIDES_NO_MEMORY, "out of memory tracking tags");
+	}
+	c->batches++;
+	c->bytes += TIDES_REC_HEADER + len;
+	return TIDES_OK;
+}
+
+static tides_status
+recover(tides_db *db, tides_recovery_info *info, tides_error *err)
+{
+	tides_shared *sh = db->sh;
+	tides_edit	state;
+	bool		exists;
+	tides_status s;
+	dir_scan	scan;
+	replay_ctx	rc;
+	uint64_t	end = 0,
+				restart,
+				size;
+	bool		damaged = false;
+	int			r;
+	struct timespec t0,
+				t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	memset(&scan, 0, sizeof(scan));
+	memset(&rc, 0, sizeof(rc));
+	rc.db = db;
+	tides_error_clear(&rc.err);
+
+	r = db->vfs->mkdir(db->vfs, db->dir);
+	if (r != 0)
+		return tides_fail_io(err, r, "create directory", db->dir);
+	s = tides_manifest_load(db, &state, &exists, err);
+	if (s != TIDES_OK)
+		return s;
+	if (exists && state.has_segment_size && state.segment_size > 0)
+		sh->log.segment_size = state.segment_size;
+	size = sh->log.segment_size;
+	s = tides_version_apply_edit(db, &state, err);
+	if (s != TIDES_OK)
+	{
+		tides_edit_free(&state);
+		return s;
+	}
+	sh->last_seq = state.last_seq;
+	for (int l = 0; l < TIDES_MAX_LEVELS; l++)
+		for (uint32_t i = 0; i < sh->current->nfiles[l]; i++)
+			if (sh->current->files[l][i]->max_seq > sh->last_seq)
+				sh->last_seq = sh->current->files[l][i]->max_seq;
+	for (uint32_t i = 0; i < state.npending; i++)
+		unsealed_add(&rc, state.pending[i]);
+	tides_edit_free(&state);
+
+	/* orphans and the log's extent */
+	r = db->vfs->list_dir(db->vfs, db->dir, scan_entry, &scan);
+	if (r != 0)
+		return tides_fail_io(err, r, "list directory", db->dir);
+	for (uint32_t i = 0; i < scan.nssts; i++)
+		if (!version_has_file(sh->current, scan.ssts[i]))
+		{
+			char		fname[64],
+						path[1024];
+
+			tides_sst_file_name(fname, sizeof(fname), scan.ssts[i]);
+			snprintf(path, sizeof(path), "%s/%s", db->dir, fname);
+			db->vfs->unlink(db->vfs, path);
+		}
+	for (uint32_t i = 0; i < scan.nothers; i++)
+	{
+		char		path[1024],
+					cur[64];
+
+		snprintf(cur, sizeof(cur), "MANIFEST-%06llu", (unsigned long long) sh->manifest_number);
+		if (strcmp(scan.others[i], cur) != 0)
+		{
+			snprintf(path, sizeof(path), "%s/%s", db->dir, scan.others[i]);
+			db->vfs->unlink(db->vfs, path);
+		}
+		free(scan.others[i]);
+	}
+	free(scan.others);
+	free(scan.ssts);
+	if (scan.any_seg)
+	{
+		atomic_store(&sh->log.oldest_segment, scan.min_seg);
+		atomic_store(&sh->log.ready_segment, scan.max_seg + 1);
+	}
+	else
+	{
+		atomic_store(&sh->log.oldest_segment, sh->replay_lsn / size);
+		atomic_store(&sh->log.ready_segment, sh->replay_lsn / size);
+	}
+
+	/* replay into a first memtable */
+	sh->next_lsn = sh->replay_lsn;
+	tides_memtable_activate(&sh->memtables[0], sh->next_mem_id++, sh->replay_lsn, sh->last_seq + 1);
+	sh->active = &sh->memtables[0];
+	s = tides_sv_install(db);
+	if (s != TIDES_OK)
+		return tides_fail(err, s, "out of shared memory (tides meta_size)");
+	atomic_store(&sh->state, TIDES_STATE_OPEN);	/* flushes may run during replay */
+	s = tides_log_replay(&db->log, sh->replay_lsn, sh->skips, sh->nskips, replay_record, &rc,
+						 &end, &damaged, err);
+	if (s == TIDES_OK && rc.err.code != TIDES_OK)
+		s = tides_fail(err, rc.err.code, "%s", rc.err.msg);
+	if (s != TIDES_OK)
+	{
+		atomic_store(&sh->state, TIDES_STATE_INIT);
+		free(rc.unsealed);
+		return s;
+	}
+
+	/* new writes start at a fresh segment; recovery will jump there */
+	restart = end % size == 0 ? end : (end / size + 1) * size;
+	if (restart != end && sh->nskips < TIDES_MAX_SKIPS)
+	{
+		sh->skips[sh->nskips].from = end;
+		sh->skips[sh->nskips].to = restart;
+		sh->nskips++;
+	}
+	else if (restart != end)
+		restart = end;			/* no room for a skip: continue in place */
+	sh->next_lsn = restart;
+	atomic_store(&sh->published_lsn, restart);
+	atomic_store(&sh->log.written_lsn, restart);
+	atomic_store(&sh->log.durable_lsn, restart);
+	atomic_store(&sh->published_seq, sh->last_seq);
+	if (atomic_load(&sh->log.oldest_segment) > restart / size)
+		atomic_store(&sh->log.oldest_segment, restart / size);
+	if (atomic_load(&sh->log.ready_segment) < restart / size)
+		atomic_store(&sh->log.ready_segment, restart / size);
+
+	/* unsealed tags stay pending until settled */
+	for (uint32_t i = 0; i < rc.nunsealed; i++)
+		tides_tags_note(db, rc.unsealed[i], 0, false);
+
+	tides_mutex_lock(&sh->version_mutex);
+	s = tides_manifest_rewrite(db, err);
+	tides_mutex_unlock(&sh->version_mutex);
+	if (s == TIDES_OK)
+		s = tides_log_ensure_ready(db, restart / size, err);
+	if (s != TIDES_OK)
+	{
+		atomic_store(&sh->state, TIDES_STATE_INIT);
+		free(rc.unsealed);
+		return s;
+	}
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	db->unsealed_tags = rc.unsealed;
+	if (info != NULL)
+	{
+		info->log_bytes_replayed = rc.bytes;
+		info->batches_replayed = rc.batches;
+		info->last_seq = sh->last_seq;
+		info->log_tail_damaged = damaged;
+		info->n_unsealed_tags = rc.nunsealed;
+		info->unsealed_tags = rc.unsealed;
+		info->seconds = (double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	}
+	return TIDES_OK;
+}
+
+tides_status
+tides_open(void *region, const char *dir, const tides_options *opts, tides_vfs *vfs,
+		   bool recover_now, tides_recovery_info *info, tides_db **out)
+{
+	tides_shared *sh = region;
+	tides_db   *db;
+	tides_error err;
+	tides_status s;
+
+	*out = NULL;
+	if (info != NULL)
+		memset(info, 0, sizeof(*info));
+	if (sh == NULL || sh->magic != TIDES_REGION_MAGIC)
+		return TIDES_INVALID;
+	db = db_new(sh, dir, opts, vfs);
+	if (db == NULL)
+		return TIDES_NO_MEMORY;
+	tides_error_clear(&err);
+	if (recover_now)
+	{
+		if (atomic_load(&sh->state) != TIDES_STATE_INIT)
+		{
+			tides_close(db);
+			return TIDES_INVALID;
+		}
+		s = recover(db, info, &err);
+		if (s != TIDES_OK)
+		{
+			sh->fatal = err;
+			atomic_store(&sh->state, TIDES_STATE_FAILED);
+			db->err = err;
+			*out = db;			/* so the caller can read tides_errmsg */
+			return s;
+		}
+	}
+	else if (atomic_load(&sh->state) != TIDES_STATE_OPEN)
+	{
+		db->err = sh->fatal;
+		if (db->err.code == TIDES_OK)
+			tides_fail(&db->err, TIDES_UNAVAILABLE, "the engine has not been recovered");
+		*out = db;
+		return TIDES_UNAVAILABLE;
+	}
+	*out = db;
+	return TIDES_OK;
+}
+
+tides_status
+tides_settle_tags(tides_db *db, const uint64_t *tags, uint32_t n)
+{
+	uint64_t	lsn = atomic_load(&db->sh->published_lsn);
+
+	for (uint32_t i = 0; i < n; i++)
+	{
+		tides_status s = tides_tags_note(db, tags[i], lsn, true);
+
+		if (s != TIDES_OK)
+			return s;
+	}
+	return TIDES_OK;
+}
+
+tides_status
+tides_shutdown(tides_db *db)
+{
+	tides_shared *sh = db->sh;
+	tides_error err;
+	tides_status s;
+
+	tides_error_clear(&err);
+	s = tides_log_sync(&db->log, atomic_load(&sh->log.written_lsn), &err);
+	if (s == TIDES_OK)
+	{
+		tides_mutex_lock(&sh->version_mutex);
+		s = tides_manifest_rewrite(db, &err);
+		tides_mutex_unlock(&sh->version_mutex);
+	}
+	return s == TIDES_OK ? TIDES_OK : tides_db_fail(db, &err);
+}
+
+/* ---- statistics */
+
+void
+tides_get_stats(tides_db *db, tides_stats *st)
+{
+	tides_shared *sh = db->sh;
+	tides_counters *c = &sh->counters;
+	tides_superversion *sv;
+
+	memset(st, 0, sizeof(*st));
+#define COPY(f) st->f = atomic_load_explicit(&c->f, memory_order_relaxed)
+	COPY(log_bytes_written);
+	COPY(log_syncs);
+	COPY(flush_bytes_written);
+	COPY(flushes);
+	COPY(compaction_bytes_read);
+	COPY(compaction_bytes_written);
+	COPY(compactions);
+	COPY(trivial_moves);
+	COPY(bytes_read);
+	COPY(cache_hits);
+	COPY(cache_misses);
+	COPY(bloom_useful);
+	COPY(stall_count);
+	COPY(slowdown_count);
+	COPY(slowdown_us);
+	COPY(keys_written);
+	COPY(user_bytes_written);
+#undef COPY
+	st->last_seq = atomic_load(&sh->published_seq);
+	st->written_lsn = atomic_load(&sh->log.written_lsn);
+	st->durable_lsn = atomic_load(&sh->log.durable_lsn);
+	if (atomic_load(&sh->state) != TIDES_STATE_OPEN)
+		return;
+	sv = tides_sv_acquire(db);
+	for (uint32_t i = 0; i < sv->nmem; i++)
+	{
+		st->memtable_bytes += atomic_load(&sv->mems[i]->used);
+		if (atomic_load(&sv->mems[i]->state) == TIDES_MEM_SEALED)
+			st->memtables_sealed++;
+	}
+	for (int l = 0; l < TIDES_MAX_LEVELS; l++)
+	{
+		st->level_files[l] = sv->version->nfiles[l];
+		st->level_bytes[l] = tides_version_level_bytes(sv->version, l);
+	}
+	tides_sv_release(db, sv);
+}

@@ -1,0 +1,236 @@
+/*
+ * superversion.c -- the pinned read state (memtables + version), snapshots,
+ * dropped-prefix checks, and small shared helpers.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/db_impl.h"
+
+tides_status
+tides_db_fail(tides_db *db, const tides_error *err)
+{
+	if (err->code != TIDES_OK && err != &db->err)
+		db->err = *err;
+	return err->code;
+}
+
+void
+tides_db_wakeup(tides_db *db, int kind)
+{
+	if (db->opts.wakeup != NULL)
+		db->opts.wakeup(db->opts.wakeup_arg, kind);
+}
+
+void
+tides_db_note_obsolete(void *arg, uint64_t file_number)
+{
+	tides_shared *sh = arg;
+
+	tides_spin_lock(&sh->obsolete_lock);
+	if (sh->nobsolete < TIDES_MAX_OBSOLETE)
+		sh->obsolete[sh->nobsolete++] = file_number;
+	/* else: the file stays on disk until the next recovery removes orphans */
+	tides_spin_unlock(&sh->obsolete_lock);
+}
+
+/* a memtable lost a reference: free its slot if it is flushed and unseen */
+static void
+memtable_unref(tides_memtable *m)
+{
+	if (atomic_fetch_sub_explicit(&m->refs, 1, memory_order_acq_rel) == 1 &&
+		atomic_load(&m->state) == TIDES_MEM_FLUSHED)
+		atomic_store(&m->state, TIDES_MEM_FREE);
+}
+
+static void
+sv_free(tides_shared *sh, tides_superversion *sv)
+{
+	for (uint32_t i = 0; i < sv->nmem; i++)
+		memtable_unref(sv->mems[i]);
+	tides_version_unref(&sh->heap, sv->version, tides_db_note_obsolete, sh);
+	tides_shm_free(&sh->heap, sv->dropped);
+	tides_shm_free(&sh->heap, sv);
+}
+
+tides_superversion *
+tides_sv_acquire(tides_db *db)
+{
+	tides_shared *sh = db->sh;
+	tides_superversion *sv;
+
+	tides_rwlock_rdlock(&sh->sv_lock);
+	sv = sh->sv;
+	atomic_fetch_add_explicit(&sv->refs, 1, memory_order_relaxed);
+	tides_rwlock_unlock(&sh->sv_lock);
+	return sv;
+}
+
+void
+tides_sv_release(tides_db *db, tides_superversion *sv)
+{
+	if (sv != NULL && atomic_fetch_sub_explicit(&sv->refs, 1, memory_order_acq_rel) == 1)
+		sv_free(db->sh, sv);
+}
+
+static int
+mem_newest_first(const void *a, const void *b)
+{
+	const tides_memtable *ma = *(tides_memtable * const *) a;
+	const tides_memtable *mb = *(tides_memtable * const *) b;
+
+	return ma->id > mb->id ? -1 : (ma->id < mb->id);
+}
+
+tides_status
+tides_sv_install(tides_db *db)
+{
+	tides_shared *sh = db->sh;
+	tides_superversion *sv = tides_shm_alloc_zero(&sh->heap, sizeof(*sv));
+	tides_superversion *old;
+
+	if (sv == NULL)
+		return TIDES_NO_MEMORY;
+	atomic_init(&sv->refs, 1);
+	if (sh->ndropped > 0)
+	{
+		sv->dropped = tides_shm_alloc(&sh->heap, sh->ndropped * sizeof(tides_dropped_prefix));
+		if (sv->dropped == NULL)
+		{
+			tides_shm_free(&sh->heap, sv);
+			return TIDES_NO_MEMORY;
+		}
+		memcpy(sv->dropped, sh->dropped, sh->ndropped * sizeof(tides_dropped_prefix));
+		sv->ndropped = sh->ndropped;
+	}
+	sv->version = sh->current;
+	tides_version_ref(sv->version);
+
+	/* memtables: every active or sealed one (the write lock keeps the set stable) */
+	tides_spin_lock(&sh->write_lock);
+	for (uint32_t i = 0; i < sh->nmemtables; i++)
+	{
+		tides_memtable *m = &sh->memtables[i];
+		int			st = atomic_load(&m->state);
+
+		if (st == TIDES_MEM_ACTIVE || st == TIDES_MEM_SEALED)
+		{
+			atomic_fetch_add(&m->refs, 1);
+			sv->mems[sv->nmem++] = m;
+		}
+	}
+	tides_spin_unlock(&sh->write_lock);
+	qsort(sv->mems, sv->nmem, sizeof(sv->mems[0]), mem_newest_first);
+
+	tides_rwlock_wrlock(&sh->sv_lock);
+	old = sh->sv;
+	sh->sv = sv;
+	tides_rwlock_unlock(&sh->sv_lock);
+	if (old != NULL)
+		tides_sv_release(db, old);
+	return TIDES_OK;
+}
+
+bool
+tides_dropped_hides(const tides_dropped_prefix *d, uint32_t n, const uint8_t *ukey, size_t klen,
+					uint64_t seq)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (seq <= d[i].seq && klen >= d[i].len && memcmp(ukey, d[i].bytes, d[i].len) == 0)
+			return true;
+	return false;
+}
+
+/* ---- snapshots */
+
+tides_status
+tides_snapshot_acquire(tides_db *db, tides_snapshot *snap)
+{
+	tides_shared *sh = db->sh;
+	uint32_t	start = (uint32_t) (tides_rand_next(&db->rnd) % TIDES_MAX_SNAPSHOTS);
+
+	for (uint32_t k = 0; k < TIDES_MAX_SNAPSHOTS; k++)
+	{
+		uint32_t	i = (start + k) % TIDES_MAX_SNAPSHOTS;
+		uint64_t	expected = 0;
+
+		/*
+		 * Claim the slot with a placeholder first, then store the seq: a
+		 * compaction that scans the slots in between sees the placeholder
+		 * (seq 0 + 1) and keeps everything, which is safe.
+		 */
+		if (atomic_compare_exchange_strong(&sh->snapshots[i], &expected, 1))
+		{
+			uint64_t	seq = atomic_load_explicit(&sh->published_seq, memory_order_acquire);
+
+			atomic_store(&sh->snapshots[i], seq + 1);
+			snap->seq = seq;
+			snap->slot = i;
+			return TIDES_OK;
+		}
+	}
+	return tides_fail(&db->err, TIDES_BUSY, "all %d snapshot slots are in use",
+					  TIDES_MAX_SNAPSHOTS);
+}
+
+void
+tides_snapshot_release(tides_db *db, tides_snapshot *snap)
+{
+	atomic_store(&db->sh->snapshots[snap->slot], 0);
+}
+
+uint64_t
+tides_oldest_snapshot(tides_db *db)
+{
+	tides_shared *sh = db->sh;
+	uint64_t	oldest = atomic_load(&sh->published_seq);
+
+	for (int i = 0; i < TIDES_MAX_SNAPSHOTS; i++)
+	{
+		uint64_t	v = atomic_load_explicit(&sh->snapshots[i], memory_order_relaxed);
+
+		if (v != 0 && v - 1 < oldest)
+			oldest = v - 1;
+	}
+	return oldest;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t	x = *(const uint64_t *) a,
+				y = *(const uint64_t *) b;
+
+	return x < y ? -1 : (x > y);
+}
+
+uint64_t *
+tides_snapshot_list(tides_db *db, uint32_t *n)
+{
+	tides_shared *sh = db->sh;
+	uint64_t   *list = malloc(sizeof(uint64_t) * TIDES_MAX_SNAPSHOTS);
+	uint32_t	count = 0;
+
+	*n = 0;
+	if (list == NULL)
+		return NULL;
+	for (int i = 0; i < TIDES_MAX_SNAPSHOTS; i++)
+	{
+		uint64_t	v = atomic_load_explicit(&sh->snapshots[i], memory_order_acquire);
+
+		if (v != 0)
+			list[count++] = v - 1;
+	}
+	qsort(list, count, sizeof(uint64_t), cmp_u64);
+	/* dedupe */
+	{
+		uint32_t	w = 0;
+
+		for (uint32_t i = 0; i < count; i++)
+			if (w == 0 || list[w - 1] != list[i])
+				list[w++] = list[i];
+		count = w;
+	}
+	*n = count;
+	return list;
+}

@@ -1,0 +1,45 @@
+/*
+ * table_writer.h -- writing output SSTables for flush and compaction: new
+ * file numbers, cutting outputs at a target size on user-key boundaries,
+ * fsync before the file can be published, and cleanup on failure.
+ */
+#ifndef TIDES_DB_TABLE_WRITER_H
+#define TIDES_DB_TABLE_WRITER_H
+
+#include "db/db_impl.h"
+
+typedef struct tides_table_writer
+{
+	tides_db   *db;
+	uint64_t	target_size;	/* 0: never cut */
+	tides_sst_builder *builder;
+	int			fd;
+	uint64_t	number;
+	char		name[1024];
+	tides_buf	last_ukey;		/* user key of the last entry added */
+	tides_edit_file *outputs;	/* finished files */
+	uint32_t	noutputs;
+	uint64_t	bytes_written;
+	tides_error err;
+} tides_table_writer;
+
+void		tides_table_writer_init(tides_table_writer *w, tides_db *db, uint64_t target_size);
+
+/* add an entry (internal key order); may finish the current file first */
+tides_status tides_table_writer_add(tides_table_writer *w, const uint8_t *ikey, size_t iklen,
+									const uint8_t *val, size_t vlen);
+
+/* finish the open file, if any */
+tides_status tides_table_writer_finish(tides_table_writer *w);
+
+/* delete every file written (after a failure, or if the result is unused) */
+void		tides_table_writer_discard(tides_table_writer *w);
+
+/* free memory (files stay) */
+void		tides_table_writer_free(tides_table_writer *w);
+
+/* emit callback for tides_compaction_run */
+tides_status tides_table_writer_emit(void *arg, const uint8_t *ikey, size_t iklen,
+									 const uint8_t *val, size_t vlen);
+
+#endif

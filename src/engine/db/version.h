@@ -1,0 +1,110 @@
+/*
+ * version.h -- the set of SSTables that make up the store at one moment.
+ *
+ * A version lists, per level, the files it contains: level 0 newest first
+ * (files may overlap), levels 1.. sorted by smallest key and pairwise
+ * disjoint by user key.  Versions and file descriptors live in the shared
+ * metadata heap and are reference counted:
+ *
+ *   - a version holds one reference on each of its files;
+ *   - the current version and every superversion hold one on the version;
+ *   - when a file's count drops to zero no version lists it any more, so it
+ *     is obsolete: its number goes to the obsolete list and the maintenance
+ *     work deletes it (tides_maint_work).
+ *
+ * Versions are immutable once built; a new one is made by applying an edit
+ * (db/version_edit.h) to the current one, under the engine's version mutex.
+ */
+#ifndef TIDES_DB_VERSION_H
+#define TIDES_DB_VERSION_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tides_engine.h"
+#include "util/shm_heap.h"
+
+typedef struct tides_file_meta
+{
+	_Atomic int32_t refs;
+	_Atomic int32_t being_compacted;
+	uint64_t	number;
+	uint64_t	size;
+	uint64_t	min_seq;
+	uint64_t	max_seq;
+	uint64_t	entries;
+	uint64_t	deletions;
+	uint32_t	smallest_len;	/* internal keys */
+	uint32_t	largest_len;
+	uint8_t		keys[];			/* smallest, then largest */
+} tides_file_meta;
+
+static inline const uint8_t *
+tides_file_smallest(const tides_file_meta *f)
+{
+	return f->keys;
+}
+
+static inline const uint8_t *
+tides_file_largest(const tides_file_meta *f)
+{
+	return f->keys + f->smallest_len;
+}
+
+typedef struct tides_version
+{
+	_Atomic int32_t refs;
+	uint64_t	number;
+	uint32_t	nfiles[TIDES_MAX_LEVELS];
+	tides_file_meta **files[TIDES_MAX_LEVELS];
+} tides_version;
+
+/* callback for a file whose last reference went away */
+typedef void (*tides_obsolete_fn) (void *arg, uint64_t file_number);
+
+tides_file_meta *tides_file_meta_new(tides_shm_heap *heap, uint64_t number, uint64_t size,
+									 const uint8_t *smallest, size_t slen,
+									 const uint8_t *largest, size_t llen);
+void		tides_file_ref(tides_file_meta *f);
+void		tides_file_unref(tides_shm_heap *heap, tides_file_meta *f,
+							 tides_obsolete_fn obsolete, void *arg);
+
+/*
+ * Build a version from per-level arrays of files (each array in any order;
+ * they are sorted here).  Takes a reference on every file.  NULL when the
+ * heap is exhausted.
+ */
+tides_version *tides_version_new(tides_shm_heap *heap, uint64_t number,
+								 tides_file_meta **const files[TIDES_MAX_LEVELS],
+								 const uint32_t nfiles[TIDES_MAX_LEVELS]);
+void		tides_version_ref(tides_version *v);
+void		tides_version_unref(tides_shm_heap *heap, tides_version *v,
+								tides_obsolete_fn obsolete, void *arg);
+
+uint64_t	tides_version_level_bytes(const tides_version *v, int level);
+
+/* index of the first file in a sorted level whose largest key >= ikey */
+uint32_t	tides_version_find_file(const tides_version *v, int level,
+									const uint8_t *ikey, size_t iklen);
+
+/* does any file of the level overlap user keys [lo, hi] (NULL: unbounded)? */
+bool		tides_version_overlaps(const tides_version *v, int level,
+								   const uint8_t *lo, size_t lolen,
+								   const uint8_t *hi, size_t hilen);
+
+/*
+ * Files of a level overlapping user-key range [lo, hi]; for level 0 the
+ * range grows to cover every overlapping file transitively.  Returns a
+ * malloc'd array (caller frees) and its length.
+ */
+tides_file_meta **tides_version_overlapping(const tides_version *v, int level,
+											const uint8_t *lo, size_t lolen,
+											const uint8_t *hi, size_t hilen,
+											uint32_t *n);
+
+/* check the level invariants; calls report for each violation */
+int			tides_version_check(const tides_version *v,
+								void (*report) (void *arg, const char *problem), void *arg);
+
+#endif

@@ -1,0 +1,514 @@
+/*
+ * write.c -- the write path: reserve, log, insert, publish; group commit;
+ * memtable switches; and what happens when the log cannot be written.
+ *
+ * A write takes the write lock once, for a few dozen instructions: it
+ * assigns the batch its sequence numbers and its log position and reserves
+ * its memtable bytes.  Outside the lock it pwrite()s its record, links its
+ * entries into the skiplist, and then publishes: it waits (spinning, bounded
+ * by the work of its predecessors) until every earlier record is published,
+ * and advances published_seq / published_lsn past its own.  Readers use
+ * published_seq, so a batch becomes visible all at once and in log order.
+ *
+ * Failure of a log write (EIO; ENOSPC cannot happen inside a prepared
+ * segment) leaves a hole in the log that recovery would stop at, losing
+ * every later record.  The failed writer marks the log broken at its
+ * position; writers whose records lie after the hole report an error (their
+ * batches are not acknowledged) and the next writer repairs the log: it
+ * moves the stream to the next segment and records the range as a skip in
+ * the manifest before any further write is acknowledged.
+ *
+ * Failure of an fsync leaves it unknown which bytes reached the disk, and a
+ * retried fsync may succeed without having written them (the kernel can
+ * drop dirty pages after an error).  So after a failed fsync, tides_sync()
+ * keeps failing until the memtable holding those records has been flushed to
+ * an SSTable, which makes them durable by another path.
+ */
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "db/db_impl.h"
+#include "db/write_batch.h"
+
+tides_status
+tides_log_ensure_ready(tides_db *db, uint64_t segment, tides_error *err)
+{
+	tides_shared *sh = db->sh;
+	uint64_t	recycle_below = tides_log_segment_of(&sh->log, sh->replay_lsn);
+
+	if (tides_log_segment_ready(&sh->log, segment))
+		return TIDES_OK;
+	return tides_log_prepare(&db->log, segment, recycle_below, err);
+}
+
+tides_memtable *
+tides_oldest_sealed(tides_shared *sh)
+{
+	tides_memtable *best = NULL;
+
+	for (uint32_t i = 0; i < sh->nmemtables; i++)
+	{
+		tides_memtable *m = &sh->memtables[i];
+
+		if (atomic_load(&m->state) == TIDES_MEM_SEALED && (best == NULL || m->id < best->id))
+			best = m;
+	}
+	return best;
+}
+
+static tides_memtable *
+free_memtable(tides_shared *sh)
+{
+	for (uint32_t i = 0; i < sh->nmemtables; i++)
+		if (atomic_load(&sh->memtables[i].state) == TIDES_MEM_FREE &&
+			atomic_load(&sh->memtables[i].refs) == 0)
+			return &sh->memtables[i];
+	return NULL;
+}
+
+/*
+ * Seal the active memtable and install a fresh one.  Called with the write
+ * lock held and writers_paused set by the caller; returns with the lock
+ * released.  The new memtable joins the superversion before it becomes
+ * active, so a reader can always find every published entry.
+ */
+static tides_status
+switch_memtable(tides_db *db, tides_memtable *fresh)
+{
+	tides_shared *sh = db->sh;
+	tides_memtable *old = sh->active;
+	tides_status s;
+
+	if (old != NULL)
+	{
+		old->end_lsn = sh->next_lsn;
+		old->last_seq = sh->last_seq;
+		atomic_store(&old->state, TIDES_MEM_SEALED);
+	}
+	tides_memtable_activate(fresh, sh->next_mem_id++, sh->next_lsn, sh->last_seq + 1);
+	tides_spin_unlock(&sh->write_lock);
+
+	tides_mutex_lock(&sh->version_mutex);
+	s = tides_sv_install(db);
+	tides_mutex_unlock(&sh->version_mutex);
+
+	tides_spin_lock(&sh->write_lock);
+	sh->active = fresh;
+	sh->writers_paused = false;
+	tides_spin_unlock(&sh->write_lock);
+	tides_db_wakeup(db, TIDES_WORK_FLUSH);
+	return s;
+}
+
+tides_status
+tides_seal_memtable(tides_db *db)
+{
+	tides_shared *sh = db->sh;
+	tides_memtable *fresh;
+
+	for (;;)
+	{
+		tides_spin_lock(&sh->write_lock);
+		if (sh->writers_paused)
+		{
+			tides_spin_unlock(&sh->write_lock);
+			sched_yield();
+			continue;
+		}
+		if (atomic_load(&sh->active->entries) == 0 &&
+			atomic_load(&sh->active->used) == (uint64_t) tides_skip_head_size())
+		{
+			tides_spin_unlock(&sh->write_lock);
+			return TIDES_OK;	/* nothing to seal */
+		}
+		fresh = free_memtable(sh);
+		if (fresh == NULL)
+		{
+			tides_spin_unlock(&sh->write_lock);
+			tides_db_wakeup(db, TIDES_WORK_FLUSH);
+			return TIDES_BUSY;
+		}
+		sh->writers_paused = true;
+		return switch_memtable(db, fresh);
+	}
+}
+
+/*
+ * Move the log past a failed write: wait until every reserved record is
+ * published, jump to the next segment, and make the skip durable in the
+ * manifest.  Called with the write lock held and writers_paused set;
+ * returns with it released.
+ */
+static tides_status
+repair_log(tides_db *db)
+{
+	tides_shared *sh = db->sh;
+	uint64_t	size = sh->log.segment_size;
+	uint64_t	reserved_end = sh->next_lsn;
+	uint64_t	broken = sh->log_broken_lsn;
+	uint64_t	restart = (reserved_end / size + 1) * size;
+	tides_error err;
+	tides_status s;
+	tides_edit	e;
+
+	tides_error_clear(&err);
+	tides_spin_unlock(&sh->write_lock);
+	while (atomic_load_explicit(&sh->published_lsn, memory_order_acquire) < reserved_end)
+		sched_yield();
+
+	s = tides_log_ensure_ready(db, restart / size, &err);
+	tides_mutex_lock(&sh->version_mutex);
+	if (s == TIDES_OK && sh->nskips >= TIDES_MAX_SKIPS)
+		s = tides_fail(&err, TIDES_IO_ERROR, "too many log repairs pending; flush needed");
+	if (s == TIDES_OK)
+	{
+		tides_log_skip skips[TIDES_MAX_SKIPS];
+		uint32_t	n = sh->nskips;
+
+		memcpy(skips, sh->skips, n * sizeof(skips[0]));
+		skips[n].from = broken;
+		skips[n].to = restart;
+		n++;
+		tides_edit_init(&e);
+		s = tides_edit_set_skips(&e, skips, n);
+		if (s == TIDES_OK)
+			s = tides_manifest_apply(db, &e, &err);
+		tides_edit_free(&e);
+	}
+	tides_mutex_unlock(&sh->version_mutex);
+
+	tides_spin_lock(&sh->write_lock);
+	if (s == TIDES_OK)
+	{
+		sh->next_lsn = restart;
+		atomic_store(&sh->published_lsn, restart);
+		atomic_store(&sh->log.written_lsn, restart);
+		sh->log_broken_lsn = 0;
+	}
+	sh->writers_paused = false;
+	tides_spin_unlock(&sh->write_lock);
+	if (s != TIDES_OK)
+		tides_db_fail(db, &err);
+	return s;
+}
+
+/* per-write scratch for inserting a decoded batch into the memtable */
+typedef struct insert_ctx
+{
+	tides_memtable *m;
+	uint64_t	off;
+	const uint32_t *heights;
+	uint32_t	i;
+} insert_ctx;
+
+static tides_status
+insert_entry(void *arg, uint64_t seq, int type, const uint8_t *key, size_t klen,
+			 const uint8_t *val, size_t vlen)
+{
+	insert_ctx *c = arg;
+	uint32_t	h = c->heights[c->i++];
+
+	tides_memtable_add(c->m, c->off, h, seq, type, key, klen, val, vlen);
+	c->off += tides_memtable_entry_size(h, klen, vlen);
+	return TIDES_OK;
+}
+
+/* memtable bytes for the batch at the drawn heights */
+static uint64_t
+batch_arena_bytes(const tides_batch *b, const uint32_t *heights)
+{
+	uint64_t	extra = 0;
+
+	for (uint32_t i = 0; i < b->count; i++)
+		extra += (uint64_t) (heights[i] - 1) * sizeof(uint32_t);
+	/* node sizes round up to 8 per node; arena_bytes already includes that */
+	return b->arena_bytes + extra + 8 * (uint64_t) b->count;
+}
+
+static tides_status
+apply_backpressure(tides_db *db)
+{
+	tides_shared *sh = db->sh;
+	uint32_t	l0 = atomic_load_explicit(&sh->l0_files, memory_order_relaxed);
+
+	if (l0 >= db->opts.level0_stop_trigger)
+	{
+		tides_count(&sh->counters, stall_count, 1);
+		tides_db_wakeup(db, TIDES_WORK_COMPACT);
+		return TIDES_BUSY;
+	}
+	if (l0 >= db->opts.level0_slowdown_trigger && db->opts.slowdown_delay_us > 0)
+	{
+		tides_count(&sh->counters, slowdown_count, 1);
+		tides_count(&sh->counters, slowdown_us, db->opts.slowdown_delay_us);
+		tides_db_wakeup(db, TIDES_WORK_COMPACT);
+		usleep(db->opts.slowdown_delay_us);
+	}
+	return TIDES_OK;
+}
+
+tides_status
+tides_write(tides_db *db, tides_batch *b, uint64_t *lsn_out)
+{
+	tides_shared *sh = db->sh;
+	uint64_t	seg_size = sh->log.segment_size;
+	size_t		rec_len = b->rep.len;
+	size_t		payload_len = rec_len - TIDES_REC_HEADER;
+	uint32_t	heights_buf[64];
+	uint32_t   *heights = heights_buf;
+	uint64_t	bytes;
+	uint64_t	tag;
+	bool		seal;
+	tides_memtable *mt;
+	uint64_t	start,
+				pos,
+				pad_at,
+				seq0,
+				off;
+	bool		prepare_next;
+	tides_error err;
+	tides_status s;
+	insert_ctx	ic;
+	tides_batch_header bh;
+
+	tides_error_clear(&err);
+	if (atomic_load(&sh->state) != TIDES_STATE_OPEN)
+		return tides_fail(&db->err, TIDES_UNAVAILABLE, "engine is not open");
+	if (b->rep.oom)
+		return tides_fail(&db->err, TIDES_NO_MEMORY, "write batch ran out of memory");
+	if (lsn_out)
+		*lsn_out = atomic_load(&sh->published_lsn);
+	if (b->count == 0)
+		return TIDES_OK;
+	if (rec_len > seg_size / 2)
+		return tides_fail(&db->err, TIDES_INVALID,
+						  "write batch of %zu bytes exceeds half a log segment", rec_len);
+
+	if (b->count > 64)
+	{
+		heights = malloc(b->count * sizeof(uint32_t));
+		if (heights == NULL)
+			return tides_fail(&db->err, TIDES_NO_MEMORY, "out of memory");
+	}
+	for (uint32_t i = 0; i < b->count; i++)
+		heights[i] = tides_skip_random_height(tides_rand_next(&db->rnd));
+	bytes = batch_arena_bytes(b, heights);
+	if (bytes + tides_skip_head_size() > sh->ropts.memtable_size)
+	{
+		s = tides_fail(&db->err, TIDES_INVALID, "write batch of %zu bytes exceeds a memtable", rec_len);
+		goto out;
+	}
+	tag = tides_get64(b->rep.data + TIDES_REC_HEADER + 12);
+	seal = (b->rep.data[TIDES_REC_HEADER + 20] & TIDES_BATCH_FLAG_SEAL) != 0;
+
+	s = apply_backpressure(db);
+	if (s != TIDES_OK)
+	{
+		tides_fail(&db->err, s, "level 0 has too many files; waiting for compaction");
+		goto out;
+	}
+	if (tag != 0)
+	{
+		/* register the tag before it has records (a lower bound position suffices) */
+		s = tides_tags_note(db, tag, atomic_load(&sh->published_lsn), false);
+		if (s != TIDES_OK)
+		{
+			tides_fail(&db->err, s, "too many open batch tags");
+			goto out;
+		}
+	}
+
+	for (;;)
+	{
+		tides_spin_lock(&sh->write_lock);
+		if (sh->writers_paused)
+		{
+			tides_spin_unlock(&sh->write_lock);
+			sched_yield();
+			continue;
+		}
+		if (sh->log_broken_lsn != 0)
+		{
+			sh->writers_paused = true;
+			s = repair_log(db);
+			if (s != TIDES_OK)
+				goto out;
+			continue;
+		}
+		mt = sh->active;
+		if (atomic_load(&mt->used) + bytes > mt->arena_size)
+		{
+			tides_memtable *fresh = free_memtable(sh);
+
+			if (fresh == NULL)
+			{
+				tides_spin_unlock(&sh->write_lock);
+				tides_count(&sh->counters, stall_count, 1);
+				tides_db_wakeup(db, TIDES_WORK_FLUSH);
+				s = tides_fail(&db->err, TIDES_BUSY, "all memtables are full; waiting for flush");
+				goto out;
+			}
+			sh->writers_paused = true;
+			s = switch_memtable(db, fresh);
+			if (s != TIDES_OK)
+			{
+				tides_fail(&db->err, s, "out of shared memory installing a memtable");
+				goto out;
+			}
+			continue;
+		}
+		start = pos = sh->next_lsn;
+		pad_at = 0;
+		if (rec_len > seg_size - pos % seg_size)
+		{
+			pad_at = pos;
+			pos = (pos / seg_size + 1) * seg_size;
+		}
+		if (!tides_log_segment_ready(&sh->log, pos / seg_size))
+		{
+			tides_spin_unlock(&sh->write_lock);
+			s = tides_log_ensure_ready(db, pos / seg_size, &err);
+			if (s != TIDES_OK)
+			{
+				tides_db_fail(db, &err);
+				goto out;
+			}
+			continue;
+		}
+		prepare_next = !tides_log_segment_ready(&sh->log, pos / seg_size + 1);
+		seq0 = sh->last_seq + 1;
+		sh->last_seq += b->count;
+		sh->next_lsn = pos + rec_len;
+		off = atomic_load(&mt->used);
+		atomic_store(&mt->used, off + bytes);
+		atomic_fetch_add(&mt->writers, 1);
+		tides_spin_unlock(&sh->write_lock);
+		break;
+	}
+	if (prepare_next)
+		tides_db_wakeup(db, TIDES_WORK_MAINT);
+
+	/* log */
+	tides_put64(b->rep.data + TIDES_REC_HEADER, seq0);
+	tides_rec_seal(b->rep.data, (uint32_t) payload_len, pos, TIDES_REC_BATCH);
+	s = TIDES_OK;
+	if (pad_at != 0)
+		s = tides_log_write_pad(&db->log, pad_at, &err);
+	if (s == TIDES_OK)
+		s = tides_log_write(&db->log, pos, b->rep.data, rec_len, &err);
+
+	/* memtable: a batch whose log write failed stays invisible */
+	if (s == TIDES_OK)
+	{
+		ic.m = mt;
+		ic.off = off;
+		ic.heights = heights;
+		ic.i = 0;
+		tides_batch_decode(b->rep.data + TIDES_REC_HEADER, payload_len, &bh, insert_entry, &ic, NULL);
+		/* a seal counts only once its record is in the log, and before flush can look */
+		if (tag != 0 && seal)
+			tides_tags_note(db, tag, pos, true);
+	}
+	atomic_fetch_sub_explicit(&mt->writers, 1, memory_order_release);
+
+	/* publish in log order */
+	while (atomic_load_explicit(&sh->published_lsn, memory_order_acquire) != start)
+		sched_yield();
+	if (s != TIDES_OK)
+	{
+		tides_spin_lock(&sh->write_lock);
+		if (sh->log_broken_lsn == 0)
+			sh->log_broken_lsn = start;
+		tides_spin_unlock(&sh->write_lock);
+	}
+	atomic_store_explicit(&sh->published_seq, seq0 + b->count - 1, memory_order_release);
+	atomic_store_explicit(&sh->log.written_lsn, pos + rec_len, memory_order_release);
+	atomic_store_explicit(&sh->published_lsn, pos + rec_len, memory_order_release);
+
+	if (s != TIDES_OK)
+	{
+		tides_db_fail(db, &err);
+		goto out;
+	}
+	tides_spin_lock(&sh->write_lock);
+	if (sh->log_broken_lsn != 0 && sh->log_broken_lsn < pos)
+		s = tides_fail(&db->err, TIDES_IO_ERROR,
+					   "log write at position %llu failed; this batch follows it and is not durable",
+					   (unsigned long long) sh->log_broken_lsn);
+	tides_spin_unlock(&sh->write_lock);
+	if (s != TIDES_OK)
+		goto out;
+
+	tides_count(&sh->counters, keys_written, b->count);
+	tides_count(&sh->counters, user_bytes_written, payload_len);
+	if (lsn_out)
+		*lsn_out = pos + rec_len;
+	if (db->opts.sync_mode == TIDES_SYNC_FULL && (tag == 0 || seal))
+		s = tides_sync(db, pos + rec_len, false);
+out:
+	if (heights != heights_buf)
+		free(heights);
+	return s;
+}
+
+tides_status
+tides_sync(tides_db *db, uint64_t lsn, bool force)
+{
+	tides_shared *sh = db->sh;
+	tides_error err;
+	tides_status s;
+
+	if (lsn == 0)
+		lsn = atomic_load(&sh->published_lsn);
+	if (db->opts.sync_mode != TIDES_SYNC_FULL && !force)
+		return TIDES_OK;		/* the bytes reached the kernel in tides_write */
+	if (atomic_load(&sh->sync_poisoned_lsn) > sh->replay_lsn)
+		return tides_fail(&db->err, TIDES_IO_ERROR,
+						  "an earlier log fsync failed; commits wait until the memtable is flushed");
+	tides_error_clear(&err);
+	s = tides_log_sync(&db->log, lsn, &err);
+	if (s != TIDES_OK)
+	{
+		/* see the file comment: make the unsynced records durable by a flush */
+		uint64_t	written = atomic_load(&sh->log.written_lsn);
+		uint64_t	cur = atomic_load(&sh->sync_poisoned_lsn);
+
+		while (cur < written && !atomic_compare_exchange_weak(&sh->sync_poisoned_lsn, &cur, written))
+			;
+		tides_seal_memtable(db);
+		tides_db_wakeup(db, TIDES_WORK_FLUSH);
+		return tides_db_fail(db, &err);
+	}
+	return TIDES_OK;
+}
+
+uint64_t
+tides_durable_lsn(tides_db *db)
+{
+	return atomic_load(&db->sh->log.durable_lsn);
+}
+
+tides_status
+tides_sync_work(tides_db *db, bool *did)
+{
+	tides_shared *sh = db->sh;
+	uint64_t	now = tides_now_us();
+	uint64_t	last = atomic_load(&sh->last_interval_sync_us);
+	tides_status s = TIDES_OK;
+
+	*did = false;
+	if (db->opts.sync_mode != TIDES_SYNC_INTERVAL)
+		return TIDES_OK;
+	if (now - last < (uint64_t) db->opts.sync_interval_ms * 1000)
+		return TIDES_OK;
+	if (!atomic_compare_exchange_strong(&sh->last_interval_sync_us, &last, now))
+		return TIDES_OK;
+	if (atomic_load(&sh->log.durable_lsn) < atomic_load(&sh->log.written_lsn))
+	{
+		s = tides_sync(db, 0, true);
+		*did = (s == TIDES_OK);
+	}
+	return s;
+}

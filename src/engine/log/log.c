@@ -1,0 +1,387 @@
+/*
+ * log.c -- segment files, record writes, group commit and replay.
+ */
+#include "log/log.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/version_edit.h"
+#include "util/buf.h"
+#include "util/coding.h"
+
+#define ZERO_CHUNK (1u << 20)
+#define SPARE_SEGMENTS 2
+
+void
+tides_log_shared_init(tides_log_shared *sh, uint64_t segment_size)
+{
+	sh->segment_size = segment_size;
+	atomic_init(&sh->written_lsn, 0);
+	atomic_init(&sh->durable_lsn, 0);
+	atomic_init(&sh->oldest_segment, 0);
+	atomic_init(&sh->ready_segment, 0);
+	tides_mutex_init(&sh->sync_mutex);
+	tides_mutex_init(&sh->prepare_mutex);
+}
+
+void
+tides_log_attach(tides_log *log, tides_log_shared *sh, tides_vfs *vfs,
+				 tides_counters *counters, const char *dir)
+{
+	memset(log, 0, sizeof(*log));
+	log->sh = sh;
+	log->vfs = vfs;
+	log->counters = counters;
+	log->dir = dir;
+	for (int i = 0; i < TIDES_LOG_FDS; i++)
+		log->fds[i].fd = -1;
+}
+
+void
+tides_log_detach(tides_log *log)
+{
+	for (int i = 0; i < TIDES_LOG_FDS; i++)
+		if (log->fds[i].fd >= 0)
+		{
+			log->vfs->close(log->vfs, log->fds[i].fd);
+			log->fds[i].fd = -1;
+		}
+}
+
+void
+tides_log_segment_name(char *buf, size_t cap, const char *dir, uint64_t segment)
+{
+	snprintf(buf, cap, "%s/%012llu.log", dir, (unsigned long long) segment);
+}
+
+/* forget a cached descriptor (the file was renamed or deleted) */
+static void
+forget_fd(tides_log *log, uint64_t segment)
+{
+	for (int i = 0; i < TIDES_LOG_FDS; i++)
+		if (log->fds[i].fd >= 0 && log->fds[i].segment == segment)
+		{
+			log->vfs->close(log->vfs, log->fds[i].fd);
+			log->fds[i].fd = -1;
+		}
+}
+
+/* descriptor of a segment, opened on demand; negative errno on failure */
+static int
+segment_fd(tides_log *log, uint64_t segment, char *path, size_t pathcap)
+{
+	int			victim = -1;
+	int			fd;
+
+	tides_log_segment_name(path, pathcap, log->dir, segment);
+	log->clock++;
+	for (int i = 0; i < TIDES_LOG_FDS; i++)
+	{
+		if (log->fds[i].fd >= 0 && log->fds[i].segment == segment)
+		{
+			log->fds[i].used = log->clock;
+			return log->fds[i].fd;
+		}
+		if (victim < 0 || log->fds[i].fd < 0 ||
+			(log->fds[victim].fd >= 0 && log->fds[i].used < log->fds[victim].used))
+			victim = i;
+	}
+	fd = log->vfs->open(log->vfs, path, O_RDWR, 0600);
+	if (fd < 0)
+		return fd;
+	if (log->fds[victim].fd >= 0)
+		log->vfs->close(log->vfs, log->fds[victim].fd);
+	log->fds[victim].fd = fd;
+	log->fds[victim].segment = segment;
+	log->fds[victim].used = log->clock;
+	return fd;
+}
+
+static tides_status
+create_segment(tides_log *log, uint64_t segment, tides_error *err)
+{
+	char		path[1024];
+	int			fd;
+	int			r;
+	uint8_t    *zeros;
+	uint64_t	size = log->sh->segment_size;
+
+	tides_log_segment_name(path, sizeof(path), log->dir, segment);
+	fd = log->vfs->open(log->vfs, path, O_RDWR | O_CREAT, 0600);
+	if (fd < 0)
+		return tides_fail_io(err, fd, "create log segment", path);
+	r = log->vfs->allocate(log->vfs, fd, 0, size);
+	zeros = calloc(1, ZERO_CHUNK);
+	if (zeros == NULL && r == 0)
+		r = -12;				/* ENOMEM */
+	/* zero-fill so that fdatasync never has to update block allocation */
+	for (uint64_t off = 0; r == 0 && off < size; off += ZERO_CHUNK)
+	{
+		uint64_t	n = size - off < ZERO_CHUNK ? size - off : ZERO_CHUNK;
+		int64_t		w = log->vfs->pwrite(log->vfs, fd, zeros, n, off);
+
+		if (w < 0)
+			r = (int) w;
+	}
+	free(zeros);
+	if (r == 0)
+		r = log->vfs->fsync(log->vfs, fd);
+	log->vfs->close(log->vfs, fd);
+	if (r != 0)
+	{
+		log->vfs->unlink(log->vfs, path);
+		return tides_fail_io(err, r, "preallocate log segment", path);
+	}
+	return TIDES_OK;
+}
+
+tides_status
+tides_log_prepare(tides_log *log, uint64_t upto, uint64_t recycle_below, tides_error *err)
+{
+	tides_log_shared *sh = log->sh;
+	tides_status s = TIDES_OK;
+	bool		changed = false;
+	char		from[1024],
+				to[1024];
+
+	tides_mutex_lock(&sh->prepare_mutex);
+	while (s == TIDES_OK && atomic_load(&sh->ready_segment) <= upto)
+	{
+		uint64_t	ready = atomic_load(&sh->ready_segment);
+		uint64_t	oldest = atomic_load(&sh->oldest_segment);
+
+		if (oldest < recycle_below && oldest < ready)
+		{
+			int			r;
+
+			tides_log_segment_name(from, sizeof(from), log->dir, oldest);
+			tides_log_segment_name(to, sizeof(to), log->dir, ready);
+			forget_fd(log, oldest);
+			r = log->vfs->rename(log->vfs, from, to);
+			if (r != 0)
+			{
+				s = tides_fail_io(err, r, "recycle log segment", from);
+				break;
+			}
+			atomic_store(&sh->oldest_segment, oldest + 1);
+		}
+		else
+		{
+			s = create_segment(log, ready, err);
+			if (s != TIDES_OK)
+				break;
+		}
+		changed = true;
+		atomic_store_explicit(&sh->ready_segment, ready + 1, memory_order_release);
+	}
+	/* keep a few recyclable segments, delete the rest */
+	while (s == TIDES_OK)
+	{
+		uint64_t	oldest = atomic_load(&sh->oldest_segment);
+
+		if (oldest + SPARE_SEGMENTS >= recycle_below || oldest + 1 >= atomic_load(&sh->ready_segment))
+			break;
+		tides_log_segment_name(from, sizeof(from), log->dir, oldest);
+		forget_fd(log, oldest);
+		log->vfs->unlink(log->vfs, from);
+		atomic_store(&sh->oldest_segment, oldest + 1);
+		changed = true;
+	}
+	if (s == TIDES_OK && changed)
+	{
+		int			r = log->vfs->sync_dir(log->vfs, log->dir);
+
+		if (r != 0)
+			s = tides_fail_io(err, r, "sync directory", log->dir);
+	}
+	tides_mutex_unlock(&sh->prepare_mutex);
+	return s;
+}
+
+tides_status
+tides_log_write(tides_log *log, uint64_t lsn, const uint8_t *rec, size_t len, tides_error *err)
+{
+	char		path[1024];
+	uint64_t	seg = tides_log_segment_of(log->sh, lsn);
+	int			fd = segment_fd(log, seg, path, sizeof(path));
+	int64_t		w;
+
+	if (fd < 0)
+		return tides_fail_io(err, fd, "open log segment", path);
+	w = log->vfs->pwrite(log->vfs, fd, rec, len, lsn % log->sh->segment_size);
+	if (w < 0)
+		return tides_fail_io(err, (int) w, "write log segment", path);
+	tides_count(log->counters, log_bytes_written, len);
+	return TIDES_OK;
+}
+
+tides_status
+tides_log_write_pad(tides_log *log, uint64_t lsn, tides_error *err)
+{
+	uint64_t	room = log->sh->segment_size - lsn % log->sh->segment_size;
+	uint8_t		hdr[TIDES_REC_HEADER];
+
+	if (room < TIDES_REC_HEADER)
+		return TIDES_OK;
+	/* the pad's payload is whatever follows; only its header is checked */
+	tides_put32(hdr + 4, 0);
+	tides_rec_seal(hdr, 0, lsn, TIDES_REC_PAD);
+	return tides_log_write(log, lsn, hdr, sizeof(hdr), err);
+}
+
+tides_status
+tides_log_sync(tides_log *log, uint64_t lsn, tides_error *err)
+{
+	tides_log_shared *sh = log->sh;
+	tides_status s = TIDES_OK;
+
+	if (atomic_load_explicit(&sh->durable_lsn, memory_order_acquire) >= lsn)
+		return TIDES_OK;
+	tides_mutex_lock(&sh->sync_mutex);
+	if (atomic_load(&sh->durable_lsn) < lsn)
+	{
+		uint64_t	durable = atomic_load(&sh->durable_lsn);
+		uint64_t	target = atomic_load_explicit(&sh->written_lsn, memory_order_acquire);
+
+		if (target > durable)
+		{
+			uint64_t	first = tides_log_segment_of(sh, durable);
+			uint64_t	last = tides_log_segment_of(sh, target - 1);
+
+			/* a segment below oldest was recycled: already durable */
+			if (first < atomic_load(&sh->oldest_segment))
+				first = atomic_load(&sh->oldest_segment);
+			for (uint64_t seg = first; seg <= last && s == TIDES_OK; seg++)
+			{
+				char		path[1024];
+				int			fd = segment_fd(log, seg, path, sizeof(path));
+				int			r = fd < 0 ? fd : log->vfs->fsync(log->vfs, fd);
+
+				if (r != 0)
+					s = tides_fail_io(err, r, "fsync log segment", path);
+			}
+			if (s == TIDES_OK)
+			{
+				atomic_store_explicit(&sh->durable_lsn, target, memory_order_release);
+				tides_count(log->counters, log_syncs, 1);
+			}
+		}
+	}
+	tides_mutex_unlock(&sh->sync_mutex);
+	return s;
+}
+
+static bool
+all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+tides_status
+tides_log_replay(tides_log *log, uint64_t from, const tides_log_skip *skips, uint32_t nskips,
+				 tides_log_record_fn fn, void *arg, uint64_t *end, bool *damaged,
+				 tides_error *err)
+{
+	uint64_t	size = log->sh->segment_size;
+	uint64_t	pos = from;
+	tides_buf	rec;
+	tides_status s = TIDES_OK;
+	char		path[1024];
+
+	*damaged = false;
+	tides_buf_init(&rec);
+	for (;;)
+	{
+		uint64_t	seg,
+					off,
+					room;
+		int			fd;
+		int64_t		r;
+		uint32_t	len;
+		tides_rec_type type;
+		bool		jumped = true;
+
+		while (jumped)
+		{
+			jumped = false;
+			for (uint32_t i = 0; i < nskips; i++)
+				if (skips[i].from <= pos && pos < skips[i].to)
+				{
+					pos = skips[i].to;
+					jumped = true;
+				}
+		}
+		seg = pos / size;
+		off = pos % size;
+		if (size - off < TIDES_REC_HEADER)
+		{
+			pos = (seg + 1) * size;
+			continue;
+		}
+		fd = segment_fd(log, seg, path, sizeof(path));
+		if (fd < 0)
+			break;				/* no such segment: the log ends here */
+		room = size - off - TIDES_REC_HEADER;
+		if (!tides_buf_reserve(&rec, TIDES_REC_HEADER))
+		{
+			s = tides_fail(err, TIDES_NO_MEMORY, "out of memory replaying the log");
+			break;
+		}
+		r = log->vfs->pread(log->vfs, fd, rec.data, TIDES_REC_HEADER, off);
+		if (r < 0)
+		{
+			s = tides_fail_io(err, (int) r, "read log segment", path);
+			break;
+		}
+		if (r < TIDES_REC_HEADER || all_zero(rec.data, TIDES_REC_HEADER))
+			break;				/* clean end: never written */
+		if (tides_rec_check_header(rec.data, pos, room, &len, &type) != TIDES_REC_OK)
+		{
+			*damaged = true;
+			break;
+		}
+		if (type == TIDES_REC_PAD)
+		{
+			pos = (seg + 1) * size;
+			continue;
+		}
+		rec.len = 0;
+		if (!tides_buf_reserve(&rec, TIDES_REC_HEADER + (size_t) len))
+		{
+			s = tides_fail(err, TIDES_NO_MEMORY, "out of memory replaying the log");
+			break;
+		}
+		r = log->vfs->pread(log->vfs, fd, rec.data + TIDES_REC_HEADER, len,
+							off + TIDES_REC_HEADER);
+		if (r < 0)
+		{
+			s = tides_fail_io(err, (int) r, "read log segment", path);
+			break;
+		}
+		if (r < (int64_t) len || !tides_rec_check_crc(rec.data, len) || type != TIDES_REC_BATCH)
+		{
+			*damaged = true;
+			break;
+		}
+		s = fn(arg, pos, rec.data + TIDES_REC_HEADER, len);
+		if (s == TIDES_CORRUPTION)
+		{
+			/* a record with a good checksum but bad contents: stop here */
+			s = TIDES_OK;
+			*damaged = true;
+			break;
+		}
+		if (s != TIDES_OK)
+			break;
+		pos += TIDES_REC_HEADER + len;
+	}
+	tides_buf_free(&rec);
+	*end = pos;
+	return s;
+}

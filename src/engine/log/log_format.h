@@ -1,0 +1,54 @@
+/*
+ * log_format.h -- the record framing shared by the log and the manifest.
+ *
+ * A record is a 20-byte header followed by `len` payload bytes:
+ *
+ *     offset 0   u32  masked crc32c of bytes 4 .. 20+len
+ *     offset 4   u32  len
+ *     offset 8   u64  lsn: the position of this header in the stream
+ *     offset 16  u8   type (TIDES_REC_*)
+ *     offset 17  u8[3] zero
+ *
+ * The position check is what makes recycled log segments safe: a stale
+ * record left in a reused file carries the position it had in its old life,
+ * which never equals its position in the new one.  Readers stop at the first
+ * record that fails any check; they never trust a length before checking it
+ * against the bytes that remain.
+ */
+#ifndef TIDES_LOG_LOG_FORMAT_H
+#define TIDES_LOG_LOG_FORMAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TIDES_REC_HEADER 20
+
+typedef enum tides_rec_type
+{
+	TIDES_REC_BATCH = 1,		/* a write batch (db/write_batch.h) */
+	TIDES_REC_PAD = 2,			/* rest of the segment unused */
+	TIDES_REC_EDIT = 3			/* a manifest version edit */
+} tides_rec_type;
+
+/* fill the header of a record whose payload is already at hdr + 20 */
+void		tides_rec_seal(uint8_t *hdr, uint32_t len, uint64_t lsn, tides_rec_type type);
+
+typedef enum tides_rec_check
+{
+	TIDES_REC_OK = 0,
+	TIDES_REC_BAD_HEADER,		/* zero, wrong position, bad type, or too long */
+	TIDES_REC_BAD_CRC
+} tides_rec_check;
+
+/*
+ * Validate a header read at position lsn with at most `room` bytes after the
+ * header available for the payload; on success sets *len and *type.
+ */
+tides_rec_check tides_rec_check_header(const uint8_t *hdr, uint64_t lsn, uint64_t room,
+									   uint32_t *len, tides_rec_type *type);
+
+/* verify the crc once the payload (len bytes at hdr + 20) has been read */
+bool		tides_rec_check_crc(const uint8_t *hdr, uint32_t len);
+
+#endif

@@ -1,0 +1,91 @@
+/*
+ * memtable.h -- one memtable: an arena in the shared region holding a
+ * skiplist of internal keys, plus the bookkeeping that ties it to the log.
+ *
+ * States (field `state`), changed only under the engine's write lock or, for
+ * FLUSHED -> FREE, by whoever drops the last reference:
+ *
+ *   FREE -> ACTIVE      the write path takes a free slot for new writes
+ *   ACTIVE -> SEALED    full (or sealed on request); no new reservations
+ *   SEALED -> FLUSHED   flush wrote it to an SSTable and installed the file
+ *   FLUSHED -> FREE     refs reached zero: no reader can see it any more
+ *
+ * `writers` counts writes that reserved space here and have not finished
+ * linking their nodes; flush waits (returns busy) until it is zero, so a
+ * sealed memtable is complete before it is written out.  `refs` counts the
+ * state snapshots (superversions) that include the memtable; the arena is
+ * reused only after the last one is gone.
+ *
+ * A memtable covers the contiguous log range [first_lsn, end_lsn): the write
+ * path assigns log positions and memtable space in the same critical
+ * section, so log order and memtable order agree.
+ */
+#ifndef TIDES_MEM_MEMTABLE_H
+#define TIDES_MEM_MEMTABLE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mem/skiplist.h"
+#include "util/iterator.h"
+
+typedef enum tides_mem_state
+{
+	TIDES_MEM_FREE = 0,
+	TIDES_MEM_ACTIVE,
+	TIDES_MEM_SEALED,
+	TIDES_MEM_FLUSHED
+} tides_mem_state;
+
+typedef struct tides_memtable
+{
+	uint8_t    *arena;
+	uint64_t	arena_size;
+	tides_skiplist list;
+	_Atomic uint64_t used;		/* bytes reserved (under the write lock) */
+	_Atomic int32_t writers;
+	_Atomic int32_t refs;
+	_Atomic int state;			/* tides_mem_state */
+	uint64_t	id;				/* increasing: order of activation */
+	uint64_t	first_lsn;
+	uint64_t	end_lsn;		/* set when sealed */
+	uint64_t	first_seq;
+	uint64_t	last_seq;		/* set when sealed */
+	_Atomic uint64_t entries;
+	_Atomic uint64_t deletions;
+} tides_memtable;
+
+/* prepare a slot over its arena (once, at region init) */
+void		tides_memtable_setup(tides_memtable *m, uint8_t *arena, uint64_t size);
+
+/* reset a FREE slot to an empty ACTIVE memtable */
+void		tides_memtable_activate(tides_memtable *m, uint64_t id, uint64_t first_lsn,
+									uint64_t first_seq);
+
+/* bytes of arena an entry needs, given its skiplist height */
+static inline uint64_t
+tides_memtable_entry_size(uint32_t height, size_t ukey_len, size_t vlen)
+{
+	return tides_skip_node_size(height, ukey_len + 8, vlen);
+}
+
+/* add one entry at a previously reserved arena offset */
+void		tides_memtable_add(tides_memtable *m, uint64_t off, uint32_t height,
+							   uint64_t seq, int type,
+							   const uint8_t *ukey, size_t ukey_len,
+							   const uint8_t *val, size_t vlen);
+
+/*
+ * Newest entry for ukey with seq <= max_seq.  Returns false if the memtable
+ * has none; otherwise sets *type (TIDES_KT_VALUE or _DELETE), *seq and the
+ * value (which points into the arena).
+ */
+bool		tides_memtable_get(const tides_memtable *m, const uint8_t *ukey, size_t ukey_len,
+							   uint64_t max_seq, int *type, uint64_t *seq,
+							   const uint8_t **val, size_t *vlen);
+
+/* iterator over internal keys (caller keeps a reference on m meanwhile) */
+tides_iiter *tides_memtable_iter_new(tides_memtable *m);
+
+#endif

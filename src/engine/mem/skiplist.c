@@ -1,0 +1,194 @@
+/*
+ * skiplist.c -- concurrent insertion by CAS, searches from the top level.
+ *
+ * Insertion links a node bottom-up.  At each level it finds the neighbours
+ * (prev < key < next), points the node at next, then CASes prev.next from
+ * next to the node; a failed CAS means another inserter got between them,
+ * so the neighbours are searched again from prev (which stays < key).  A
+ * node is reachable from level 0 as soon as its level-0 CAS succeeds; upper
+ * levels only speed up searches, so readers tolerate half-linked towers.
+ */
+#include "mem/skiplist.h"
+
+#include <string.h>
+
+#include "db/dbformat.h"
+
+size_t
+tides_skip_head_size(void)
+{
+	return tides_skip_node_size(TIDES_SKIP_MAX_HEIGHT, 0, 0);
+}
+
+void
+tides_skip_init(tides_skiplist *sl, uint8_t *arena)
+{
+	tides_skip_node *head = (tides_skip_node *) arena;
+
+	sl->arena = arena;
+	head->key_len = 0;
+	head->val_len = 0;
+	head->height = TIDES_SKIP_MAX_HEIGHT;
+	for (int i = 0; i < TIDES_SKIP_MAX_HEIGHT; i++)
+		atomic_init(&head->next[i], 0);
+	atomic_init(&sl->max_height, 1);
+}
+
+uint32_t
+tides_skip_random_height(uint64_t rnd)
+{
+	uint32_t	h = 1;
+
+	while (h < TIDES_SKIP_MAX_HEIGHT && (rnd & 3) == 0)
+	{
+		h++;
+		rnd >>= 2;
+	}
+	return h;
+}
+
+static inline int
+node_cmp(const tides_skiplist *sl, uint32_t off, const uint8_t *key, size_t klen)
+{
+	const tides_skip_node *n = tides_skip_node_at(sl, off);
+
+	return tides_ikey_cmp(tides_skip_node_key(n), n->key_len, key, klen);
+}
+
+static inline uint32_t
+load_next(const tides_skiplist *sl, uint32_t off, int level)
+{
+	return atomic_load_explicit(&tides_skip_node_at(sl, off)->next[level], memory_order_acquire);
+}
+
+/*
+ * Walk level `level` from `before` (which is < key) to the pair
+ * before < key <= after.
+ */
+static void
+find_splice_at(const tides_skiplist *sl, const uint8_t *key, size_t klen, int level,
+			   uint32_t before, uint32_t *out_prev, uint32_t *out_next)
+{
+	for (;;)
+	{
+		uint32_t	next = load_next(sl, before, level);
+
+		if (next == 0 || node_cmp(sl, next, key, klen) >= 0)
+		{
+			*out_prev = before;
+			*out_next = next;
+			return;
+		}
+		before = next;
+	}
+}
+
+void
+tides_skip_insert(tides_skiplist *sl, uint32_t off)
+{
+	tides_skip_node *n = tides_skip_node_at(sl, off);
+	const uint8_t *key = tides_skip_node_key(n);
+	size_t		klen = n->key_len;
+	uint32_t	height = n->height;
+	uint32_t	prev[TIDES_SKIP_MAX_HEIGHT];
+	uint32_t	next[TIDES_SKIP_MAX_HEIGHT];
+	uint32_t	maxh = atomic_load_explicit(&sl->max_height, memory_order_relaxed);
+	uint32_t	before = 0;
+
+	while (height > maxh)
+	{
+		if (atomic_compare_exchange_weak(&sl->max_height, &maxh, height))
+		{
+			maxh = height;
+			break;
+		}
+	}
+
+	/* top-down search for the splice at every level */
+	for (int level = (int) maxh - 1; level >= 0; level--)
+	{
+		find_splice_at(sl, key, klen, level, before, &prev[level], &next[level]);
+		before = prev[level];
+	}
+
+	/* bottom-up linking */
+	for (uint32_t level = 0; level < height; level++)
+	{
+		for (;;)
+		{
+			uint32_t	expected = next[level];
+
+			atomic_store_explicit(&n->next[level], next[level], memory_order_relaxed);
+			if (atomic_compare_exchange_strong_explicit(&tides_skip_node_at(sl, prev[level])->next[level],
+														&expected, off,
+														memory_order_release,
+														memory_order_relaxed))
+				break;
+			/* someone linked between prev and next: search again from prev */
+			find_splice_at(sl, key, klen, (int) level, prev[level], &prev[level], &next[level]);
+		}
+	}
+}
+
+uint32_t
+tides_skip_seek(const tides_skiplist *sl, const uint8_t *key, size_t klen)
+{
+	uint32_t	x = 0;
+	int			level = (int) atomic_load_explicit(&sl->max_height, memory_order_relaxed) - 1;
+
+	for (;;)
+	{
+		uint32_t	next = load_next(sl, x, level);
+
+		if (next != 0 && node_cmp(sl, next, key, klen) < 0)
+			x = next;
+		else if (level == 0)
+			return next;
+		else
+			level--;
+	}
+}
+
+uint32_t
+tides_skip_seek_lt(const tides_skiplist *sl, const uint8_t *key, size_t klen)
+{
+	uint32_t	x = 0;
+	int			level = (int) atomic_load_explicit(&sl->max_height, memory_order_relaxed) - 1;
+
+	for (;;)
+	{
+		uint32_t	next = load_next(sl, x, level);
+
+		if (next != 0 && node_cmp(sl, next, key, klen) < 0)
+			x = next;
+		else if (level == 0)
+			return x;			/* 0 (the head) when nothing is < key */
+		else
+			level--;
+	}
+}
+
+uint32_t
+tides_skip_first(const tides_skiplist *sl)
+{
+	return load_next(sl, 0, 0);
+}
+
+uint32_t
+tides_skip_last(const tides_skiplist *sl)
+{
+	uint32_t	x = 0;
+	int			level = (int) atomic_load_explicit(&sl->max_height, memory_order_relaxed) - 1;
+
+	for (;;)
+	{
+		uint32_t	next = load_next(sl, x, level);
+
+		if (next != 0)
+			x = next;
+		else if (level == 0)
+			return x;
+		else
+			level--;
+	}
+}

@@ -1,0 +1,96 @@
+/*
+ * skiplist.h -- a lock-free skiplist living in one shared arena.
+ *
+ * The memtable's index.  Nodes are allocated by the caller from the arena
+ * (the write path reserves a batch's bytes in one step under the write lock,
+ * then fills them without locks) and linked with compare-and-swap, so any
+ * number of processes insert concurrently while others read.  Links are
+ * 32-bit offsets from the arena base, which keeps nodes small and makes the
+ * structure independent of where the arena is mapped.
+ *
+ * Rules:
+ *   - keys are internal keys, unique (the sequence number in the trailer
+ *     makes every entry distinct), compared with tides_ikey_cmp;
+ *   - nodes are never removed; the whole arena is discarded at once when its
+ *     memtable is freed (no reader can then hold a reference);
+ *   - a node becomes visible at level 0 by a release-CAS after its contents
+ *     are written, so a reader that reaches it sees a complete node.
+ */
+#ifndef TIDES_MEM_SKIPLIST_H
+#define TIDES_MEM_SKIPLIST_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TIDES_SKIP_MAX_HEIGHT 16
+
+typedef struct tides_skip_node
+{
+	uint32_t	key_len;		/* internal key length */
+	uint32_t	val_len;
+	uint32_t	height;
+	_Atomic uint32_t next[];	/* [height] offsets; 0 = end */
+	/* followed by key bytes, then value bytes */
+} tides_skip_node;
+
+typedef struct tides_skiplist
+{
+	uint8_t    *arena;			/* base for offsets; the head node is at offset 0 */
+	_Atomic uint32_t max_height;
+} tides_skiplist;
+
+/* bytes a node of this height and these sizes needs (8-byte aligned) */
+static inline size_t
+tides_skip_node_size(uint32_t height, size_t klen, size_t vlen)
+{
+	size_t		n = sizeof(tides_skip_node) + height * sizeof(uint32_t) + klen + vlen;
+
+	return (n + 7) & ~(size_t) 7;
+}
+
+/* bytes at the start of the arena taken by the head node */
+size_t		tides_skip_head_size(void);
+
+/* lay out an empty list at the start of arena (arena must hold the head) */
+void		tides_skip_init(tides_skiplist *sl, uint8_t *arena);
+
+/* random height with branching 4, from a caller-provided random word */
+uint32_t	tides_skip_random_height(uint64_t rnd);
+
+/* link a node the caller wrote at arena offset off */
+void		tides_skip_insert(tides_skiplist *sl, uint32_t off);
+
+static inline const uint8_t *
+tides_skip_node_key(const tides_skip_node *n)
+{
+	return (const uint8_t *) &n->next[n->height];
+}
+
+static inline const uint8_t *
+tides_skip_node_value(const tides_skip_node *n)
+{
+	return tides_skip_node_key(n) + n->key_len;
+}
+
+/* ---- reading (positions are node offsets; 0 means "not on a node") */
+
+uint32_t	tides_skip_seek(const tides_skiplist *sl, const uint8_t *key, size_t klen); /* first >= key */
+uint32_t	tides_skip_seek_lt(const tides_skiplist *sl, const uint8_t *key, size_t klen);	/* last < key */
+uint32_t	tides_skip_first(const tides_skiplist *sl);
+uint32_t	tides_skip_last(const tides_skiplist *sl);
+
+static inline tides_skip_node *
+tides_skip_node_at(const tides_skiplist *sl, uint32_t off)
+{
+	return (tides_skip_node *) (sl->arena + off);
+}
+
+static inline uint32_t
+tides_skip_next(const tides_skiplist *sl, uint32_t off)
+{
+	return atomic_load_explicit(&tides_skip_node_at(sl, off)->next[0], memory_order_acquire);
+}
+
+#endif

@@ -1,0 +1,170 @@
+/*
+ * compress.c -- lz4 and zstd block compression with a length prefix.
+ *
+ * The reader never trusts the stored uncompressed length beyond what the
+ * codec could have produced from the stored bytes: a flipped byte that got
+ * past the checksum (or a fuzzer calling us directly) must not make us
+ * allocate gigabytes or write past the buffer.
+ */
+#include "table/compress.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#include <lz4.h>
+#include <zstd.h>
+
+#define MAX_BLOCK_RAW ((size_t) 1 << 31)	/* restart offsets are 32-bit */
+
+void
+tides_compressor_init(tides_compressor *c, tides_compression type, int level)
+{
+	c->type = type;
+	c->level = level;
+	c->zctx = NULL;
+}
+
+void
+tides_compressor_free(tides_compressor *c)
+{
+	if (c->zctx != NULL)
+		ZSTD_freeCCtx(c->zctx);
+	c->zctx = NULL;
+}
+
+tides_compression
+tides_compress(tides_compressor *c, const uint8_t *src, size_t n, tides_buf *out)
+{
+	size_t		bound;
+	size_t		hdr;
+	size_t		clen;
+
+	if (c->type == TIDES_COMPRESS_NONE || n < 64 || n >= MAX_BLOCK_RAW)
+		return TIDES_COMPRESS_NONE;
+
+	if (c->type == TIDES_COMPRESS_LZ4)
+		bound = (size_t) LZ4_compressBound((int) n);
+	else if (c->type == TIDES_COMPRESS_ZSTD)
+		bound = ZSTD_compressBound(n);
+	else
+		return TIDES_COMPRESS_NONE;
+
+	tides_buf_reset(out);
+	tides_buf_put_varint(out, n);
+	hdr = out->len;
+	if (!tides_buf_reserve(out, bound))
+		return TIDES_COMPRESS_NONE;
+
+	if (c->type == TIDES_COMPRESS_LZ4)
+	{
+		int			r = LZ4_compress_default((const char *) src, (char *) out->data + hdr,
+											 (int) n, (int) bound);
+
+		if (r <= 0)
+			return TIDES_COMPRESS_NONE;
+		clen = (size_t) r;
+	}
+	else
+	{
+		if (c->zctx == NULL && (c->zctx = ZSTD_createCCtx()) == NULL)
+			return TIDES_COMPRESS_NONE;
+		clen = ZSTD_compressCCtx(c->zctx, out->data + hdr, bound, src, n, c->level);
+		if (ZSTD_isError(clen))
+			return TIDES_COMPRESS_NONE;
+	}
+	out->len = hdr + clen;
+
+	/* not worth a decompression on every cache miss */
+	if (out->len > n - n / 8)
+		return TIDES_COMPRESS_NONE;
+	return c->type;
+}
+
+/* one zstd decompression context per thread, freed when the thread exits */
+static pthread_key_t dctx_key;
+static pthread_once_t dctx_once = PTHREAD_ONCE_INIT;
+
+static void
+dctx_free(void *p)
+{
+	ZSTD_freeDCtx(p);
+}
+
+static void
+dctx_key_init(void)
+{
+	pthread_key_create(&dctx_key, dctx_free);
+}
+
+static ZSTD_DCtx *
+thread_dctx(void)
+{
+	ZSTD_DCtx  *d;
+
+	pthread_once(&dctx_once, dctx_key_init);
+	d = pthread_getspecific(dctx_key);
+	if (d == NULL)
+	{
+		d = ZSTD_createDCtx();
+		if (d != NULL)
+			pthread_setspecific(dctx_key, d);
+	}
+	return d;
+}
+
+tides_status
+tides_decompress(tides_compression type, const uint8_t *src, size_t n,
+				 tides_buf *out, const char *what, tides_error *err)
+{
+	const uint8_t *limit = src + n;
+	const uint8_t *p;
+	uint64_t	raw;
+	size_t		plen;
+
+	p = tides_decode_varint64(src, limit, &raw);
+	if (p == NULL)
+		return tides_fail(err, TIDES_CORRUPTION, "bad compressed length in %s", what);
+	plen = (size_t) (limit - p);
+	if (raw >= MAX_BLOCK_RAW)
+		return tides_fail(err, TIDES_CORRUPTION, "impossible block length %llu in %s",
+						  (unsigned long long) raw, what);
+
+	if (type == TIDES_COMPRESS_LZ4)
+	{
+		int			r;
+
+		/* lz4's maximum expansion is 255x plus a little */
+		if (raw > (uint64_t) plen * 255 + 16)
+			return tides_fail(err, TIDES_CORRUPTION, "impossible lz4 length %llu in %s",
+							  (unsigned long long) raw, what);
+		tides_buf_reset(out);
+		if (!tides_buf_reserve(out, raw + 1))
+			return tides_fail(err, TIDES_NO_MEMORY, "out of memory decompressing %s", what);
+		r = LZ4_decompress_safe((const char *) p, (char *) out->data, (int) plen, (int) raw);
+		if (r < 0 || (uint64_t) r != raw)
+			return tides_fail(err, TIDES_CORRUPTION, "lz4 data corrupt in %s", what);
+	}
+	else if (type == TIDES_COMPRESS_ZSTD)
+	{
+		unsigned long long fsz = ZSTD_getFrameContentSize(p, plen);
+		ZSTD_DCtx  *d;
+		size_t		r;
+
+		if (fsz != raw)
+			return tides_fail(err, TIDES_CORRUPTION, "zstd frame size mismatch in %s", what);
+		d = thread_dctx();
+		if (d == NULL)
+			return tides_fail(err, TIDES_NO_MEMORY, "out of memory decompressing %s", what);
+		tides_buf_reset(out);
+		if (!tides_buf_reserve(out, raw + 1))
+			return tides_fail(err, TIDES_NO_MEMORY, "out of memory decompressing %s", what);
+		r = ZSTD_decompressDCtx(d, out->data, raw, p, plen);
+		if (ZSTD_isError(r) || r != raw)
+			return tides_fail(err, TIDES_CORRUPTION, "zstd data corrupt in %s", what);
+	}
+	else
+		return tides_fail(err, TIDES_CORRUPTION, "unknown compression type %d in %s",
+						  (int) type, what);
+	out->len = raw;
+	return TIDES_OK;
+}

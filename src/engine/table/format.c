@@ -1,0 +1,239 @@
+/*
+ * format.c -- trailers, footer, properties and the block read path.
+ */
+#include "table/format.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache/block_cache.h"
+#include "table/compress.h"
+#include "util/crc32c.h"
+
+void
+tides_block_trailer(uint8_t out[TIDES_BLOCK_TRAILER], const uint8_t *data, size_t n,
+					uint8_t type)
+{
+	uint32_t	crc = tides_crc32c(data, n);
+
+	crc = tides_crc32c_extend(crc, &type, 1);
+	out[0] = type;
+	tides_put32(out + 1, tides_crc_mask(crc));
+}
+
+void
+tides_footer_encode(uint8_t out[TIDES_FOOTER_SIZE], const tides_footer *f)
+{
+	tides_put64(out + 0, f->top_index.offset);
+	tides_put64(out + 8, f->top_index.size);
+	tides_put64(out + 16, f->props.offset);
+	tides_put64(out + 24, f->props.size);
+	tides_put32(out + 32, f->version);
+	tides_put32(out + 36, tides_crc_mask(tides_crc32c(out, 36)));
+	tides_put64(out + 40, TIDES_SST_MAGIC);
+}
+
+tides_status
+tides_footer_decode(const uint8_t in[TIDES_FOOTER_SIZE], tides_footer *f,
+					const char *fname, tides_error *err)
+{
+	if (tides_get64(in + 40) != TIDES_SST_MAGIC)
+		return tides_fail(err, TIDES_CORRUPTION, "bad magic number in footer of %s", fname);
+	if (tides_crc_unmask(tides_get32(in + 36)) != tides_crc32c(in, 36))
+		return tides_fail(err, TIDES_CORRUPTION, "footer checksum mismatch in %s", fname);
+	f->top_index.offset = tides_get64(in + 0);
+	f->top_index.size = tides_get64(in + 8);
+	f->props.offset = tides_get64(in + 16);
+	f->props.size = tides_get64(in + 24);
+	f->version = tides_get32(in + 32);
+	if (f->version != TIDES_SST_FORMAT_VERSION)
+		return tides_fail(err, TIDES_CORRUPTION, "unsupported format version %u in %s",
+						  f->version, fname);
+	return TIDES_OK;
+}
+
+#define PROPS_VERSION 1
+#define PROPS_FIXED 13			/* uint64 fields */
+
+void
+tides_props_encode(tides_buf *b, const tides_sst_props *p, const tides_props_ext *x)
+{
+	uint8_t		v = PROPS_VERSION;
+
+	tides_buf_append(b, &v, 1);
+	tides_buf_put64(b, p->num_entries);
+	tides_buf_put64(b, p->num_deletions);
+	tides_buf_put64(b, p->num_data_blocks);
+	tides_buf_put64(b, p->raw_key_bytes);
+	tides_buf_put64(b, p->raw_value_bytes);
+	tides_buf_put64(b, p->data_bytes);
+	tides_buf_put64(b, p->file_size);
+	tides_buf_put64(b, p->min_seq);
+	tides_buf_put64(b, p->max_seq);
+	tides_buf_put64(b, x->num_partitions);
+	tides_buf_put64(b, x->prefix_len);
+	tides_buf_put64(b, x->bloom_bits_per_key);
+	tides_buf_put64(b, x->compression);
+	tides_buf_put_slice(b, p->smallest, p->smallest_len);
+	tides_buf_put_slice(b, p->largest, p->largest_len);
+}
+
+static const uint8_t *
+get_slice(const uint8_t *p, const uint8_t *limit, uint8_t **out, size_t *len)
+{
+	uint64_t	n;
+
+	if ((p = tides_decode_varint64(p, limit, &n)) == NULL || n > (uint64_t) (limit - p))
+		return NULL;
+	*out = malloc(n ? n : 1);
+	if (*out == NULL)
+		return NULL;
+	memcpy(*out, p, n);
+	*len = n;
+	return p + n;
+}
+
+tides_status
+tides_props_decode(const uint8_t *data, size_t len, tides_sst_props *p,
+				   tides_props_ext *x, const char *fname, tides_error *err)
+{
+	const uint8_t *q = data + 1;
+	const uint8_t *limit = data + len;
+	uint64_t	v[PROPS_FIXED];
+
+	memset(p, 0, sizeof(*p));
+	memset(x, 0, sizeof(*x));
+	if (len < 1 + PROPS_FIXED * 8 || data[0] != PROPS_VERSION)
+		return tides_fail(err, TIDES_CORRUPTION, "malformed properties block in %s", fname);
+	for (int i = 0; i < PROPS_FIXED; i++, q += 8)
+		v[i] = tides_get64(q);
+	p->num_entries = v[0];
+	p->num_deletions = v[1];
+	p->num_data_blocks = v[2];
+	p->raw_key_bytes = v[3];
+	p->raw_value_bytes = v[4];
+	p->data_bytes = v[5];
+	p->file_size = v[6];
+	p->min_seq = v[7];
+	p->max_seq = v[8];
+	if (v[9] > UINT32_MAX || v[10] > UINT32_MAX || v[11] > UINT32_MAX || v[12] > 2)
+		return tides_fail(err, TIDES_CORRUPTION, "malformed properties block in %s", fname);
+	x->num_partitions = (uint32_t) v[9];
+	x->prefix_len = (uint32_t) v[10];
+	x->bloom_bits_per_key = (uint32_t) v[11];
+	x->compression = (uint32_t) v[12];
+	p->prefix_len = x->prefix_len;
+	p->num_partitions = x->num_partitions;
+	if ((q = get_slice(q, limit, &p->smallest, &p->smallest_len)) == NULL ||
+		(q = get_slice(q, limit, &p->largest, &p->largest_len)) == NULL)
+	{
+		tides_sst_props_free(p);
+		return tides_fail(err, TIDES_CORRUPTION, "malformed key range in properties of %s",
+						  fname);
+	}
+	return TIDES_OK;
+}
+
+void
+tides_sst_props_free(tides_sst_props *p)
+{
+	free(p->smallest);
+	free(p->largest);
+	p->smallest = p->largest = NULL;
+	p->smallest_len = p->largest_len = 0;
+}
+
+/* swap two buffers: hands a decompressed block to out without a copy */
+static inline void
+buf_swap(tides_buf *a, tides_buf *b)
+{
+	tides_buf	t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+tides_status
+tides_read_block(const tides_block_source *src, tides_block_handle h,
+				 tides_read_mode mode, tides_buf *out, tides_buf *tmp,
+				 const uint8_t **data, size_t *len, tides_error *err)
+{
+	size_t		n;
+	int64_t		r;
+	uint8_t		type;
+	uint32_t	crc;
+	const uint8_t *trailer;
+
+	if (h.offset > src->limit || h.size > src->limit - h.offset ||
+		src->limit - h.offset - h.size < TIDES_BLOCK_TRAILER)
+		return tides_fail(err, TIDES_CORRUPTION,
+						  "block handle (offset %llu, size %llu) out of range in %s",
+						  (unsigned long long) h.offset, (unsigned long long) h.size,
+						  src->fname);
+
+	tides_buf_reset(out);
+	if (src->cache != NULL && mode != TIDES_READ_BYPASS)
+	{
+		size_t		got = 0;
+
+		/* a miss because our buffer is too small reports the size needed */
+		if (tides_block_cache_lookup(src->cache, src->file_number, h.offset,
+									 out->data, out->cap, &got) ||
+			(got > out->cap && tides_buf_reserve(out, got) &&
+			 tides_block_cache_lookup(src->cache, src->file_number, h.offset,
+									  out->data, out->cap, &got)))
+		{
+			if (src->counters)
+				tides_count(src->counters, cache_hits, 1);
+			out->len = got;
+			*data = out->data;
+			*len = got;
+			return TIDES_OK;
+		}
+		if (src->counters)
+			tides_count(src->counters, cache_misses, 1);
+	}
+
+	n = (size_t) h.size + TIDES_BLOCK_TRAILER;
+	if (!tides_buf_reserve(out, n))
+		return tides_fail(err, TIDES_NO_MEMORY, "out of memory reading block at offset %llu of %s",
+						  (unsigned long long) h.offset, src->fname);
+	r = src->vfs->pread(src->vfs, src->fd, out->data, n, h.offset);
+	if (r < 0)
+		return tides_fail_io(err, (int) r, "read", src->fname);
+	if ((size_t) r != n)
+		return tides_fail(err, TIDES_CORRUPTION, "short read of block at offset %llu of %s",
+						  (unsigned long long) h.offset, src->fname);
+	if (src->counters)
+		tides_count(src->counters, bytes_read, n);
+
+	trailer = out->data + h.size;
+	type = trailer[0];
+	crc = tides_crc32c(out->data, h.size);
+	crc = tides_crc32c_extend(crc, &type, 1);
+	if (tides_crc_unmask(tides_get32(trailer + 1)) != crc)
+		return tides_fail(err, TIDES_CORRUPTION, "checksum mismatch in block at offset %llu of %s",
+						  (unsigned long long) h.offset, src->fname);
+
+	if (type == TIDES_COMPRESS_NONE)
+		out->len = (size_t) h.size;
+	else
+	{
+		char		what[300];
+		tides_status s;
+
+		snprintf(what, sizeof(what), "block at offset %llu of %s",
+				 (unsigned long long) h.offset, src->fname);
+		s = tides_decompress((tides_compression) type, out->data, (size_t) h.size, tmp, what, err);
+		if (s != TIDES_OK)
+			return s;
+		buf_swap(out, tmp);
+	}
+
+	if (src->cache != NULL && mode == TIDES_READ_FILL_CACHE)
+		tides_block_cache_insert(src->cache, src->file_number, h.offset, out->data, out->len);
+	*data = out->data;
+	*len = out->len;
+	return TIDES_OK;
+}

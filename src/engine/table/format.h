@@ -1,0 +1,122 @@
+/*
+ * format.h -- the byte-level pieces of an SSTable shared by the builder and
+ * the reader: block handles, block trailers, the footer, the properties
+ * block, and reading a block (cache first, else file + checksum +
+ * decompression).  The full file layout is described in table/README.md.
+ *
+ *   block handle   varint64 offset | varint64 size  (size excludes the trailer)
+ *   block trailer  1 byte compression type | uint32 masked crc32c of the
+ *                  stored block bytes followed by the type byte
+ *   footer         48 bytes at the end of the file:
+ *                    0  uint64 top index offset     8  uint64 top index size
+ *                   16  uint64 properties offset   24  uint64 properties size
+ *                   32  uint32 format version      36  uint32 masked crc32c of [0, 36)
+ *                   40  uint64 magic
+ *
+ * The footer uses fixed-width fields so that it can be found from the file
+ * size alone, and carries its own checksum so that a flipped bit in a handle
+ * is caught before the handle is used.
+ */
+#ifndef TIDES_TABLE_FORMAT_H
+#define TIDES_TABLE_FORMAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "table/sst.h"
+#include "util/buf.h"
+#include "util/status.h"
+
+#define TIDES_SST_MAGIC			0x3174737365646974ull	/* "tidesst1" little-endian */
+#define TIDES_SST_FORMAT_VERSION 1
+#define TIDES_BLOCK_TRAILER		5
+#define TIDES_FOOTER_SIZE		48
+#define TIDES_HANDLE_MAX		(2 * TIDES_VARINT64_MAX)
+
+typedef struct tides_block_handle
+{
+	uint64_t	offset;
+	uint64_t	size;			/* stored bytes, without the trailer */
+} tides_block_handle;
+
+static inline void
+tides_handle_encode(tides_buf *b, tides_block_handle h)
+{
+	tides_buf_put_varint(b, h.offset);
+	tides_buf_put_varint(b, h.size);
+}
+
+/* NULL if malformed */
+static inline const uint8_t *
+tides_handle_decode(const uint8_t *p, const uint8_t *limit, tides_block_handle *h)
+{
+	if ((p = tides_decode_varint64(p, limit, &h->offset)) == NULL)
+		return NULL;
+	return tides_decode_varint64(p, limit, &h->size);
+}
+
+/* the 5 trailer bytes for stored bytes data[0..n) of the given type */
+void		tides_block_trailer(uint8_t out[TIDES_BLOCK_TRAILER], const uint8_t *data,
+								size_t n, uint8_t type);
+
+typedef struct tides_footer
+{
+	tides_block_handle top_index;
+	tides_block_handle props;
+	uint32_t	version;
+} tides_footer;
+
+void		tides_footer_encode(uint8_t out[TIDES_FOOTER_SIZE], const tides_footer *f);
+tides_status tides_footer_decode(const uint8_t in[TIDES_FOOTER_SIZE], tides_footer *f,
+								 const char *fname, tides_error *err);
+
+/*
+ * Properties block: a version byte, then fixed uint64 fields (fixed width so
+ * that its size, and hence the file size it records, is known before it is
+ * encoded), then two length-prefixed keys.  Decoders ignore trailing bytes,
+ * so later versions can append fields.
+ */
+typedef struct tides_props_ext
+{
+	uint32_t	num_partitions;
+	uint32_t	prefix_len;		/* prefix filter length at build time */
+	uint32_t	bloom_bits_per_key; /* 0: no filters */
+	uint32_t	compression;
+} tides_props_ext;
+
+void		tides_props_encode(tides_buf *b, const tides_sst_props *p, const tides_props_ext *x);
+tides_status tides_props_decode(const uint8_t *data, size_t len, tides_sst_props *p,
+								tides_props_ext *x, const char *fname, tides_error *err);
+
+/* where blocks of one open file come from */
+typedef struct tides_block_source
+{
+	tides_vfs  *vfs;
+	int			fd;
+	uint64_t	file_number;
+	const char *fname;
+	tides_block_cache *cache;	/* may be NULL */
+	tides_counters *counters;	/* may be NULL */
+	uint64_t	limit;			/* blocks end before this offset (the footer) */
+} tides_block_source;
+
+typedef enum tides_read_mode
+{
+	TIDES_READ_FILL_CACHE,		/* look in the cache, insert on a miss */
+	TIDES_READ_NO_FILL,			/* look in the cache, don't insert (scans) */
+	TIDES_READ_BYPASS			/* always the file (verification) */
+} tides_read_mode;
+
+/*
+ * Read a block's contents into out (its previous contents are lost);
+ * data and len receive the block, inside out.  tmp is scratch for compressed bytes; both
+ * buffers are kept by the caller and reused, so steady-state reads do not
+ * allocate.  Blocks from the file are checksummed before anything else looks
+ * at them.
+ */
+tides_status tides_read_block(const tides_block_source *src, tides_block_handle h,
+							  tides_read_mode mode, tides_buf *out, tides_buf *tmp,
+							  const uint8_t **data, size_t *len, tides_error *err);
+
+#endif

@@ -1,0 +1,529 @@
+/*
+ * sst_builder.c -- writing an SSTable in one pass.
+ *
+ * Data blocks are written as they fill.  Index and filter partitions are
+ * finished as they fill too, but kept in memory (already encoded, with
+ * trailers: about 1-2% of the file) and written after the last data block,
+ * so that all metadata sits together at the end of the file where the
+ * reader's open touches it, and data blocks are contiguous for scans.
+ *
+ * Block cut rule: before adding an entry to a non-empty data block, the
+ * block is cut if it already reached block_size, or if the entry would take
+ * it past block_size and the block is at least 7/8 full.  So blocks end
+ * within 1/8 of the target unless one entry alone is large; a big value then
+ * makes one big block rather than a run of tiny half-empty ones (the same
+ * trade RocksDB's block_size_deviation makes).  Cutting *before* an add
+ * means the next key is known, which the index separator needs.
+ *
+ * Index separators: for a block ending with key A followed by key B, the
+ * separator is the shortest user key S with A <= S < B (when one shorter
+ * than B's user key exists), tagged with the largest trailer so that S sorts
+ * before every real version of S; otherwise A itself.  Short separators keep
+ * index partitions small, hence more blocks per partition and fewer
+ * partitions per lookup.
+ *
+ * Output is gathered in a write buffer and written with large pwrites;
+ * nothing is fsynced here.
+ */
+#include "table/sst.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/dbformat.h"
+#include "table/block_builder.h"
+#include "table/compress.h"
+#include "table/filter.h"
+#include "table/format.h"
+
+#define WRITE_CHUNK (1u << 20)
+#define MAX_ENTRY_LEN ((size_t) 1 << 30)
+
+struct tides_sst_builder
+{
+	tides_table_env env;
+	int			fd;
+	char	   *fname;
+	uint32_t	meta_target;	/* index partition size target */
+
+	tides_buf	wbuf;			/* output not yet written */
+	uint64_t	wbuf_off;		/* file offset of wbuf.data[0] */
+
+	tides_block_builder data;
+	tides_block_builder part;	/* current index partition */
+	tides_filter_builder filter;
+	bool		use_filter;
+	tides_compressor comp;
+	tides_buf	cbuf;			/* compression output */
+
+	tides_buf	last_key;
+	tides_buf	first_key;
+	tides_buf	sep;
+	tides_buf	handle;
+	tides_buf	part_sep;		/* last separator of the current partition */
+
+	/* finished partitions: encoded blocks and their descriptions */
+	tides_buf	parts;
+	tides_buf	filters;
+	tides_buf	meta;			/* per partition: sep slice, 4 varints */
+	uint32_t	nparts;
+
+	tides_sst_props props;
+	bool		have_key;
+	bool		finished;
+	tides_status status;
+	tides_error err;
+};
+
+tides_sst_builder *
+tides_sst_builder_new(const tides_table_env *env, int fd, const char *fname)
+{
+	tides_sst_builder *b = calloc(1, sizeof(*b));
+
+	if (b == NULL)
+		return NULL;
+	b->env = *env;
+	if (b->env.block_size < 64)
+		b->env.block_size = 64;
+	b->fd = fd;
+	b->fname = strdup(fname ? fname : "");
+	b->meta_target = b->env.block_size;
+	tides_buf_init(&b->wbuf);
+	tides_block_builder_init(&b->data, env->restart_interval ? env->restart_interval : 16);
+	tides_block_builder_init(&b->part, 1);
+	b->use_filter = env->bloom_bits_per_key > 0;
+	tides_filter_builder_init(&b->filter, env->bloom_bits_per_key, env->prefix_len);
+	tides_compressor_init(&b->comp, env->compression, env->compression_level);
+	tides_buf_init(&b->cbuf);
+	tides_buf_init(&b->last_key);
+	tides_buf_init(&b->first_key);
+	tides_buf_init(&b->sep);
+	tides_buf_init(&b->handle);
+	tides_buf_init(&b->part_sep);
+	tides_buf_init(&b->parts);
+	tides_buf_init(&b->filters);
+	tides_buf_init(&b->meta);
+	b->props.min_seq = UINT64_MAX;
+	tides_error_clear(&b->err);
+	b->status = b->fname ? TIDES_OK : tides_fail(&b->err, TIDES_NO_MEMORY, "out of memory");
+	return b;
+}
+
+void
+tides_sst_builder_free(tides_sst_builder *b)
+{
+	if (b == NULL)
+		return;
+	tides_buf_free(&b->wbuf);
+	tides_block_builder_free(&b->data);
+	tides_block_builder_free(&b->part);
+	tides_filter_builder_free(&b->filter);
+	tides_compressor_free(&b->comp);
+	tides_buf_free(&b->cbuf);
+	tides_buf_free(&b->last_key);
+	tides_buf_free(&b->first_key);
+	tides_buf_free(&b->sep);
+	tides_buf_free(&b->handle);
+	tides_buf_free(&b->part_sep);
+	tides_buf_free(&b->parts);
+	tides_buf_free(&b->filters);
+	tides_buf_free(&b->meta);
+	free(b->fname);
+	free(b);
+}
+
+static tides_status
+fail_oom(tides_sst_builder *b)
+{
+	b->status = tides_fail(&b->err, TIDES_NO_MEMORY, "out of memory building %s", b->fname);
+	return b->status;
+}
+
+static tides_status
+flush_wbuf(tides_sst_builder *b)
+{
+	int64_t		r;
+
+	if (b->wbuf.len == 0)
+		return TIDES_OK;
+	r = b->env.vfs->pwrite(b->env.vfs, b->fd, b->wbuf.data, b->wbuf.len, b->wbuf_off);
+	if (r < 0)
+		return b->status = tides_fail_io(&b->err, (int) r, "write", b->fname);
+	b->wbuf_off += b->wbuf.len;
+	tides_buf_reset(&b->wbuf);
+	return TIDES_OK;
+}
+
+/*
+ * Append raw (compressed if asked and worthwhile) with its trailer to dest;
+ * *rel and *size receive the block's position in dest and stored size.
+ */
+static void
+encode_block(tides_sst_builder *b, const uint8_t *raw, size_t n, bool compress,
+			 tides_buf *dest, uint64_t *rel, uint64_t *size)
+{
+	tides_compression type = TIDES_COMPRESS_NONE;
+	const uint8_t *stored = raw;
+	uint8_t		trailer[TIDES_BLOCK_TRAILER];
+
+	if (compress)
+	{
+		type = tides_compress(&b->comp, raw, n, &b->cbuf);
+		if (type != TIDES_COMPRESS_NONE)
+		{
+			stored = b->cbuf.data;
+			n = b->cbuf.len;
+		}
+	}
+	tides_block_trailer(trailer, stored, n, (uint8_t) type);
+	*rel = dest->len;
+	*size = n;
+	tides_buf_append(dest, stored, n);
+	tides_buf_append(dest, trailer, sizeof(trailer));
+}
+
+/* separator between internal keys a < b (b NULL: a successor of a) */
+static void
+make_separator(tides_buf *out, const uint8_t *a, size_t alen, const uint8_t *bk, size_t blen)
+{
+	size_t		ua = alen - TIDES_TRAILER;
+	size_t		i = 0;
+	uint8_t		trailer[TIDES_TRAILER];
+
+	tides_buf_reset(out);
+	tides_put64(trailer, tides_pack_trailer(TIDES_MAX_SEQ, TIDES_KT_SEEK));
+	if (bk != NULL)
+	{
+		size_t		ub = blen - TIDES_TRAILER;
+		size_t		n = ua < ub ? ua : ub;
+
+		while (i < n && a[i] == bk[i])
+			i++;
+		if (i < n && a[i] < 0xff && a[i] + 1 < bk[i])
+		{
+			uint8_t		c = a[i] + 1;
+
+			tides_buf_append(out, a, i);
+			tides_buf_append(out, &c, 1);
+			tides_buf_append(out, trailer, TIDES_TRAILER);
+			return;
+		}
+	}
+	else
+	{
+		/* shortest user key above a's: bump the first byte that can be */
+		for (i = 0; i < ua; i++)
+		{
+			if (a[i] != 0xff)
+			{
+				uint8_t		c = a[i] + 1;
+
+				tides_buf_append(out, a, i);
+				tides_buf_append(out, &c, 1);
+				tides_buf_append(out, trailer, TIDES_TRAILER);
+				return;
+			}
+		}
+	}
+	tides_buf_append(out, a, alen);
+}
+
+/* write out the current index partition and its filter */
+static void
+finish_partition(tides_sst_builder *b)
+{
+	const uint8_t *raw;
+	size_t		n;
+	uint64_t	prel,
+				psize,
+				frel = 0,
+				fsize = 0;
+
+	raw = tides_block_builder_finish(&b->part, &n);
+	encode_block(b, raw, n, true, &b->parts, &prel, &psize);
+	tides_block_builder_reset(&b->part);
+	if (b->use_filter)
+	{
+		uint8_t		trailer[TIDES_BLOCK_TRAILER];
+
+		frel = b->filters.len;
+		tides_filter_builder_finish(&b->filter, &b->filters);
+		fsize = b->filters.len - frel;
+		tides_block_trailer(trailer, b->filters.data + frel, fsize, TIDES_COMPRESS_NONE);
+		tides_buf_append(&b->filters, trailer, sizeof(trailer));
+	}
+	tides_buf_put_slice(&b->meta, b->part_sep.data, b->part_sep.len);
+	tides_buf_put_varint(&b->meta, prel);
+	tides_buf_put_varint(&b->meta, psize);
+	tides_buf_put_varint(&b->meta, frel);
+	tides_buf_put_varint(&b->meta, fsize);
+	b->nparts++;
+}
+
+/* write the current data block and index it; next is the key that follows */
+static tides_status
+flush_data_block(tides_sst_builder *b, const uint8_t *next, size_t nlen)
+{
+	const uint8_t *raw;
+	size_t		n;
+	uint64_t	rel,
+				size;
+	tides_block_handle h;
+
+	if (tides_block_builder_oom(&b->data))
+		return fail_oom(b);
+	raw = tides_block_builder_finish(&b->data, &n);
+	encode_block(b, raw, n, true, &b->wbuf, &rel, &size);
+	h.offset = b->wbuf_off + rel;
+	h.size = size;
+	tides_block_builder_reset(&b->data);
+	b->props.num_data_blocks++;
+	b->props.data_bytes += size + TIDES_BLOCK_TRAILER;
+
+	make_separator(&b->sep, b->last_key.data, b->last_key.len, next, nlen);
+	tides_buf_reset(&b->handle);
+	tides_handle_encode(&b->handle, h);
+	tides_block_builder_add(&b->part, b->sep.data, b->sep.len, b->handle.data, b->handle.len);
+	tides_buf_reset(&b->part_sep);
+	tides_buf_append(&b->part_sep, b->sep.data, b->sep.len);
+	if (tides_block_builder_estimate(&b->part) >= b->meta_target)
+		finish_partition(b);
+
+	if (b->wbuf.oom || b->sep.oom || b->parts.oom || b->filters.oom || b->meta.oom ||
+		b->cbuf.oom || b->part_sep.oom || tides_block_builder_oom(&b->part))
+		return fail_oom(b);
+	if (b->wbuf.len >= WRITE_CHUNK)
+		return flush_wbuf(b);
+	return TIDES_OK;
+}
+
+tides_status
+tides_sst_builder_add(tides_sst_builder *b, const uint8_t *ikey, size_t iklen,
+					  const uint8_t *val, size_t vlen, tides_error *err)
+{
+	uint64_t	seq;
+
+	if (b->status != TIDES_OK)
+		goto fail;
+	if (b->finished || !tides_ikey_valid(ikey, iklen) || iklen > MAX_ENTRY_LEN ||
+		vlen > MAX_ENTRY_LEN)
+		return tides_fail(err, TIDES_INVALID, "invalid entry added to %s", b->fname);
+	if (b->have_key && tides_ikey_cmp(b->last_key.data, b->last_key.len, ikey, iklen) >= 0)
+		return tides_fail(err, TIDES_INVALID, "keys added out of order to %s", b->fname);
+
+	if (!tides_block_builder_empty(&b->data))
+	{
+		size_t		cur = tides_block_builder_estimate(&b->data);
+		size_t		bs = b->env.block_size;
+		size_t		entry = iklen + vlen + 3 * TIDES_VARINT32_MAX;
+
+		if (cur >= bs || (cur + entry > bs && cur >= bs - bs / 8))
+		{
+			if (flush_data_block(b, ikey, iklen) != TIDES_OK)
+				goto fail;
+		}
+	}
+
+	if (b->use_filter)
+		tides_filter_builder_add(&b->filter, ikey, iklen - TIDES_TRAILER);
+	tides_block_builder_add(&b->data, ikey, iklen, val, vlen);
+
+	if (!b->have_key)
+	{
+		tides_buf_append(&b->first_key, ikey, iklen);
+		b->have_key = true;
+	}
+	tides_buf_reset(&b->last_key);
+	tides_buf_append(&b->last_key, ikey, iklen);
+	if (b->last_key.oom || b->first_key.oom || b->filter.hashes.oom)
+	{
+		fail_oom(b);
+		goto fail;
+	}
+
+	seq = tides_ikey_seq(ikey, iklen);
+	b->props.num_entries++;
+	if (tides_ikey_type(ikey, iklen) == TIDES_KT_DELETE)
+		b->props.num_deletions++;
+	b->props.raw_key_bytes += iklen;
+	b->props.raw_value_bytes += vlen;
+	if (seq < b->props.min_seq)
+		b->props.min_seq = seq;
+	if (seq > b->props.max_seq)
+		b->props.max_seq = seq;
+	return TIDES_OK;
+
+fail:
+	if (err != NULL)
+		*err = b->err;
+	return b->status;
+}
+
+uint64_t
+tides_sst_builder_size(const tides_sst_builder *b)
+{
+	return b->wbuf_off + b->wbuf.len + tides_block_builder_estimate(&b->data) +
+		b->parts.len + b->filters.len + tides_block_builder_estimate(&b->part) +
+		tides_filter_builder_count(&b->filter) * b->env.bloom_bits_per_key / 8 +
+		TIDES_FOOTER_SIZE;
+}
+
+uint64_t
+tides_sst_builder_entries(const tides_sst_builder *b)
+{
+	return b->props.num_entries;
+}
+
+static uint8_t *
+dup_bytes(const uint8_t *p, size_t n)
+{
+	uint8_t    *d = malloc(n ? n : 1);
+
+	if (d != NULL && n)
+		memcpy(d, p, n);
+	return d;
+}
+
+tides_status
+tides_sst_builder_finish(tides_sst_builder *b, tides_sst_props *props, tides_error *err)
+{
+	tides_block_builder top;
+	tides_buf	pbuf;
+	tides_props_ext x;
+	tides_footer footer;
+	uint64_t	filters_off,
+				parts_off,
+				rel,
+				size;
+	const uint8_t *raw;
+	size_t		n;
+	const uint8_t *p,
+			   *limit;
+
+	if (b->status != TIDES_OK || b->finished)
+		goto fail;
+	b->finished = true;
+
+	if (!tides_block_builder_empty(&b->data) && flush_data_block(b, NULL, 0) != TIDES_OK)
+		goto fail;
+	if (!tides_block_builder_empty(&b->part))
+		finish_partition(b);
+
+	/* filters, then index partitions, after the last data block */
+	filters_off = b->wbuf_off + b->wbuf.len;
+	tides_buf_append(&b->wbuf, b->filters.data, b->filters.len);
+	parts_off = filters_off + b->filters.len;
+	tides_buf_append(&b->wbuf, b->parts.data, b->parts.len);
+
+	/* top index: partition separator -> (index partition, filter partition) */
+	tides_block_builder_init(&top, 1);
+	p = b->meta.data;
+	limit = b->meta.data + b->meta.len;
+	for (uint32_t i = 0; i < b->nparts; i++)
+	{
+		uint64_t	slen = 0,
+					v[4] = {0};
+		const uint8_t *sep;
+		tides_block_handle ph,
+					fh;
+
+		/* our own encoding: cannot fail unless memory ran out earlier */
+		p = tides_decode_varint64(p, limit, &slen);
+		if (p == NULL || slen > (uint64_t) (limit - p))
+			break;
+		sep = p;
+		p += slen;
+		for (int j = 0; j < 4 && p != NULL; j++)
+			p = tides_decode_varint64(p, limit, &v[j]);
+		if (p == NULL)
+			break;
+		ph.offset = parts_off + v[0];
+		ph.size = v[1];
+		fh.offset = b->use_filter ? filters_off + v[2] : 0;
+		fh.size = b->use_filter ? v[3] : 0;
+		tides_buf_reset(&b->handle);
+		tides_handle_encode(&b->handle, ph);
+		tides_handle_encode(&b->handle, fh);
+		tides_block_builder_add(&top, sep, slen, b->handle.data, b->handle.len);
+	}
+	if (b->meta.oom)
+		tides_block_builder_free(&top);
+	if (b->meta.oom)
+	{
+		fail_oom(b);
+		goto fail;
+	}
+	raw = tides_block_builder_finish(&top, &n);
+	encode_block(b, raw, n, false, &b->wbuf, &rel, &size);
+	footer.top_index.offset = b->wbuf_off + rel;
+	footer.top_index.size = size;
+	if (tides_block_builder_oom(&top))
+	{
+		tides_block_builder_free(&top);
+		fail_oom(b);
+		goto fail;
+	}
+	tides_block_builder_free(&top);
+
+	/* properties: fixed-width, so the file size is known before encoding */
+	if (b->props.num_entries == 0)
+		b->props.min_seq = 0;
+	b->props.smallest = b->first_key.data;
+	b->props.smallest_len = b->first_key.len;
+	b->props.largest = b->last_key.data;
+	b->props.largest_len = b->last_key.len;
+	b->props.prefix_len = b->use_filter ? b->env.prefix_len : 0;
+	b->props.num_partitions = b->nparts;
+	x.num_partitions = b->nparts;
+	x.prefix_len = b->props.prefix_len;
+	x.bloom_bits_per_key = b->use_filter ? b->env.bloom_bits_per_key : 0;
+	x.compression = (uint32_t) b->env.compression;
+	tides_buf_init(&pbuf);
+	tides_props_encode(&pbuf, &b->props, &x);
+	footer.props.offset = b->wbuf_off + b->wbuf.len;
+	footer.props.size = pbuf.len;
+	b->props.file_size = footer.props.offset + pbuf.len + TIDES_BLOCK_TRAILER + TIDES_FOOTER_SIZE;
+	tides_buf_reset(&pbuf);
+	tides_props_encode(&pbuf, &b->props, &x);
+	encode_block(b, pbuf.data, pbuf.len, false, &b->wbuf, &rel, &size);
+	tides_buf_free(&pbuf);
+
+	footer.version = TIDES_SST_FORMAT_VERSION;
+	if (tides_buf_reserve(&b->wbuf, TIDES_FOOTER_SIZE))
+	{
+		tides_footer_encode(b->wbuf.data + b->wbuf.len, &footer);
+		b->wbuf.len += TIDES_FOOTER_SIZE;
+	}
+	b->props.smallest = b->props.largest = NULL;
+	if (b->wbuf.oom || pbuf.oom)
+	{
+		fail_oom(b);
+		goto fail;
+	}
+	if (flush_wbuf(b) != TIDES_OK)
+		goto fail;
+
+	if (props != NULL)
+	{
+		*props = b->props;
+		props->smallest = dup_bytes(b->first_key.data, b->first_key.len);
+		props->largest = dup_bytes(b->last_key.data, b->last_key.len);
+		props->smallest_len = b->first_key.len;
+		props->largest_len = b->last_key.len;
+		if (props->smallest == NULL || props->largest == NULL)
+		{
+			tides_sst_props_free(props);
+			fail_oom(b);
+			goto fail;
+		}
+	}
+	return TIDES_OK;
+
+fail:
+	if (b->status == TIDES_OK)
+		b->status = tides_fail(&b->err, TIDES_INVALID, "builder of %s already finished",
+							   b->fname);
+	if (err != NULL)
+		*err = b->err;
+	return b->status;
+}

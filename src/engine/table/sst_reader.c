@@ -1,0 +1,783 @@
+/*
+ * sst_reader.c -- opening SSTables, iterating them, point lookups.
+ *
+ * A table is a three-level structure: the top index (decoded once at open
+ * and kept in process memory: one entry per partition), index partitions
+ * and data blocks (both fetched through the block cache).  One "cursor"
+ * walks all three levels for both iterators and point lookups; each level is
+ * a tides_block_iter, and each cursor owns the buffers its blocks live in,
+ * so moving within and between blocks allocates nothing once the buffers
+ * have grown to the largest block seen.  A block is reloaded only when the
+ * handle differs from the one already loaded.
+ *
+ * Point lookups use a cursor embedded in the table (guarded by an atomic
+ * flag, so a second thread using the same reader concurrently falls back to
+ * a temporary cursor instead of corrupting the first one's buffers).
+ *
+ * Filters: partition i's filter holds every user key of the data blocks
+ * under index partition i.  A user key U can span partitions only when a
+ * partition's separator has user key U (versions of U split across the
+ * boundary), so a lookup that a filter answers "absent" for moves on to the
+ * next partition in exactly that case and otherwise returns NOT_FOUND.
+ */
+#include "table/sst.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/dbformat.h"
+#include "table/block.h"
+#include "table/filter.h"
+#include "table/format.h"
+
+typedef struct sst_cursor
+{
+	tides_sst  *t;
+	tides_read_mode mode;
+	tides_error *err;
+	tides_block_iter top;
+	tides_block_iter part;
+	tides_block_iter data;
+	tides_buf	part_buf;
+	tides_buf	data_buf;
+	tides_buf	filter_buf;
+	tides_buf	tmp;
+	tides_buf	key;
+	uint64_t	part_off;		/* offset of the loaded partition, or UINT64_MAX */
+	uint64_t	data_off;
+} sst_cursor;
+
+struct tides_sst
+{
+	tides_block_source src;
+	char	   *fname;
+	tides_sst_props props;
+	tides_props_ext ext;
+	tides_buf	top;			/* top index block contents */
+	bool		has_filter;
+	atomic_flag busy;			/* guards scratch */
+	sst_cursor	scratch;
+	tides_error scratch_err;
+};
+
+typedef struct sst_iter
+{
+	tides_iiter base;
+	sst_cursor	c;
+	void		(*on_destroy) (void *arg, tides_sst *t);
+	void	   *arg;
+} sst_iter;
+
+/* ---------------------------------------------------------------- cursor */
+
+static void
+cursor_init(sst_cursor *c, tides_sst *t, tides_read_mode mode, tides_error *err)
+{
+	c->t = t;
+	c->mode = mode;
+	c->err = err;
+	tides_block_iter_init(&c->top, true, err);
+	tides_block_iter_init(&c->part, true, err);
+	tides_block_iter_init(&c->data, true, err);
+	tides_buf_init(&c->part_buf);
+	tides_buf_init(&c->data_buf);
+	tides_buf_init(&c->filter_buf);
+	tides_buf_init(&c->tmp);
+	tides_buf_init(&c->key);
+	c->part_off = c->data_off = UINT64_MAX;
+	tides_block_iter_reset(&c->top, t->top.data, t->top.len, t->fname, 0);
+	tides_block_iter_reset(&c->part, NULL, 0, t->fname, 0);
+	tides_block_iter_reset(&c->data, NULL, 0, t->fname, 0);
+	/* the resets of the empty levels report "too short": not an error */
+	tides_error_clear(err);
+}
+
+static void
+cursor_free(sst_cursor *c)
+{
+	tides_block_iter_free(&c->top);
+	tides_block_iter_free(&c->part);
+	tides_block_iter_free(&c->data);
+	tides_buf_free(&c->part_buf);
+	tides_buf_free(&c->data_buf);
+	tides_buf_free(&c->filter_buf);
+	tides_buf_free(&c->tmp);
+	tides_buf_free(&c->key);
+}
+
+static inline bool
+failed(const sst_cursor *c)
+{
+	return c->err->code != TIDES_OK;
+}
+
+static bool
+bad_handle(sst_cursor *c, const tides_block_iter *it)
+{
+	if (c->err->code == TIDES_OK)
+		tides_fail(c->err, TIDES_CORRUPTION, "bad block handle in index block at offset %llu of %s",
+				   (unsigned long long) it->block_off, c->t->fname);
+	return false;
+}
+
+/* load the index partition the top level points at */
+static bool
+load_part(sst_cursor *c)
+{
+	tides_block_handle h;
+	const uint8_t *d;
+	size_t		n;
+
+	c->part.valid = false;
+	c->data.valid = false;
+	if (tides_handle_decode(c->top.val, c->top.val + c->top.vlen, &h) == NULL)
+		return bad_handle(c, &c->top);
+	if (h.offset == c->part_off)
+		return true;
+	c->part_off = UINT64_MAX;
+	if (tides_read_block(&c->t->src, h, c->mode, &c->part_buf, &c->tmp, &d, &n, c->err) != TIDES_OK)
+		return false;
+	if (!tides_block_iter_reset(&c->part, d, n, c->t->fname, h.offset))
+		return false;
+	c->part_off = h.offset;
+	return true;
+}
+
+/* load the data block the partition level points at */
+static bool
+load_data(sst_cursor *c)
+{
+	tides_block_handle h;
+	const uint8_t *d;
+	size_t		n;
+
+	c->data.valid = false;
+	if (tides_handle_decode(c->part.val, c->part.val + c->part.vlen, &h) == NULL)
+		return bad_handle(c, &c->part);
+	if (h.offset == c->data_off)
+		return true;
+	c->data_off = UINT64_MAX;
+	if (tides_read_block(&c->t->src, h, c->mode, &c->data_buf, &c->tmp, &d, &n, c->err) != TIDES_OK)
+		return false;
+	if (!tides_block_iter_reset(&c->data, d, n, c->t->fname, h.offset))
+		return false;
+	c->data_off = h.offset;
+	return true;
+}
+
+/* -- index level: top index + partitions, as one sorted list of data handles */
+
+static void
+idx_skip_forward(sst_cursor *c)
+{
+	while (!c->part.valid)
+	{
+		if (failed(c) || !c->top.valid)
+			return;
+		tides_block_iter_next(&c->top);
+		if (!c->top.valid || !load_part(c))
+			return;
+		tides_block_iter_first(&c->part);
+	}
+}
+
+static void
+idx_skip_backward(sst_cursor *c)
+{
+	while (!c->part.valid)
+	{
+		if (failed(c) || !c->top.valid)
+			return;
+		tides_block_iter_prev(&c->top);
+		if (!c->top.valid || !load_part(c))
+			return;
+		tides_block_iter_last(&c->part);
+	}
+}
+
+/* position the partition level from the current top entry */
+static void
+idx_enter_seek(sst_cursor *c, const uint8_t *k, size_t n)
+{
+	if (!c->top.valid || !load_part(c))
+	{
+		c->part.valid = false;
+		return;
+	}
+	tides_block_iter_seek(&c->part, k, n);
+	idx_skip_forward(c);
+}
+
+/* -- data level */
+
+static void
+data_skip_forward(sst_cursor *c)
+{
+	while (!c->data.valid)
+	{
+		if (failed(c) || !c->part.valid)
+			return;
+		tides_block_iter_next(&c->part);
+		idx_skip_forward(c);
+		if (!c->part.valid || !load_data(c))
+			return;
+		tides_block_iter_first(&c->data);
+	}
+}
+
+static void
+data_skip_backward(sst_cursor *c)
+{
+	while (!c->data.valid)
+	{
+		if (failed(c) || !c->part.valid)
+			return;
+		tides_block_iter_prev(&c->part);
+		idx_skip_backward(c);
+		if (!c->part.valid || !load_data(c))
+			return;
+		tides_block_iter_last(&c->data);
+	}
+}
+
+static void
+data_enter_seek(sst_cursor *c, const uint8_t *k, size_t n)
+{
+	if (!c->part.valid || !load_data(c))
+	{
+		c->data.valid = false;
+		return;
+	}
+	tides_block_iter_seek(&c->data, k, n);
+	data_skip_forward(c);
+}
+
+static void
+cursor_seek(sst_cursor *c, const uint8_t *k, size_t n)
+{
+	c->data.valid = false;
+	tides_block_iter_seek(&c->top, k, n);
+	idx_enter_seek(c, k, n);
+	data_enter_seek(c, k, n);
+}
+
+static void
+cursor_first(sst_cursor *c)
+{
+	c->data.valid = c->part.valid = false;
+	tides_block_iter_first(&c->top);
+	if (!c->top.valid || !load_part(c))
+		return;
+	tides_block_iter_first(&c->part);
+	idx_skip_forward(c);
+	if (!c->part.valid || !load_data(c))
+		return;
+	tides_block_iter_first(&c->data);
+	data_skip_forward(c);
+}
+
+static void
+cursor_last(sst_cursor *c)
+{
+	c->data.valid = c->part.valid = false;
+	tides_block_iter_last(&c->top);
+	if (!c->top.valid || !load_part(c))
+		return;
+	tides_block_iter_last(&c->part);
+	idx_skip_backward(c);
+	if (!c->part.valid || !load_data(c))
+		return;
+	tides_block_iter_last(&c->data);
+	data_skip_backward(c);
+}
+
+static void
+cursor_next(sst_cursor *c)
+{
+	if (!c->data.valid)
+		return;
+	tides_block_iter_next(&c->data);
+	data_skip_forward(c);
+}
+
+static void
+cursor_prev(sst_cursor *c)
+{
+	if (!c->data.valid)
+		return;
+	tides_block_iter_prev(&c->data);
+	data_skip_backward(c);
+}
+
+/* read the filter partition named by the current top entry; NULL: none */
+static const uint8_t *
+load_filter(sst_cursor *c, size_t *len)
+{
+	tides_block_handle ph,
+				fh;
+	const uint8_t *p;
+	const uint8_t *d;
+
+	p = tides_handle_decode(c->top.val, c->top.val + c->top.vlen, &ph);
+	if (p == NULL || tides_handle_decode(p, c->top.val + c->top.vlen, &fh) == NULL)
+	{
+		bad_handle(c, &c->top);
+		return NULL;
+	}
+	if (fh.size == 0)
+		return NULL;
+	if (tides_read_block(&c->t->src, fh, c->mode, &c->filter_buf, &c->tmp, &d, len,
+						 c->err) != TIDES_OK)
+		return NULL;
+	return d;
+}
+
+/* -------------------------------------------------------------- open/close */
+
+/* check every top index entry once, so lookups can trust its shape */
+static tides_status
+validate_top(tides_sst *t, tides_error *err)
+{
+	tides_block_iter it;
+	tides_error e;
+	uint32_t	n = 0;
+	tides_buf	prev;
+
+	/* err is output only: the block iterator reports into a clean one */
+	tides_error_clear(&e);
+	tides_buf_init(&prev);
+	tides_block_iter_init(&it, true, &e);
+	if (tides_block_iter_reset(&it, t->top.data, t->top.len, t->fname, 0))
+	{
+		for (tides_block_iter_first(&it); it.valid; tides_block_iter_next(&it))
+		{
+			tides_block_handle ph,
+						fh;
+			const uint8_t *p = tides_handle_decode(it.val, it.val + it.vlen, &ph);
+
+			if (p == NULL || tides_handle_decode(p, it.val + it.vlen, &fh) == NULL ||
+				(n > 0 && tides_ikey_cmp(prev.data, prev.len, it.key, it.klen) >= 0))
+			{
+				tides_fail(&e, TIDES_CORRUPTION, "malformed top index of %s", t->fname);
+				break;
+			}
+			tides_buf_reset(&prev);
+			tides_buf_append(&prev, it.key, it.klen);
+			n++;
+		}
+	}
+	if (e.code == TIDES_OK && n != t->ext.num_partitions)
+		tides_fail(&e, TIDES_CORRUPTION, "top index of %s has %u partitions, expected %u",
+				   t->fname, n, t->ext.num_partitions);
+	tides_block_iter_free(&it);
+	tides_buf_free(&prev);
+	if (e.code != TIDES_OK && err != NULL)
+		*err = e;
+	return e.code;
+}
+
+tides_status
+tides_sst_open(const tides_table_env *env, int fd, uint64_t file_number,
+			   uint64_t file_size, const char *fname, tides_sst **out, tides_error *err)
+{
+	tides_sst  *t = calloc(1, sizeof(*t));
+	uint8_t		fbuf[TIDES_FOOTER_SIZE];
+	tides_footer footer;
+	tides_buf	pbuf,
+				tmp;
+	const uint8_t *d;
+	size_t		n;
+	int64_t		r;
+	tides_status s;
+
+	*out = NULL;
+	tides_buf_init(&pbuf);
+	tides_buf_init(&tmp);
+	if (t == NULL || (t->fname = strdup(fname ? fname : "")) == NULL)
+	{
+		free(t);
+		env->vfs->close(env->vfs, fd);
+		return tides_fail(err, TIDES_NO_MEMORY, "out of memory opening %s", fname);
+	}
+	tides_buf_init(&t->top);
+	atomic_flag_clear(&t->busy);
+	t->src.vfs = env->vfs;
+	t->src.fd = fd;
+	t->src.file_number = file_number;
+	t->src.fname = t->fname;
+	t->src.cache = env->cache;
+	t->src.counters = env->counters;
+	tides_error_clear(&t->scratch_err);
+
+	if (file_size == 0)
+	{
+		int64_t		sz = env->vfs->file_size(env->vfs, fd);
+
+		if (sz < 0)
+		{
+			s = tides_fail_io(err, (int) sz, "stat", t->fname);
+			goto fail;
+		}
+		file_size = (uint64_t) sz;
+	}
+	if (file_size < TIDES_FOOTER_SIZE + TIDES_BLOCK_TRAILER)
+	{
+		s = tides_fail(err, TIDES_CORRUPTION, "file %s too short to be a table (%llu bytes)",
+					   t->fname, (unsigned long long) file_size);
+		goto fail;
+	}
+	r = env->vfs->pread(env->vfs, fd, fbuf, sizeof(fbuf), file_size - TIDES_FOOTER_SIZE);
+	if (r < 0)
+	{
+		s = tides_fail_io(err, (int) r, "read", t->fname);
+		goto fail;
+	}
+	if (r != TIDES_FOOTER_SIZE)
+	{
+		s = tides_fail(err, TIDES_CORRUPTION, "short read of footer of %s", t->fname);
+		goto fail;
+	}
+	if ((s = tides_footer_decode(fbuf, &footer, t->fname, err)) != TIDES_OK)
+		goto fail;
+	t->src.limit = file_size - TIDES_FOOTER_SIZE;
+
+	if ((s = tides_read_block(&t->src, footer.props, TIDES_READ_BYPASS, &pbuf, &tmp, &d, &n,
+							  err)) != TIDES_OK ||
+		(s = tides_props_decode(d, n, &t->props, &t->ext, t->fname, err)) != TIDES_OK)
+		goto fail;
+	if (t->props.file_size != file_size)
+	{
+		s = tides_fail(err, TIDES_CORRUPTION, "%s is %llu bytes, its properties say %llu",
+					   t->fname, (unsigned long long) file_size,
+					   (unsigned long long) t->props.file_size);
+		goto fail;
+	}
+	if ((s = tides_read_block(&t->src, footer.top_index, TIDES_READ_BYPASS, &t->top, &tmp, &d,
+							  &n, err)) != TIDES_OK ||
+		(s = validate_top(t, err)) != TIDES_OK)
+		goto fail;
+	t->has_filter = t->ext.bloom_bits_per_key > 0;
+	cursor_init(&t->scratch, t, TIDES_READ_FILL_CACHE, &t->scratch_err);
+	tides_buf_free(&pbuf);
+	tides_buf_free(&tmp);
+	*out = t;
+	return TIDES_OK;
+
+fail:
+	tides_buf_free(&pbuf);
+	tides_buf_free(&tmp);
+	tides_buf_free(&t->top);
+	tides_sst_props_free(&t->props);
+	env->vfs->close(env->vfs, fd);
+	free(t->fname);
+	free(t);
+	return s;
+}
+
+void
+tides_sst_close(tides_sst *t)
+{
+	if (t == NULL)
+		return;
+	cursor_free(&t->scratch);
+	tides_buf_free(&t->top);
+	tides_sst_props_free(&t->props);
+	t->src.vfs->close(t->src.vfs, t->src.fd);
+	free(t->fname);
+	free(t);
+}
+
+const tides_sst_props *
+tides_sst_properties(const tides_sst *t)
+{
+	return &t->props;
+}
+
+uint64_t
+tides_sst_file_number(const tides_sst *t)
+{
+	return t->src.file_number;
+}
+
+/* the embedded cursor if free, else a temporary one (freed by put_cursor) */
+static sst_cursor *
+get_cursor(tides_sst *t, sst_cursor *tmp, tides_error *tmp_err)
+{
+	if (!atomic_flag_test_and_set_explicit(&t->busy, memory_order_acquire))
+	{
+		tides_error_clear(&t->scratch_err);
+		t->scratch.part.valid = t->scratch.data.valid = false;
+		return &t->scratch;
+	}
+	cursor_init(tmp, t, TIDES_READ_FILL_CACHE, tmp_err);
+	return tmp;
+}
+
+static void
+put_cursor(tides_sst *t, sst_cursor *c)
+{
+	if (c == &t->scratch)
+		atomic_flag_clear_explicit(&t->busy, memory_order_release);
+	else
+		cursor_free(c);
+}
+
+/* ------------------------------------------------------------------ reads */
+
+tides_status
+tides_sst_get(tides_sst *t, const uint8_t *ikey, size_t iklen,
+			  tides_sst_found_fn found, void *arg, tides_error *err)
+{
+	sst_cursor	tmpc;
+	tides_error tmp_err;
+	sst_cursor *c;
+	tides_status s = TIDES_NOT_FOUND;
+
+	if (!tides_ikey_valid(ikey, iklen))
+		return tides_fail(err, TIDES_INVALID, "invalid lookup key for %s", t->fname);
+	c = get_cursor(t, &tmpc, &tmp_err);
+
+	tides_block_iter_seek(&c->top, ikey, iklen);
+	if (t->has_filter)
+	{
+		uint64_t	h = tides_filter_hash(ikey, iklen - TIDES_TRAILER);
+
+		while (c->top.valid)
+		{
+			size_t		flen;
+			const uint8_t *f = load_filter(c, &flen);
+
+			if (f == NULL && failed(c))
+				goto done;
+			if (f == NULL || tides_filter_may_match_hash(f, flen, h))
+				break;
+			/* absent here; it may only continue past a separator with its user key */
+			if (tides_ukey_cmp(c->top.key, c->top.klen - TIDES_TRAILER,
+							   ikey, iklen - TIDES_TRAILER) != 0)
+			{
+				if (t->src.counters)
+					tides_count(t->src.counters, bloom_useful, 1);
+				goto done;
+			}
+			tides_block_iter_next(&c->top);
+		}
+	}
+	idx_enter_seek(c, ikey, iklen);
+	data_enter_seek(c, ikey, iklen);
+	if (c->data.valid)
+	{
+		found(arg, c->data.key, c->data.klen, c->data.val, c->data.vlen);
+		s = TIDES_OK;
+	}
+
+done:
+	if (failed(c))
+	{
+		s = c->err->code;
+		if (err != NULL)
+			*err = *c->err;
+	}
+	put_cursor(t, c);
+	return s;
+}
+
+bool
+tides_sst_may_contain_prefix(tides_sst *t, const uint8_t *prefix, size_t len)
+{
+	sst_cursor	tmpc;
+	tides_error tmp_err;
+	sst_cursor *c;
+	size_t		plen = t->props.prefix_len;
+	uint64_t	h;
+	bool		result = false;
+
+	if (!t->has_filter || plen == 0 || len < plen)
+		return true;
+	h = tides_filter_hash(prefix, plen);
+	c = get_cursor(t, &tmpc, &tmp_err);
+	tides_buf_reset(&c->key);
+	tides_buf_append(&c->key, prefix, plen);
+	tides_buf_put64(&c->key, tides_pack_trailer(TIDES_MAX_SEQ, TIDES_KT_SEEK));
+	if (c->key.oom)
+	{
+		put_cursor(t, c);
+		return true;
+	}
+	/* every partition that can hold a key starting with the prefix */
+	for (tides_block_iter_seek(&c->top, c->key.data, c->key.len); c->top.valid;
+		 tides_block_iter_next(&c->top))
+	{
+		size_t		flen;
+		const uint8_t *f = load_filter(c, &flen);
+
+		if (f == NULL || tides_filter_may_match_hash(f, flen, h))
+		{
+			result = true;
+			break;
+		}
+		if (c->top.klen - TIDES_TRAILER < plen || memcmp(c->top.key, prefix, plen) != 0)
+			break;				/* this separator is past every such key */
+	}
+	if (failed(c))
+		result = true;			/* unsure: let the read find the error */
+	if (!result && t->src.counters)
+		tides_count(t->src.counters, bloom_useful, 1);
+	put_cursor(t, c);
+	return result;
+}
+
+uint64_t
+tides_sst_approximate_offset(tides_sst *t, const uint8_t *ikey, size_t iklen)
+{
+	sst_cursor	tmpc;
+	tides_error tmp_err;
+	sst_cursor *c;
+	uint64_t	off = t->props.data_bytes;
+	tides_block_handle h;
+
+	if (!tides_ikey_valid(ikey, iklen))
+		return 0;
+	c = get_cursor(t, &tmpc, &tmp_err);
+	tides_block_iter_seek(&c->top, ikey, iklen);
+	idx_enter_seek(c, ikey, iklen);
+	if (c->part.valid && tides_handle_decode(c->part.val, c->part.val + c->part.vlen, &h) != NULL)
+		off = h.offset;
+	put_cursor(t, c);
+	return off;
+}
+
+/* --------------------------------------------------------------- iterator */
+
+static void it_seek(tides_iiter *it, const uint8_t *k, size_t n) { cursor_seek(&((sst_iter *) it)->c, k, n); }
+static void it_first(tides_iiter *it) { cursor_first(&((sst_iter *) it)->c); }
+static void it_last(tides_iiter *it) { cursor_last(&((sst_iter *) it)->c); }
+static void it_next(tides_iiter *it) { cursor_next(&((sst_iter *) it)->c); }
+static void it_prev(tides_iiter *it) { cursor_prev(&((sst_iter *) it)->c); }
+static bool it_valid(const tides_iiter *it) { return ((const sst_iter *) it)->c.data.valid; }
+
+static const uint8_t *
+it_key(const tides_iiter *it, size_t *n)
+{
+	const sst_iter *si = (const sst_iter *) it;
+
+	*n = si->c.data.klen;
+	return si->c.data.key;
+}
+
+static const uint8_t *
+it_value(const tides_iiter *it, size_t *n)
+{
+	const sst_iter *si = (const sst_iter *) it;
+
+	*n = si->c.data.vlen;
+	return si->c.data.val;
+}
+
+static void
+it_destroy(tides_iiter *it)
+{
+	sst_iter   *si = (sst_iter *) it;
+
+	cursor_free(&si->c);
+	if (si->on_destroy)
+		si->on_destroy(si->arg, si->c.t);
+	free(si);
+}
+
+static const tides_iiter_ops sst_iter_ops = {
+	it_seek, it_first, it_last, it_next, it_prev, it_valid, it_key, it_value, it_destroy
+};
+
+tides_iiter *
+tides_sst_iter_new(tides_sst *t, bool fill_cache)
+{
+	sst_iter   *si = malloc(sizeof(*si));
+
+	if (si == NULL)
+		return NULL;
+	tides_iiter_base_init(&si->base, &sst_iter_ops);
+	cursor_init(&si->c, t, fill_cache ? TIDES_READ_FILL_CACHE : TIDES_READ_NO_FILL,
+				&si->base.err);
+	si->on_destroy = NULL;
+	si->arg = NULL;
+	return &si->base;
+}
+
+void
+tides_sst_iter_on_destroy(tides_iiter *it, void (*fn) (void *arg, tides_sst *t), void *arg)
+{
+	sst_iter   *si = (sst_iter *) it;
+
+	si->on_destroy = fn;
+	si->arg = arg;
+}
+
+/* ------------------------------------------------------------- verification */
+
+tides_status
+tides_sst_verify(tides_sst *t, tides_error *err)
+{
+	tides_error e;
+	sst_cursor	c;
+	tides_buf	prev;
+	uint64_t	entries = 0,
+				blocks = 0;
+	tides_status s = TIDES_OK;
+
+	tides_error_clear(&e);
+	cursor_init(&c, t, TIDES_READ_BYPASS, &e);
+	tides_buf_init(&prev);
+
+	/* every partition, its filter, and every data block, from the file */
+	for (tides_block_iter_first(&c.top); c.top.valid && !failed(&c);
+		 tides_block_iter_next(&c.top))
+	{
+		size_t		flen;
+
+		c.part_off = UINT64_MAX;
+		if (!load_part(&c))
+			break;
+		load_filter(&c, &flen);
+		for (tides_block_iter_first(&c.part); c.part.valid && !failed(&c);
+			 tides_block_iter_next(&c.part))
+		{
+			c.data_off = UINT64_MAX;
+			if (!load_data(&c))
+				break;
+			blocks++;
+			for (tides_block_iter_first(&c.data); c.data.valid; tides_block_iter_next(&c.data))
+			{
+				if ((entries > 0 &&
+					 tides_ikey_cmp(prev.data, prev.len, c.data.key, c.data.klen) >= 0) ||
+					tides_ikey_cmp(c.data.key, c.data.klen, c.part.key, c.part.klen) > 0 ||
+					tides_ikey_cmp(c.part.key, c.part.klen, c.top.key, c.top.klen) > 0)
+				{
+					tides_fail(&e, TIDES_CORRUPTION, "keys out of order in block at offset %llu of %s",
+							   (unsigned long long) c.data_off, t->fname);
+					break;
+				}
+				tides_buf_reset(&prev);
+				tides_buf_append(&prev, c.data.key, c.data.klen);
+				entries++;
+			}
+		}
+	}
+	if (!failed(&c) && (entries != t->props.num_entries || blocks != t->props.num_data_blocks))
+		tides_fail(&e, TIDES_CORRUPTION,
+				   "%s holds %llu entries in %llu blocks, its properties say %llu in %llu",
+				   t->fname, (unsigned long long) entries, (unsigned long long) blocks,
+				   (unsigned long long) t->props.num_entries,
+				   (unsigned long long) t->props.num_data_blocks);
+	if (prev.oom && !failed(&c))
+		tides_fail(&e, TIDES_NO_MEMORY, "out of memory verifying %s", t->fname);
+	if (failed(&c))
+	{
+		s = e.code;
+		if (err != NULL)
+			*err = e;
+	}
+	cursor_free(&c);
+	tides_buf_free(&prev);
+	return s;
+}
