@@ -12,3 +12,31 @@ include src/engine/engine.mk
 include test/engine/tests.mk
 
 PG_CONFIG ?= pg_config
+
+# ---- the PostgreSQL extension (PGXS)
+
+MODULE_big = tidesam
+EXTENSION  = tidesam
+DATA       = tidesam--1.0.sql
+PGFILEDESC = "tidesam - LSM table access method"
+
+TIDES_PG_SRCS := $(sort $(wildcard src/pg/*.c src/am/*.c src/index/*.c))
+OBJS = $(TIDES_PG_SRCS:.c=.o) $(ENGINE_SRCS:.c=.o)
+
+PG_CPPFLAGS = -Isrc/engine -Isrc/pg -Isrc/am -Isrc/index
+PG_CFLAGS   = -std=gnu11 -Wno-declaration-after-statement
+SHLIB_LINK  = -llz4 -lzstd
+
+REGRESS      = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
+REGRESS_OPTS = --load-extension=tidesam --temp-config=test/regress.conf
+
+# no LLVM bitcode: the JIT never inlines access method code
+override with_llvm = no
+
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+# engine objects built for the extension use the engine's own warnings
+$(ENGINE_SRCS:.c=.o): CFLAGS += -Wno-missing-prototypes
+
+.DEFAULT_GOAL := all

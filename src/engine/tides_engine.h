@@ -243,6 +243,9 @@ tides_status tides_write(tides_db *db, tides_batch *b, uint64_t *lsn);
  */
 tides_status tides_sync(tides_db *db, uint64_t lsn, bool force);
 
+/* change this process's sync mode (e.g. after a configuration reload) */
+void		tides_set_sync_mode(tides_db *db, tides_sync_mode mode);
+
 /* highest lsn known durable */
 uint64_t	tides_durable_lsn(tides_db *db);
 

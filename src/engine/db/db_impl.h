@@ -75,7 +75,7 @@ typedef struct tides_tag_entry
 {
 	uint64_t	tag;			/* 0: empty slot; TAG_DELETED: removed */
 	uint64_t	first_lsn;
-	uint64_t	seal_lsn;		/* 0: not sealed */
+	uint64_t	seal_lsn;		/* sealing record's position + 1; 0: not sealed */
 } tides_tag_entry;
 
 typedef struct tides_shared

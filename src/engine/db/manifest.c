@@ -71,20 +71,37 @@ tides_version_apply_edit(tides_db *db, const tides_edit *e, tides_error *err)
 	for (uint32_t i = 0; i < e->nadded; i++)
 	{
 		const tides_edit_file *ef = &e->added[i];
-		tides_file_meta *f = tides_file_meta_new(&sh->heap, ef->number, ef->size,
-												 ef->smallest, ef->smallest_len,
-												 ef->largest, ef->largest_len);
+		tides_file_meta *f = NULL;
 
+		/*
+		 * A file that moves between levels (a trivial move deletes and adds
+		 * the same number) keeps its descriptor: with a new one, the old
+		 * descriptor's last unref would report the file obsolete and
+		 * maintenance would delete a live file.
+		 */
+		for (int l = 0; cur != NULL && f == NULL && l < TIDES_MAX_LEVELS; l++)
+			for (uint32_t j = 0; j < cur->nfiles[l]; j++)
+				if (cur->files[l][j]->number == ef->number)
+				{
+					f = cur->files[l][j];
+					break;
+				}
 		if (f == NULL)
 		{
-			s = tides_fail(err, TIDES_NO_MEMORY, "shared metadata heap exhausted (tides meta_size)");
-			goto done;
+			f = tides_file_meta_new(&sh->heap, ef->number, ef->size,
+									ef->smallest, ef->smallest_len,
+									ef->largest, ef->largest_len);
+			if (f == NULL)
+			{
+				s = tides_fail(err, TIDES_NO_MEMORY, "shared metadata heap exhausted (tides meta_size)");
+				goto done;
+			}
+			f->min_seq = ef->min_seq;
+			f->max_seq = ef->max_seq;
+			f->entries = ef->entries;
+			f->deletions = ef->deletions;
+			created[ncreated++] = f;
 		}
-		f->min_seq = ef->min_seq;
-		f->max_seq = ef->max_seq;
-		f->entries = ef->entries;
-		f->deletions = ef->deletions;
-		created[ncreated++] = f;
 		levels[ef->level][n[ef->level]++] = f;
 	}
 	v = tides_version_new(&sh->heap, ++sh->version_number,
@@ -326,6 +343,18 @@ tides_manifest_apply(tides_db *db, tides_edit *e, tides_error *err)
 
 	e->has_next_file = true;
 	e->next_file = atomic_load(&sh->next_file_number);
+	if (e->nadded > 0)
+	{
+		/*
+		 * The new files were fsynced, but their directory entries are
+		 * durable only once the directory is: without this, an OS crash can
+		 * leave a manifest naming files that no longer exist.
+		 */
+		int			r = db->vfs->sync_dir(db->vfs, db->dir);
+
+		if (r != 0)
+			return tides_fail_io(err, r, "sync directory", db->dir);
+	}
 	if (sh->manifest_size > MANIFEST_ROLL_SIZE)
 	{
 		/* apply in memory first, then write the whole state as a new manifest */

@@ -13,7 +13,9 @@
  *   5. write a fresh manifest with the whole state.
  * Unsealed tags found are reported and stay pending until settled.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +84,12 @@ const char *
 tides_errmsg(tides_db *db)
 {
 	return db->err.code == TIDES_OK ? "" : db->err.msg;
+}
+
+void
+tides_set_sync_mode(tides_db *db, tides_sync_mode mode)
+{
+	db->opts.sync_mode = mode;
 }
 
 void
@@ -307,6 +315,35 @@ replay_record(void *arg, uint64_t lsn, const uint8_t *payload, uint32_t len)
 	return TIDES_OK;
 }
 
+/* zero the log from position `from` to the end of its segment, durably */
+static tides_status
+zero_log_tail(tides_db *db, uint64_t from, tides_error *err)
+{
+	uint64_t	size = db->sh->log.segment_size;
+	char		path[1024];
+	uint8_t		zeros[8192];
+	int			fd,
+				r = 0;
+
+	memset(zeros, 0, sizeof(zeros));
+	tides_log_segment_name(path, sizeof(path), db->dir, from / size);
+	fd = db->vfs->open(db->vfs, path, O_RDWR, 0600);
+	if (fd < 0)
+		return tides_fail_io(err, fd, "open log segment", path);
+	for (uint64_t off = from % size; r == 0 && off < size; off += sizeof(zeros))
+	{
+		uint64_t	n = size - off < sizeof(zeros) ? size - off : sizeof(zeros);
+		int64_t		w = db->vfs->pwrite(db->vfs, fd, zeros, n, off);
+
+		if (w < 0)
+			r = (int) w;
+	}
+	if (r == 0)
+		r = db->vfs->fsync(db->vfs, fd);
+	db->vfs->close(db->vfs, fd);
+	return r == 0 ? TIDES_OK : tides_fail_io(err, r, "clear the tail of log segment", path);
+}
+
 static tides_status
 recover(tides_db *db, tides_recovery_info *info, tides_error *err)
 {
@@ -432,6 +469,50 @@ recover(tides_db *db, tides_recovery_info *info, tides_error *err)
 		atomic_store(&sh->log.oldest_segment, restart / size);
 	if (atomic_load(&sh->log.ready_segment) < restart / size)
 		atomic_store(&sh->log.ready_segment, restart / size);
+
+	/*
+	 * Log files beyond the end of the replay can only hold records written
+	 * before the crash that replay did not reach (an OS crash may keep a
+	 * later page of the log and lose an earlier one).  Their positions will
+	 * be written again, and a stale record that sits exactly where the new
+	 * stream puts a record boundary carries the right position and checksum:
+	 * a later recovery would replay it and resurrect lost writes.  So every
+	 * segment after the one holding `end` is deleted (prepared afresh when
+	 * needed), and if the stream goes on inside that segment (no room for
+	 * a skip), the rest of it is zeroed.
+	 */
+	if (scan.any_seg)
+	{
+		uint64_t	first = end / size + 1;
+
+		if (restart == end && end % size == 0)
+			first = end / size;
+		for (uint64_t seg = first; seg <= scan.max_seg; seg++)
+		{
+			char		path[1024];
+
+			tides_log_segment_name(path, sizeof(path), db->dir, seg);
+			db->vfs->unlink(db->vfs, path);
+		}
+		tides_log_detach(&db->log);	/* cached descriptors of deleted files */
+		if (scan.max_seg >= first)
+			atomic_store(&sh->log.ready_segment, first);
+		if (restart == end && end % size != 0)
+			s = zero_log_tail(db, end, err);
+		if (s == TIDES_OK && scan.max_seg >= first)
+		{
+			int			rr = db->vfs->sync_dir(db->vfs, db->dir);
+
+			if (rr != 0)
+				s = tides_fail_io(err, rr, "sync directory", db->dir);
+		}
+		if (s != TIDES_OK)
+		{
+			atomic_store(&sh->state, TIDES_STATE_INIT);
+			free(rc.unsealed);
+			return s;
+		}
+	}
 
 	/* unsealed tags stay pending until settled */
 	for (uint32_t i = 0; i < rc.nunsealed; i++)

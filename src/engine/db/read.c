@@ -136,7 +136,11 @@ get_internal(tides_db *db, const tides_snapshot *snap, const void *key, size_t k
 	if (g->found && tides_dropped_hides(sv->dropped, sv->ndropped, key, klen, g->seq))
 	{
 		if (g->type == TIDES_KT_VALUE && g->out != NULL && g->copy_status == TIDES_OK)
+		{
 			free(*g->out);
+			*g->out = NULL;		/* the caller may free() it on NOT_FOUND too */
+		}
+		*g->vlen = 0;
 		g->type = TIDES_KT_DELETE;
 	}
 	tides_sv_release(db, sv);

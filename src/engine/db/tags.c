@@ -8,6 +8,10 @@
  * a seal) are reported as unsealed, even when all their records had already
  * left the log.  The table is a linear-probing hash with backward-shift
  * deletion (no tombstones), protected by tag_lock.
+ *
+ * seal_lsn holds the sealing record's position plus one, so that a seal at
+ * position 0 (the first record of a new store) is not mistaken for "not
+ * sealed" (0).
  */
 #include <stdlib.h>
 
@@ -35,7 +39,7 @@ tides_tags_note(tides_db *db, uint64_t tag, uint64_t lsn, bool seal)
 		if (t->tag == tag)
 		{
 			if (seal && t->seal_lsn == 0)
-				t->seal_lsn = lsn;
+				t->seal_lsn = lsn + 1;
 			break;
 		}
 		if (t->tag == 0)
@@ -48,7 +52,7 @@ tides_tags_note(tides_db *db, uint64_t tag, uint64_t lsn, bool seal)
 			}
 			t->tag = tag;
 			t->first_lsn = lsn;
-			t->seal_lsn = seal ? lsn : 0;
+			t->seal_lsn = seal ? lsn + 1 : 0;
 			sh->ntags++;
 			break;
 		}
@@ -72,7 +76,7 @@ tides_tags_pending_at(tides_db *db, uint64_t end_lsn, uint32_t *n)
 			const tides_tag_entry *t = &sh->tags[i];
 
 			if (t->tag != 0 && t->first_lsn < end_lsn &&
-				(t->seal_lsn == 0 || t->seal_lsn >= end_lsn))
+				(t->seal_lsn == 0 || t->seal_lsn > end_lsn))
 				out[count++] = t->tag;
 		}
 	tides_spin_unlock(&sh->tag_lock);
@@ -116,7 +120,7 @@ tides_tags_forget_settled(tides_db *db, uint64_t end_lsn)
 	{
 		tides_tag_entry *t = &sh->tags[i];
 
-		if (t->tag != 0 && t->seal_lsn != 0 && t->seal_lsn < end_lsn)
+		if (t->tag != 0 && t->seal_lsn != 0 && t->seal_lsn <= end_lsn)
 			delete_slot(sh, i); /* slot i may now hold a shifted entry: recheck */
 		else
 			i++;

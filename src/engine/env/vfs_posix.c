@@ -2,7 +2,9 @@
  * vfs_posix.c -- the production vfs: thin wrappers over POSIX calls that
  * retry EINTR and short transfers, and report errors as negative errno.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

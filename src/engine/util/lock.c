@@ -1,7 +1,9 @@
 /*
  * lock.c -- initialisation of the process-shared pthread primitives.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "util/lock.h"
 
 void

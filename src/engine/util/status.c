@@ -73,6 +73,15 @@ tides_status_from_errno(int neg_errno)
 tides_status
 tides_fail_io(tides_error *err, int neg_errno, const char *what, const char *path)
 {
-	return tides_fail(err, tides_status_from_errno(neg_errno), "could not %s \"%s\": %s",
-					  what, path, strerror(-neg_errno));
+	tides_status s = tides_status_from_errno(neg_errno);
+
+	/*
+	 * A file the engine needs that is missing is an I/O error: returned as
+	 * TIDES_NOT_FOUND it would read as "key absent" (a wrong answer) to a
+	 * caller of tides_get().  Code that expects a missing file checks the
+	 * errno itself (tides_status_from_errno).
+	 */
+	if (s == TIDES_NOT_FOUND)
+		s = TIDES_IO_ERROR;
+	return tides_fail(err, s, "could not %s \"%s\": %s", what, path, strerror(-neg_errno));
 }

@@ -1,0 +1,134 @@
+/*
+ * cursor.c -- a raw cursor over the versions of one tree, in vid order.
+ *
+ * Every scan (sequential, TID range, parallel, bitmap lossy pages, analyze,
+ * vacuum, index builds) walks versions through this: an engine iterator
+ * bounded to [tree|lo_vid, tree|hi_vid), whose entries are turned into
+ * TidesTuples in a reused buffer.  The cursor reads the engine as of its
+ * creation (a consistent view); visibility is the caller's business.
+ */
+#include "postgres.h"
+
+#include "tides_am.h"
+
+struct TidesCursor
+{
+	tides_iter *it;
+	uint64		tree;
+	Oid			relid;
+	uint8		lower[TIDES_ROW_KEY_LEN];
+	uint8		upper[TIDES_ROW_KEY_LEN];
+	bool		started;
+	bool		pending;		/* the iterator is on the next entry to return */
+	TidesTuple *buf;
+	Size		bufsize;
+};
+
+TidesCursor *
+tides_cursor_open(uint64 tree, Oid relid, uint64 lo_vid, uint64 hi_vid)
+{
+	TidesCursor *c = palloc0(sizeof(TidesCursor));
+	tides_iter_options o;
+
+	c->tree = tree;
+	c->relid = relid;
+	tides_row_key(c->lower, tree, lo_vid);
+	if (hi_vid > TIDES_VID_MAX)
+		tides_row_key(c->upper, tree + 1, 0);	/* to the end of the tree */
+	else
+		tides_row_key(c->upper, tree, hi_vid);
+	memset(&o, 0, sizeof(o));
+	o.lower = c->lower;
+	o.lower_len = sizeof(c->lower);
+	o.upper = c->upper;
+	o.upper_len = sizeof(c->upper);
+	o.fill_cache = true;
+	c->it = tides_iter_new(tides_engine(), &o);
+	if (c->it == NULL)
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("could not open a tides scan")));
+	return c;
+}
+
+static TidesTuple *
+current(TidesCursor *c)
+{
+	size_t		klen,
+				vlen;
+	const uint8 *k;
+	const char *v;
+
+	if (!tides_iter_valid(c->it))
+	{
+		tides_status s = tides_iter_status(c->it);
+
+		if (s != TIDES_OK)
+			tides_engine_error(s, "scan a table");
+		return NULL;
+	}
+	k = tides_iter_key(c->it, &klen);
+	v = tides_iter_value(c->it, &vlen);
+	if (klen != TIDES_ROW_KEY_LEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("tides: unexpected key of %zu bytes in relation %u", klen, c->relid)));
+	return tides_tuple_from_value(v, vlen, tides_row_key_vid(k), c->relid, &c->buf, &c->bufsize);
+}
+
+TidesTuple *
+tides_cursor_next(TidesCursor *c, ScanDirection dir)
+{
+	if (c->pending)
+	{
+		c->pending = false;
+		return current(c);
+	}
+	if (!c->started)
+	{
+		c->started = true;
+		if (ScanDirectionIsBackward(dir))
+			tides_iter_last(c->it);
+		else
+			tides_iter_first(c->it);
+	}
+	else if (ScanDirectionIsBackward(dir))
+	{
+		if (tides_iter_valid(c->it))
+			tides_iter_prev(c->it);
+		else
+			tides_iter_last(c->it);	/* ran off the end going forward: come back */
+	}
+	else
+	{
+		if (tides_iter_valid(c->it))
+			tides_iter_next(c->it);
+		else
+			tides_iter_first(c->it);
+	}
+	return current(c);
+}
+
+/* position so that the next tides_cursor_next(dir) returns vid (or the next one in dir) */
+void
+tides_cursor_seek(TidesCursor *c, uint64 vid, ScanDirection dir)
+{
+	uint8		key[TIDES_ROW_KEY_LEN];
+
+	tides_row_key(key, c->tree, vid);
+	if (ScanDirectionIsBackward(dir))
+		tides_iter_seek_for_prev(c->it, key, sizeof(key));
+	else
+		tides_iter_seek(c->it, key, sizeof(key));
+	c->started = true;
+	c->pending = true;
+}
+
+void
+tides_cursor_close(TidesCursor *c)
+{
+	if (c == NULL)
+		return;
+	tides_iter_free(c->it);
+	if (c->buf)
+		pfree(c->buf);
+	pfree(c);
+}

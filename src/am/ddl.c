@@ -1,0 +1,490 @@
+/*
+ * ddl.c -- storage life cycle: new storage, truncation, copies for SET
+ * TABLESPACE, CLUSTER and VACUUM FULL; sizes and estimates; TOAST policy.
+ *
+ * Each relfilenode has its own tree (src/pg/trees.c).  PostgreSQL still gets
+ * an empty main fork file for every tides relation, so its own bookkeeping
+ * (pending deletes, tablespace directories, pg_relation_filepath) works as
+ * for heap; the rows never touch it.
+ *
+ * Wide rows are TOASTed into a heap TOAST table, exactly as for heap tables:
+ * heap_toast_insert_or_update() needs only the relation, and a value that
+ * arrives as a TOAST pointer into another table is fetched and stored anew.
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/heaptoast.h"
+#include "access/multixact.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/catalog.h"
+#include "catalog/heap.h"
+#include "catalog/index.h"
+#include "catalog/pg_am_d.h"
+#include "catalog/storage.h"
+#include "catalog/storage_xlog.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/procarray.h"
+#include "storage/smgr.h"
+#include "utils/lsyscache.h"
+#include "utils/builtins.h"
+#include "utils/typcache.h"
+#include "utils/tuplesort.h"
+
+#include "tides_am.h"
+
+/* an empty main fork (and init fork for unlogged tables), as heap creates */
+static void
+create_storage(const RelFileNode *rnode, char persistence)
+{
+	SMgrRelation srel = RelationCreateStorage(*rnode, persistence, true);
+
+	if (persistence == RELPERSISTENCE_UNLOGGED)
+	{
+		smgrcreate(srel, INIT_FORKNUM, false);
+		log_smgrcreate(rnode, INIT_FORKNUM);
+		smgrimmedsync(srel, INIT_FORKNUM);
+	}
+	smgrclose(srel);
+}
+
+void
+tides_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode, char persistence,
+								TransactionId *freezeXid, MultiXactId *minmulti)
+{
+	bool		replacing = !RelFileNodeEquals(*newrnode, rel->rd_node) &&
+		OidIsValid(rel->rd_rel->relfilenode);
+
+	*freezeXid = RecentXmin;
+	*minmulti = GetOldestMultiXactId();
+	create_storage(newrnode, persistence);
+	if (replacing)
+	{
+		/* TRUNCATE: the old tree goes when the truncation commits */
+		tides_drop_tree_at_end(tides_rel_tree(rel), true);
+	}
+	tides_create_tree(rel, newrnode, persistence);
+}
+
+void
+tides_relation_nontransactional_truncate(Relation rel)
+{
+	tides_replace_tree(rel);
+}
+
+/* write raw copies of every version of one tree into another */
+static void
+copy_tree(Relation rel, uint64 from, uint64 to)
+{
+	TidesCursor *c = tides_cursor_open(from, RelationGetRelid(rel), 0, TIDES_VID_MAX + 1);
+	TidesTuple *t;
+	tides_batch *b = tides_local_batch();
+
+	tides_batch_set_tag(b, tides_current_tag(), false);
+	while ((t = tides_cursor_next(c, ForwardScanDirection)) != NULL)
+	{
+		CHECK_FOR_INTERRUPTS();
+		tides_batch_add_version(b, to, t->vid, &t->meta, t->htup.t_data, t->htup.t_len);
+		if (tides_batch_bytes(b) >= (1 << 20))
+		{
+			tides_write_batch(b);
+			b = tides_local_batch();
+			tides_batch_set_tag(b, tides_current_tag(), false);
+		}
+	}
+	if (tides_batch_count(b) > 0)
+		tides_write_batch(b);
+	tides_cursor_close(c);
+}
+
+void
+tides_relation_copy_data(Relation rel, const RelFileNode *newrnode)
+{
+	uint64		old_tree = tides_rel_tree(rel);
+	uint64		new_tree;
+	char		persistence = rel->rd_rel->relpersistence;
+
+	tides_xact_note_write();
+	create_storage(newrnode, persistence);
+	new_tree = tides_create_tree(rel, newrnode, persistence);
+	tides_copy_vid_counter(old_tree, new_tree);
+	copy_tree(rel, old_tree, new_tree);
+	tides_drop_tree_at_end(old_tree, true);
+}
+
+/* ---- CLUSTER and VACUUM FULL */
+
+typedef struct ChainFix
+{
+	uint64		new_vid;
+	uint64		old_successor;
+} ChainFix;
+
+typedef struct VidMap
+{
+	uint64		old_vid;
+	uint64		new_vid;
+} VidMap;
+
+static int
+cmp_vidmap(const void *a, const void *b)
+{
+	uint64		x = ((const VidMap *) a)->old_vid,
+				y = ((const VidMap *) b)->old_vid;
+
+	return x < y ? -1 : (x > y);
+}
+
+typedef struct ClusterState
+{
+	Relation	old_rel;
+	Relation	new_rel;
+	uint64		new_tree;
+	TransactionId xid_cutoff;
+	MultiXactId multi_cutoff;
+	tides_batch *b;
+	VidMap	   *map;
+	int64		nmap;
+	int64		mapcap;
+	ChainFix   *fix;
+	int64		nfix;
+	int64		fixcap;
+} ClusterState;
+
+/* freeze what the new relfilenode's relfrozenxid/relminmxid will promise */
+static void
+freeze_for_rewrite(ClusterState *cs, HeapTupleHeader h, TidesVersionMeta *meta)
+{
+	TransactionId xmin = HeapTupleHeaderGetXmin(h);
+
+	if (TransactionIdIsNormal(xmin) && TransactionIdPrecedes(xmin, cs->xid_cutoff) &&
+		!HeapTupleHeaderXminFrozen(h))
+	{
+		h->t_infomask |= HEAP_XMIN_FROZEN;
+		meta->xmin_inc = 0;
+	}
+	if (!(h->t_infomask & HEAP_XMAX_INVALID))
+	{
+		TransactionId xmax = HeapTupleHeaderGetRawXmax(h);
+		bool		stale;
+
+		if (h->t_infomask & HEAP_XMAX_IS_MULTI)
+			stale = MultiXactIdPrecedes(xmax, cs->multi_cutoff) &&
+				HEAP_XMAX_IS_LOCKED_ONLY(h->t_infomask) && !MultiXactIdIsRunning(xmax, true);
+		else
+			stale = HEAP_XMAX_IS_LOCKED_ONLY(h->t_infomask) &&
+				TransactionIdIsNormal(xmax) && TransactionIdPrecedes(xmax, cs->xid_cutoff) &&
+				!TransactionIdIsInProgress(xmax);
+		if (stale)
+		{
+			h->t_infomask &= ~(HEAP_XMAX_BITS | HEAP_XMAX_COMMITTED);
+			h->t_infomask |= HEAP_XMAX_INVALID;
+			h->t_infomask2 &= ~HEAP_KEYS_UPDATED;
+			HeapTupleHeaderSetXmax(h, InvalidTransactionId);
+			meta->xmax_inc = 0;
+		}
+	}
+}
+
+/* copy one kept version into the new relation under the next vid */
+static void
+rewrite_one(ClusterState *cs, HeapTuple tup, const TidesVersionMeta *oldmeta, uint64 old_vid)
+{
+	TupleDesc	desc = RelationGetDescr(cs->old_rel);
+	Datum	   *values = palloc(desc->natts * sizeof(Datum));
+	bool	   *isnull = palloc(desc->natts * sizeof(bool));
+	HeapTuple	copy;
+	uint64		new_vid = tides_alloc_vids(cs->new_tree, 1);
+	TidesVersionMeta meta = *oldmeta;
+	ItemPointerData old_succ = tup->t_data->t_ctid;
+	uint64		succ_vid;
+
+	/* reform: dropped columns become nulls, as heap's rewrite does */
+	heap_deform_tuple(tup, desc, values, isnull);
+	for (int i = 0; i < desc->natts; i++)
+		if (TupleDescAttr(desc, i)->attisdropped)
+			isnull[i] = true;
+	copy = heap_form_tuple(RelationGetDescr(cs->new_rel), values, isnull);
+	memcpy(&copy->t_data->t_choice, &tup->t_data->t_choice, sizeof(copy->t_data->t_choice));
+	copy->t_data->t_infomask &= ~HEAP_XACT_MASK;
+	copy->t_data->t_infomask |= tup->t_data->t_infomask & HEAP_XACT_MASK;
+	copy->t_data->t_infomask2 &= ~HEAP2_XACT_MASK;
+	copy->t_data->t_infomask2 |= tup->t_data->t_infomask2 & HEAP2_XACT_MASK;
+	freeze_for_rewrite(cs, copy->t_data, &meta);
+	tides_vid_to_tid(new_vid, &copy->t_self);
+	copy->t_data->t_ctid = copy->t_self;
+
+	/* remember the successor to repoint once it has its new vid */
+	if (!ItemPointerEquals(&old_succ, &tup->t_self) && tides_tid_to_vid(&old_succ, &succ_vid) &&
+		!(copy->t_data->t_infomask & HEAP_XMAX_INVALID) &&
+		!HEAP_XMAX_IS_LOCKED_ONLY(copy->t_data->t_infomask))
+	{
+		if (cs->nfix == cs->fixcap)
+		{
+			cs->fixcap = cs->fixcap ? cs->fixcap * 2 : 64;
+			cs->fix = cs->fix ? repalloc_huge(cs->fix, cs->fixcap * sizeof(ChainFix))
+				: palloc(cs->fixcap * sizeof(ChainFix));
+		}
+		cs->fix[cs->nfix].new_vid = new_vid;
+		cs->fix[cs->nfix].old_successor = succ_vid;
+		cs->nfix++;
+	}
+	if (cs->nmap == cs->mapcap)
+	{
+		cs->mapcap = cs->mapcap ? cs->mapcap * 2 : 1024;
+		cs->map = cs->map ? repalloc_huge(cs->map, cs->mapcap * sizeof(VidMap))
+			: palloc_extended(cs->mapcap * sizeof(VidMap), MCXT_ALLOC_HUGE);
+	}
+	cs->map[cs->nmap].old_vid = old_vid;
+	cs->map[cs->nmap].new_vid = new_vid;
+	cs->nmap++;
+
+	tides_batch_add_version(cs->b, cs->new_tree, new_vid, &meta, copy->t_data, copy->t_len);
+	if (tides_batch_bytes(cs->b) >= (1 << 20))
+	{
+		tides_write_batch(cs->b);
+		cs->b = tides_local_batch();
+		tides_batch_set_tag(cs->b, tides_current_tag(), false);
+	}
+	heap_freetuple(copy);
+	pfree(values);
+	pfree(isnull);
+}
+
+/* is the version kept, and how is it counted (heap's rules)? */
+static bool
+keep_version(Relation rel, TidesTuple *t, TransactionId OldestXmin, double *num_tuples,
+			 double *tups_vacuumed, double *tups_recently_dead)
+{
+	TransactionId dead_after;
+
+	switch (tides_satisfies_vacuum(t, OldestXmin, &dead_after))
+	{
+		case HEAPTUPLE_DEAD:
+			*tups_vacuumed += 1;
+			return false;
+		case HEAPTUPLE_RECENTLY_DEAD:
+			*tups_recently_dead += 1;
+			break;
+		case HEAPTUPLE_LIVE:
+			break;
+		case HEAPTUPLE_INSERT_IN_PROGRESS:
+			if (!TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetXmin(t->htup.t_data)))
+				elog(WARNING, "concurrent insert in progress within table \"%s\"",
+					 RelationGetRelationName(rel));
+			break;
+		case HEAPTUPLE_DELETE_IN_PROGRESS:
+			if (!TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetUpdateXid(t->htup.t_data)))
+				elog(WARNING, "concurrent delete in progress within table \"%s\"",
+					 RelationGetRelationName(rel));
+			*tups_recently_dead += 1;
+			break;
+	}
+	*num_tuples += 1;
+	return true;
+}
+
+void
+tides_relation_copy_for_cluster(Relation OldTable, Relation NewTable, Relation OldIndex,
+								bool use_sort, TransactionId OldestXmin,
+								TransactionId *xid_cutoff, MultiXactId *multi_cutoff,
+								double *num_tuples, double *tups_vacuumed,
+								double *tups_recently_dead)
+{
+	ClusterState cs;
+	uint64		old_tree = tides_rel_tree(OldTable);
+	Tuplesortstate *sort = NULL;
+	TupleTableSlot *slot = NULL;
+	IndexScanDesc iscan = NULL;
+	TidesTuple *buf = NULL;
+	Size		bufsize = 0;
+
+	tides_xact_note_write();
+	memset(&cs, 0, sizeof(cs));
+	cs.old_rel = OldTable;
+	cs.new_rel = NewTable;
+	cs.new_tree = tides_rel_tree(NewTable);
+	cs.xid_cutoff = *xid_cutoff;
+	cs.multi_cutoff = *multi_cutoff;
+	cs.b = tides_local_batch();
+	tides_batch_set_tag(cs.b, tides_current_tag(), false);
+	*num_tuples = *tups_vacuumed = *tups_recently_dead = 0;
+
+	if (OldIndex != NULL && use_sort)
+		sort = tuplesort_begin_cluster(RelationGetDescr(OldTable), OldIndex, maintenance_work_mem,
+									   NULL, TUPLESORT_NONE);
+
+	if (OldIndex != NULL && !use_sort)
+	{
+		/* CLUSTER by index order: walk the index with SnapshotAny */
+		slot = table_slot_create(OldTable, NULL);
+		iscan = index_beginscan(OldTable, OldIndex, SnapshotAny, 0, 0);
+		index_rescan(iscan, NULL, 0, NULL, 0);
+		while (index_getnext_slot(iscan, ForwardScanDirection, slot))
+		{
+			uint64		vid;
+			TidesTuple *t;
+
+			CHECK_FOR_INTERRUPTS();
+			if (!tides_tid_to_vid(&slot->tts_tid, &vid))
+				continue;
+			t = tides_fetch_version(old_tree, vid, RelationGetRelid(OldTable), &buf, &bufsize);
+			if (t == NULL || !keep_version(OldTable, t, OldestXmin, num_tuples, tups_vacuumed,
+										   tups_recently_dead))
+				continue;
+			rewrite_one(&cs, &t->htup, &t->meta, vid);
+		}
+		index_endscan(iscan);
+		ExecDropSingleTupleTableSlot(slot);
+	}
+	else
+	{
+		TidesCursor *c = tides_cursor_open(old_tree, RelationGetRelid(OldTable), 0, TIDES_VID_MAX + 1);
+		TidesTuple *t;
+
+		while ((t = tides_cursor_next(c, ForwardScanDirection)) != NULL)
+		{
+			CHECK_FOR_INTERRUPTS();
+			if (!keep_version(OldTable, t, OldestXmin, num_tuples, tups_vacuumed, tups_recently_dead))
+				continue;
+			if (sort != NULL)
+			{
+				/* the meta part rides along in t_self's place: re-read it after sorting */
+				tuplesort_putheaptuple(sort, &t->htup);
+			}
+			else
+				rewrite_one(&cs, &t->htup, &t->meta, t->vid);
+		}
+		tides_cursor_close(c);
+	}
+
+	if (sort != NULL)
+	{
+		HeapTuple	tup;
+
+		tuplesort_performsort(sort);
+		while ((tup = tuplesort_getheaptuple(sort, true)) != NULL)
+		{
+			uint64		vid;
+			TidesTuple *t;
+
+			CHECK_FOR_INTERRUPTS();
+			if (!tides_tid_to_vid(&tup->t_self, &vid))
+				continue;
+			/* the sorted copy lacks the meta part; take it from the stored version */
+			t = tides_fetch_version(old_tree, vid, RelationGetRelid(OldTable), &buf, &bufsize);
+			if (t == NULL)
+				continue;
+			rewrite_one(&cs, &t->htup, &t->meta, vid);
+		}
+		tuplesort_end(sort);
+	}
+	if (tides_batch_count(cs.b) > 0)
+		tides_write_batch(cs.b);
+
+	/* repoint update chains at the successors' new vids */
+	if (cs.nfix > 0)
+	{
+		qsort(cs.map, cs.nmap, sizeof(VidMap), cmp_vidmap);
+		for (int64 i = 0; i < cs.nfix; i++)
+		{
+			VidMap		key = {cs.fix[i].old_successor, 0};
+			VidMap	   *m = bsearch(&key, cs.map, cs.nmap, sizeof(VidMap), cmp_vidmap);
+			TidesTuple *t = tides_fetch_version(cs.new_tree, cs.fix[i].new_vid,
+												RelationGetRelid(NewTable), &buf, &bufsize);
+			tides_batch *b;
+
+			if (t == NULL)
+				continue;
+			if (m != NULL)
+				tides_vid_to_tid(m->new_vid, &t->htup.t_data->t_ctid);
+			else
+				t->htup.t_data->t_ctid = t->htup.t_self;	/* successor was dead: chain ends */
+			b = tides_local_batch();
+			tides_batch_set_tag(b, tides_current_tag(), false);
+			tides_batch_add_version(b, cs.new_tree, t->vid, &t->meta, t->htup.t_data, t->htup.t_len);
+			tides_write_batch(b);
+		}
+	}
+	if (cs.map)
+		pfree(cs.map);
+	if (cs.fix)
+		pfree(cs.fix);
+	if (buf)
+		pfree(buf);
+}
+
+/* ---- sizes */
+
+uint64
+tides_relation_size(Relation rel, ForkNumber forkNumber)
+{
+	uint64		blocks;
+
+	if (forkNumber != MAIN_FORKNUM && forkNumber != InvalidForkNumber)
+		return 0;
+	blocks = (tides_vid_high_water(tides_rel_tree(rel)) + TIDES_ROWS_PER_BLOCK - 1) /
+		TIDES_ROWS_PER_BLOCK;
+	return blocks * BLCKSZ;
+}
+
+#define TIDES_OVERHEAD_BYTES_PER_TUPLE (MAXALIGN(SizeofHeapTupleHeader) + sizeof(ItemIdData))
+#define TIDES_USABLE_BYTES_PER_PAGE (BLCKSZ - SizeOfPageHeaderData)
+
+void
+tides_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNumber *pages,
+							 double *tuples, double *allvisfrac)
+{
+	table_block_relation_estimate_size(rel, attr_widths, pages, tuples, allvisfrac,
+									   TIDES_OVERHEAD_BYTES_PER_TUPLE,
+									   TIDES_USABLE_BYTES_PER_PAGE);
+	/* no visibility map: index-only scans always visit the table */
+	*allvisfrac = 0;
+}
+
+bool
+tides_relation_needs_toast_table(Relation rel)
+{
+	TupleDesc	desc = rel->rd_att;
+	int32		data_length = 0;
+	bool		maxlength_unknown = false;
+	bool		has_toastable_attrs = false;
+	int32		tuple_length;
+
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (att->attisdropped)
+			continue;
+		data_length = att_align_nominal(data_length, att->attalign);
+		if (att->attlen > 0)
+			data_length += att->attlen;
+		else
+		{
+			int32		maxlen = type_maximum_size(att->atttypid, att->atttypmod);
+
+			if (maxlen < 0)
+				maxlength_unknown = true;
+			else
+				data_length += maxlen;
+			if (att->attstorage != TYPSTORAGE_PLAIN)
+				has_toastable_attrs = true;
+		}
+	}
+	if (!has_toastable_attrs)
+		return false;
+	if (maxlength_unknown)
+		return true;
+	tuple_length = MAXALIGN(SizeofHeapTupleHeader + BITMAPLEN(desc->natts)) + MAXALIGN(data_length);
+	return tuple_length > TOAST_TUPLE_THRESHOLD;
+}
+
+Oid
+tides_relation_toast_am(Relation rel)
+{
+	return HEAP_TABLE_AM_OID;
+}

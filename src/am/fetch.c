@@ -1,0 +1,211 @@
+/*
+ * fetch.c -- reading single versions by TID: index scans, EvalPlanQual
+ * re-fetches, TID scans, and the index AM's questions about dead entries.
+ *
+ * There are no HOT chains: a TID names exactly one version, so an index
+ * fetch looks at one version, and "all dead" means that version is dead to
+ * everyone (or already removed by VACUUM).
+ */
+#include "postgres.h"
+
+#include "access/heapam_xlog.h"
+#include "access/relscan.h"
+#include "access/tableam.h"
+#include "executor/tuptable.h"
+#include "pgstat.h"
+#include "storage/predicate.h"
+#include "utils/snapmgr.h"
+
+#include "tides_am.h"
+
+typedef struct TidesIndexFetchData
+{
+	IndexFetchTableData base;
+	uint64		tree;
+	TidesTuple *buf;
+	Size		bufsize;
+} TidesIndexFetchData;
+
+IndexFetchTableData *
+tides_index_fetch_begin(Relation rel)
+{
+	TidesIndexFetchData *f = palloc0(sizeof(TidesIndexFetchData));
+
+	f->base.rel = rel;
+	f->tree = tides_rel_tree(rel);
+	return &f->base;
+}
+
+void
+tides_index_fetch_reset(IndexFetchTableData *scan)
+{
+}
+
+void
+tides_index_fetch_end(IndexFetchTableData *scan)
+{
+	TidesIndexFetchData *f = (TidesIndexFetchData *) scan;
+
+	if (f->buf)
+		pfree(f->buf);
+	pfree(f);
+}
+
+static TidesTuple *
+fetch(uint64 tree, Relation rel, ItemPointer tid, TidesTuple **buf, Size *bufsize)
+{
+	uint64		vid;
+
+	if (!tides_tid_to_vid(tid, &vid))
+		return NULL;
+	return tides_fetch_version(tree, vid, RelationGetRelid(rel), buf, bufsize);
+}
+
+bool
+tides_index_fetch_tuple(IndexFetchTableData *scan, ItemPointer tid, Snapshot snapshot,
+						TupleTableSlot *slot, bool *call_again, bool *all_dead)
+{
+	TidesIndexFetchData *f = (TidesIndexFetchData *) scan;
+	Relation	rel = f->base.rel;
+	TidesTuple *t;
+	bool		visible;
+
+	*call_again = false;
+	if (all_dead)
+		*all_dead = false;
+	t = fetch(f->tree, rel, tid, &f->buf, &f->bufsize);
+	if (t == NULL)
+	{
+		/* removed: dead to everyone, and its TID is never reused */
+		if (all_dead)
+			*all_dead = true;
+		return false;
+	}
+	visible = tides_visible(t, snapshot);
+	tides_ssi_conflict_out(visible, rel, t, snapshot);
+	if (visible)
+	{
+		PredicateLockTID(rel, &t->htup.t_self, snapshot, HeapTupleHeaderGetXmin(t->htup.t_data));
+		tides_store_in_slot(t, slot);
+		return true;
+	}
+	if (all_dead)
+		*all_dead = tides_surely_dead(t, GlobalVisTestFor(rel));
+	return false;
+}
+
+bool
+tides_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot, TupleTableSlot *slot)
+{
+	TidesTuple *buf = NULL;
+	Size		bufsize = 0;
+	TidesTuple *t = fetch(tides_rel_tree(rel), rel, tid, &buf, &bufsize);
+	bool		visible = false;
+
+	if (t != NULL)
+	{
+		visible = tides_visible(t, snapshot);
+		tides_ssi_conflict_out(visible, rel, t, snapshot);
+		if (visible)
+		{
+			PredicateLockTID(rel, &t->htup.t_self, snapshot, HeapTupleHeaderGetXmin(t->htup.t_data));
+			tides_store_in_slot(t, slot);
+		}
+	}
+	if (buf)
+		pfree(buf);
+	return visible;
+}
+
+bool
+tides_tuple_tid_valid(TableScanDesc scan, ItemPointer tid)
+{
+	uint64		vid;
+
+	return ItemPointerIsValid(tid) && tides_tid_to_vid(tid, &vid) &&
+		vid < tides_vid_high_water(tides_rel_tree(scan->rs_rd));
+}
+
+void
+tides_tuple_get_latest_tid(TableScanDesc scan, ItemPointer tid)
+{
+	Relation	rel = scan->rs_rd;
+	Snapshot	snapshot = scan->rs_snapshot;
+	uint64		tree = tides_rel_tree(rel);
+	ItemPointerData ctid = *tid;
+	TransactionId prior_xmax = InvalidTransactionId;
+	TidesTuple *buf = NULL;
+	Size		bufsize = 0;
+
+	for (;;)
+	{
+		TidesTuple *t = fetch(tree, rel, &ctid, &buf, &bufsize);
+		bool		visible;
+
+		if (t == NULL)
+			break;
+		if (TransactionIdIsValid(prior_xmax) &&
+			!TransactionIdEquals(prior_xmax, HeapTupleHeaderGetXmin(t->htup.t_data)))
+			break;
+		visible = tides_visible(t, snapshot);
+		tides_ssi_conflict_out(visible, rel, t, snapshot);
+		if (visible)
+			*tid = ctid;
+		if ((t->htup.t_data->t_infomask & HEAP_XMAX_INVALID) ||
+			HeapTupleHeaderIsOnlyLocked(t->htup.t_data) ||
+			HeapTupleHeaderIndicatesMovedPartitions(t->htup.t_data) ||
+			ItemPointerEquals(&t->htup.t_self, &t->htup.t_data->t_ctid))
+			break;
+		ctid = t->htup.t_data->t_ctid;
+		prior_xmax = HeapTupleHeaderGetUpdateXid(t->htup.t_data);
+	}
+	if (buf)
+		pfree(buf);
+}
+
+bool
+tides_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot, Snapshot snapshot)
+{
+	TidesTuple *buf = NULL;
+	Size		bufsize = 0;
+	TidesTuple *t;
+	bool		visible = false;
+
+	/* the slot holds a copy: judge the version as it is now */
+	t = fetch(tides_rel_tree(rel), rel, &slot->tts_tid, &buf, &bufsize);
+	if (t != NULL)
+		visible = tides_visible(t, snapshot);
+	if (buf)
+		pfree(buf);
+	return visible;
+}
+
+TransactionId
+tides_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate)
+{
+	uint64		tree = tides_rel_tree(rel);
+	GlobalVisState *vistest = GlobalVisTestFor(rel);
+	TransactionId latest_removed = InvalidTransactionId;
+	TidesTuple *buf = NULL;
+	Size		bufsize = 0;
+
+	for (int i = 0; i < delstate->ndeltids; i++)
+	{
+		TM_IndexDelete *d = &delstate->deltids[i];
+		TM_IndexStatus *st = &delstate->status[d->id];
+		TidesTuple *t = fetch(tree, rel, &d->tid, &buf, &bufsize);
+
+		if (t == NULL)
+			st->knowndeletable = true;
+		else if (tides_surely_dead(t, vistest))
+		{
+			st->knowndeletable = true;
+			HeapTupleHeaderAdvanceLatestRemovedXid(t->htup.t_data, &latest_removed);
+		}
+		else
+			st->knowndeletable = false;
+	}
+	if (buf)
+		pfree(buf);
+	return latest_removed;
+}

@@ -1,0 +1,570 @@
+/*
+ * modify.c -- insert, delete, update and row locking for tides tables.
+ *
+ * Inserts write a new version under a fresh vid.  Delete, update and lock
+ * rewrite the existing version with a new xmax; update also writes the new
+ * version (fresh vid, as heap's non-HOT update gets a new TID), in the same
+ * engine batch, so both appear atomically.  The newest state of a version is
+ * read and its next state written while holding the row's stripe lock (an
+ * LWLock chosen by hashing (tree, vid)), which plays the role of heap's
+ * buffer content lock: whoever holds it decides alone.  Waiting for other
+ * transactions always happens with the stripe lock released, then the
+ * decision starts over from a fresh read, as heap's "goto l1/l2/l3" do.
+ *
+ * The decisions themselves (which results, which waits, which xmax) follow
+ * heapam.c's heap_delete, heap_update and heap_lock_tuple.
+ */
+#include "postgres.h"
+
+#include "access/heaptoast.h"
+#include "access/multixact.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/catalog.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/lmgr.h"
+#include "storage/predicate.h"
+#include "utils/datum.h"
+#include "utils/relcache.h"
+
+#include "tides_am.h"
+
+#include "row.h"
+
+static void
+check_row_size(Relation rel, HeapTuple tup)
+{
+	if (tup->t_len > MaxHeapTupleSize)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("row is too big: size %zu, maximum size %zu",
+						(Size) tup->t_len, (Size) MaxHeapTupleSize)));
+}
+
+
+/* ------------------------------------------------------------- insert */
+
+/* stamp a tuple as inserted by this command, and toast it if needed */
+static HeapTuple
+prepare_insert(Relation rel, HeapTuple tup, TransactionId xid, CommandId cid, int options)
+{
+	tup->t_data->t_infomask &= ~(HEAP_XACT_MASK);
+	tup->t_data->t_infomask2 &= ~(HEAP2_XACT_MASK);
+	tup->t_data->t_infomask |= HEAP_XMAX_INVALID;
+	HeapTupleHeaderSetXmin(tup->t_data, xid);
+	if (options & HEAP_INSERT_FROZEN)
+		HeapTupleHeaderSetXminFrozen(tup->t_data);
+	HeapTupleHeaderSetCmin(tup->t_data, cid);
+	HeapTupleHeaderSetXmax(tup->t_data, 0);
+	tup->t_tableOid = RelationGetRelid(rel);
+	if ((rel->rd_rel->relkind == RELKIND_RELATION || rel->rd_rel->relkind == RELKIND_MATVIEW) &&
+		(HeapTupleHasExternal(tup) || tup->t_len > TOAST_TUPLE_THRESHOLD))
+		tup = heap_toast_insert_or_update(rel, tup, NULL, options);
+	check_row_size(rel, tup);
+	return tup;
+}
+
+static void
+insert_one(Relation rel, TupleTableSlot *slot, CommandId cid, int options, uint32 spec_token)
+{
+	bool		should_free;
+	HeapTuple	tup = ExecFetchSlotHeapTuple(slot, true, &should_free);
+	TransactionId xid = GetCurrentTransactionId();
+	HeapTuple	heaptup;
+	uint64		tree = tides_rel_tree(rel);
+	uint64		vid;
+	TidesVersionMeta meta;
+	tides_batch *b;
+
+	tides_xact_note_write();
+	heaptup = prepare_insert(rel, tup, xid, cid, options);
+	vid = tides_alloc_vids(tree, 1);
+	tides_vid_to_tid(vid, &heaptup->t_self);
+	if (spec_token != 0)
+		HeapTupleHeaderSetSpeculativeToken(heaptup->t_data, spec_token);
+	else
+		heaptup->t_data->t_ctid = heaptup->t_self;
+
+	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
+	tides_meta_init_insert(&meta);
+	b = tides_local_batch();
+	tides_batch_add_version(b, tree, vid, &meta, heaptup->t_data, heaptup->t_len);
+	tides_batch_set_tag(b, tides_current_tag(), false);
+	tides_write_batch(b);
+	pgstat_count_heap_insert(rel, 1);
+
+	if (heaptup != tup)
+	{
+		tup->t_self = heaptup->t_self;
+		heap_freetuple(heaptup);
+	}
+	slot->tts_tableOid = RelationGetRelid(rel);
+	ItemPointerCopy(&tup->t_self, &slot->tts_tid);
+	if (should_free)
+		pfree(tup);
+}
+
+void
+tides_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
+				   BulkInsertState bistate)
+{
+	insert_one(rel, slot, cid, options, 0);
+}
+
+void
+tides_tuple_insert_speculative(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
+							   BulkInsertState bistate, uint32 specToken)
+{
+	insert_one(rel, slot, cid, options, specToken);
+}
+
+void
+tides_tuple_complete_speculative(Relation rel, TupleTableSlot *slot, uint32 specToken,
+								 bool succeeded)
+{
+	RowRef		r;
+	TidesTuple *t;
+
+	tides_row_open(&r, rel, &slot->tts_tid);
+	t = tides_row_lock_and_load(&r);
+	if (t == NULL || !HeapTupleHeaderIsSpeculative(t->htup.t_data))
+	{
+		tides_row_close(&r);
+		elog(ERROR, "tides: speculatively inserted row (%u,%u) not found",
+			 ItemPointerGetBlockNumber(&slot->tts_tid), ItemPointerGetOffsetNumber(&slot->tts_tid));
+	}
+	if (succeeded)
+	{
+		t->htup.t_data->t_ctid = t->htup.t_self;
+		tides_row_write(&r, t, 0, NULL, NULL);
+		tides_row_close(&r);
+		return;
+	}
+
+	/* the insertion lost: the version vanishes for everybody */
+	{
+		uint8		key[TIDES_ROW_KEY_LEN];
+		tides_batch *b = tides_local_batch();
+		HeapTuple	copy = HeapTupleHasExternal(&t->htup) ? tides_tuple_copy_heap(t) : NULL;
+
+		tides_row_key(key, r.tree, r.vid);
+		if (tides_batch_delete(b, key, sizeof(key)) != TIDES_OK)
+			elog(ERROR, "out of memory");
+		tides_batch_set_tag(b, tides_current_tag(), false);
+		tides_write_batch(b);
+		tides_row_close(&r);
+		if (copy != NULL)
+		{
+			heap_toast_delete(rel, copy, true);
+			heap_freetuple(copy);
+		}
+	}
+}
+
+void
+tides_multi_insert(Relation rel, TupleTableSlot **slots, int nslots, CommandId cid, int options,
+				   BulkInsertState bistate)
+{
+	TransactionId xid = GetCurrentTransactionId();
+	uint64		tree = tides_rel_tree(rel);
+	uint64		vid;
+	TidesVersionMeta meta;
+	tides_batch *b;
+	size_t		batch_limit = (size_t) 1 << 20;
+
+	if (nslots <= 0)
+		return;
+	tides_xact_note_write();
+	vid = tides_alloc_vids(tree, nslots);
+	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
+	tides_meta_init_insert(&meta);
+	b = tides_local_batch();
+	tides_batch_set_tag(b, tides_current_tag(), false);
+	for (int i = 0; i < nslots; i++)
+	{
+		bool		should_free;
+		HeapTuple	tup = ExecFetchSlotHeapTuple(slots[i], true, &should_free);
+		HeapTuple	heaptup = prepare_insert(rel, tup, xid, cid, options);
+
+		tides_vid_to_tid(vid + i, &heaptup->t_self);
+		heaptup->t_data->t_ctid = heaptup->t_self;
+		tides_batch_add_version(b, tree, vid + i, &meta, heaptup->t_data, heaptup->t_len);
+		slots[i]->tts_tableOid = RelationGetRelid(rel);
+		slots[i]->tts_tid = heaptup->t_self;
+		if (heaptup != tup)
+			heap_freetuple(heaptup);
+		if (should_free)
+			pfree(tup);
+		if (tides_batch_bytes(b) >= batch_limit)
+		{
+			tides_write_batch(b);
+			b = tides_local_batch();
+			tides_batch_set_tag(b, tides_current_tag(), false);
+		}
+	}
+	if (tides_batch_count(b) > 0)
+		tides_write_batch(b);
+	pgstat_count_heap_insert(rel, nslots);
+}
+
+/* ------------------------------------------------- delete and update */
+
+/*
+ * Bring the row to a state where the current transaction may delete or
+ * update it with the given strength: wait for conflicting lockers and
+ * updaters (unless told not to), and report why not if it cannot.  On TM_Ok
+ * returns with the stripe lock held; *checked_lockers / *locker_remains say
+ * whether a surviving locker must be kept in xmax (update only).
+ */
+static TM_Result
+prepare_change(RowRef *r, CommandId cid, LockTupleMode mode, bool key_intact, Snapshot crosscheck,
+			   bool wait, TM_FailureData *tmfd, XLTW_Oper oper, bool *have_tuple_lock,
+			   bool *checked_lockers, bool *locker_remains)
+{
+	TM_Result	result;
+	TidesTuple *t;
+
+	*checked_lockers = false;
+	*locker_remains = false;
+	for (;;)
+	{
+		TransactionId xwait;
+		uint16		infomask;
+		bool		can_continue = false;
+
+		t = tides_row_lock_and_load(r);
+		if (t == NULL)
+		{
+			/* removed as dead to everybody (or a failed speculative insert) */
+			tides_row_unlock(r);
+			ItemPointerCopy(&r->tid, &tmfd->ctid);
+			tmfd->xmax = InvalidTransactionId;
+			tmfd->cmax = InvalidCommandId;
+			return TM_Deleted;
+		}
+		result = tides_satisfies_update(t, cid);
+		if (result == TM_Invisible)
+		{
+			tides_row_unlock(r);
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("attempted to %s invisible tuple", oper == XLTW_Delete ? "delete" : "update")));
+		}
+		if (result != TM_BeingModified || !wait)
+			break;
+
+		xwait = HeapTupleHeaderGetRawXmax(t->htup.t_data);
+		infomask = t->htup.t_data->t_infomask;
+		if (infomask & HEAP_XMAX_IS_MULTI)
+		{
+			bool		current_is_member = false;
+			TransactionId update_xact;
+
+			if (tides_xmax_conflicts(t, mode, &current_is_member))
+			{
+				int			remain = 0;
+
+				tides_row_unlock(r);
+				if (!current_is_member)
+					tides_acquire_tuplock(r->rel, &r->tid, mode, LockWaitBlock, have_tuple_lock);
+				tides_wait_for_xmax(r->rel, t, mode, LockWaitBlock, oper, &remain);
+				*checked_lockers = true;
+				*locker_remains = remain != 0;
+				t = tides_row_lock_and_load(r);
+				if (tides_xmax_changed(t, xwait, infomask))
+				{
+					tides_row_unlock(r);
+					continue;
+				}
+			}
+			update_xact = HEAP_XMAX_IS_LOCKED_ONLY(t->htup.t_data->t_infomask) ?
+				InvalidTransactionId : HeapTupleGetUpdateXid(t->htup.t_data);
+			if (!TransactionIdIsValid(update_xact) || TransactionIdDidAbort(update_xact))
+				can_continue = true;
+		}
+		else if (TransactionIdIsCurrentTransactionId(xwait))
+		{
+			/* our own lock */
+			*checked_lockers = true;
+			*locker_remains = true;
+			can_continue = true;
+		}
+		else if (HEAP_XMAX_IS_KEYSHR_LOCKED(infomask) && key_intact)
+		{
+			/* a key-share lock does not stop a non-key update */
+			*checked_lockers = true;
+			*locker_remains = true;
+			can_continue = true;
+		}
+		else
+		{
+			tides_row_unlock(r);
+			tides_acquire_tuplock(r->rel, &r->tid, mode, LockWaitBlock, have_tuple_lock);
+			XactLockTableWait(xwait, r->rel, &r->tid, oper);
+			*checked_lockers = true;
+			t = tides_row_lock_and_load(r);
+			if (tides_xmax_changed(t, xwait, infomask))
+			{
+				tides_row_unlock(r);
+				continue;
+			}
+			tides_update_xmax_hints(t, xwait);
+			if (t->htup.t_data->t_infomask & HEAP_XMAX_INVALID)
+				can_continue = true;
+		}
+		if (can_continue)
+			result = TM_Ok;
+		else if (!ItemPointerEquals(&t->htup.t_self, &t->htup.t_data->t_ctid))
+			result = TM_Updated;
+		else
+			result = TM_Deleted;
+		break;
+	}
+
+	if (result == TM_Ok && crosscheck != InvalidSnapshot && !tides_visible(t, crosscheck))
+		result = TM_Updated;
+	if (result != TM_Ok)
+	{
+		tides_fill_failure(tmfd, t, result);
+		tides_row_unlock(r);
+	}
+	return result;
+}
+
+TM_Result
+tides_tuple_delete(Relation rel, ItemPointer tid, CommandId cid, Snapshot snapshot,
+				   Snapshot crosscheck, bool wait, TM_FailureData *tmfd, bool changingPart)
+{
+	RowRef		r;
+	TM_Result	result;
+	bool		have_tuple_lock = false;
+	bool		checked,
+				remains;
+	TidesTuple *t;
+	TransactionId xid = GetCurrentTransactionId();
+	TransactionId new_xmax;
+	uint16		new_infomask,
+				new_infomask2;
+	HeapTuple	toast_copy = NULL;
+
+	if (IsInParallelMode())
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TRANSACTION_STATE),
+				 errmsg("cannot delete tuples during a parallel operation")));
+	tides_xact_note_write();
+	tides_row_open(&r, rel, tid);
+	result = prepare_change(&r, cid, LockTupleExclusive, false, crosscheck, wait, tmfd,
+							XLTW_Delete, &have_tuple_lock, &checked, &remains);
+	if (result != TM_Ok)
+	{
+		tides_release_tuplock(rel, tid, LockTupleExclusive, &have_tuple_lock);
+		tides_row_close(&r);
+		return result;
+	}
+	t = r.t;
+	CheckForSerializableConflictIn(rel, tid, ItemPointerGetBlockNumber(tid));
+	MultiXactIdSetOldestMember();
+	tides_compute_new_xmax(HeapTupleHeaderGetRawXmax(t->htup.t_data), t->htup.t_data->t_infomask,
+						   t->htup.t_data->t_infomask2, xid, LockTupleExclusive, true,
+						   &new_xmax, &new_infomask, &new_infomask2);
+	t->htup.t_data->t_infomask &= ~(HEAP_XMAX_BITS | HEAP_MOVED);
+	t->htup.t_data->t_infomask2 &= ~HEAP_KEYS_UPDATED;
+	t->htup.t_data->t_infomask |= new_infomask;
+	t->htup.t_data->t_infomask2 |= new_infomask2;
+	HeapTupleHeaderSetXmax(t->htup.t_data, new_xmax);
+	t->meta.cmax = cid;
+	tides_meta_set_xmax_writer(&t->meta);
+	t->htup.t_data->t_ctid = t->htup.t_self;
+	if (changingPart)
+		HeapTupleHeaderSetMovedPartitions(t->htup.t_data);
+	if (HeapTupleHasExternal(&t->htup) &&
+		(rel->rd_rel->relkind == RELKIND_RELATION || rel->rd_rel->relkind == RELKIND_MATVIEW))
+		toast_copy = tides_tuple_copy_heap(t);
+	tides_row_write(&r, t, 0, NULL, NULL);
+	tides_row_close(&r);
+	tides_release_tuplock(rel, tid, LockTupleExclusive, &have_tuple_lock);
+	if (toast_copy != NULL)
+	{
+		heap_toast_delete(rel, toast_copy, false);
+		heap_freetuple(toast_copy);
+	}
+	pgstat_count_heap_delete(rel);
+	return TM_Ok;
+}
+
+/* did the update change a column that a unique index usable by a foreign key covers? */
+static bool
+key_columns_changed(Relation rel, HeapTuple oldtup, HeapTuple newtup)
+{
+	Bitmapset  *keys = RelationGetIndexAttrBitmap(rel, INDEX_ATTR_BITMAP_KEY);
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			x = -1;
+	bool		changed = false;
+
+	while (!changed && (x = bms_next_member(keys, x)) >= 0)
+	{
+		AttrNumber attno = x + FirstLowInvalidHeapAttributeNumber;
+		bool		isnull1,
+					isnull2;
+		Datum		v1,
+					v2;
+		Form_pg_attribute att;
+
+		if (attno <= 0)
+		{
+			changed = attno == 0;	/* a whole-row reference */
+			continue;
+		}
+		att = TupleDescAttr(desc, attno - 1);
+		v1 = heap_getattr(oldtup, attno, desc, &isnull1);
+		v2 = heap_getattr(newtup, attno, desc, &isnull2);
+		if (isnull1 != isnull2)
+			changed = true;
+		else if (!isnull1 && !datumIsEqual(v1, v2, att->attbyval, att->attlen))
+			changed = true;
+	}
+	bms_free(keys);
+	return changed;
+}
+
+TM_Result
+tides_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot, CommandId cid,
+				   Snapshot snapshot, Snapshot crosscheck, bool wait, TM_FailureData *tmfd,
+				   LockTupleMode *lockmode, bool *update_indexes)
+{
+	RowRef		r;
+	TM_Result	result;
+	bool		have_tuple_lock = false;
+	bool		checked_lockers,
+				locker_remains;
+	TidesTuple *t;
+	TransactionId xid = GetCurrentTransactionId();
+	bool		should_free;
+	HeapTuple	newtup = ExecFetchSlotHeapTuple(slot, true, &should_free);
+	HeapTuple	heaptup;
+	HeapTuple	oldcopy;
+	bool		key_intact;
+	TransactionId xmax_old,
+				xmax_new;
+	uint16		im_old,
+				im2_old,
+				im_new,
+				im2_new;
+	uint64		new_vid;
+	TidesVersionMeta newmeta;
+
+	if (IsInParallelMode())
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TRANSACTION_STATE),
+				 errmsg("cannot update tuples during a parallel operation")));
+	tides_xact_note_write();
+	tides_row_open(&r, rel, otid);
+
+	/* the lock strength depends on whether key columns change */
+	t = tides_row_lock_and_load(&r);
+	if (t == NULL)
+	{
+		tides_row_close(&r);
+		ItemPointerCopy(otid, &tmfd->ctid);
+		tmfd->xmax = InvalidTransactionId;
+		tmfd->cmax = InvalidCommandId;
+		return TM_Deleted;
+	}
+	key_intact = !key_columns_changed(rel, &t->htup, newtup);
+	tides_row_unlock(&r);
+	*lockmode = key_intact ? LockTupleNoKeyExclusive : LockTupleExclusive;
+
+	result = prepare_change(&r, cid, *lockmode, key_intact, crosscheck, wait, tmfd, XLTW_Update,
+							&have_tuple_lock, &checked_lockers, &locker_remains);
+	if (result != TM_Ok)
+	{
+		tides_release_tuplock(rel, otid, *lockmode, &have_tuple_lock);
+		tides_row_close(&r);
+		if (should_free)
+			heap_freetuple(newtup);
+		*update_indexes = false;
+		return result;
+	}
+	t = r.t;
+	CheckForSerializableConflictIn(rel, otid, ItemPointerGetBlockNumber(otid));
+	MultiXactIdSetOldestMember();
+
+	/* the old version keeps its lockers next to us */
+	tides_compute_new_xmax(HeapTupleHeaderGetRawXmax(t->htup.t_data), t->htup.t_data->t_infomask,
+						   t->htup.t_data->t_infomask2, xid, *lockmode, true,
+						   &xmax_old, &im_old, &im2_old);
+	/* and the new version inherits key-share lockers that are still there */
+	if ((t->htup.t_data->t_infomask & HEAP_XMAX_INVALID) ||
+		HEAP_LOCKED_UPGRADED(t->htup.t_data->t_infomask) ||
+		(checked_lockers && !locker_remains))
+		xmax_new = InvalidTransactionId;
+	else
+		xmax_new = HeapTupleHeaderGetRawXmax(t->htup.t_data);
+	if (!TransactionIdIsValid(xmax_new))
+	{
+		im_new = HEAP_XMAX_INVALID;
+		im2_new = 0;
+	}
+	else
+		tides_inherited_xmax_bits(xmax_new, t->htup.t_data->t_infomask, &im_new, &im2_new);
+
+	/* build the new version */
+	newtup->t_data->t_infomask &= ~(HEAP_XACT_MASK);
+	newtup->t_data->t_infomask2 &= ~(HEAP2_XACT_MASK);
+	HeapTupleHeaderSetXmin(newtup->t_data, xid);
+	HeapTupleHeaderSetCmin(newtup->t_data, cid);
+	newtup->t_data->t_infomask |= HEAP_UPDATED | im_new;
+	newtup->t_data->t_infomask2 |= im2_new;
+	HeapTupleHeaderSetXmax(newtup->t_data, xmax_new);
+	newtup->t_tableOid = RelationGetRelid(rel);
+	oldcopy = tides_tuple_copy_heap(t);
+	if ((rel->rd_rel->relkind == RELKIND_RELATION || rel->rd_rel->relkind == RELKIND_MATVIEW) &&
+		(HeapTupleHasExternal(oldcopy) || HeapTupleHasExternal(newtup) ||
+		 newtup->t_len > TOAST_TUPLE_THRESHOLD))
+	{
+		/* toasting may wait on nothing of ours, but keep the stripe short anyway */
+		heaptup = heap_toast_insert_or_update(rel, newtup, oldcopy, 0);
+	}
+	else
+		heaptup = newtup;
+	check_row_size(rel, heaptup);
+	new_vid = tides_alloc_vids(r.tree, 1);
+	tides_vid_to_tid(new_vid, &heaptup->t_self);
+	heaptup->t_data->t_ctid = heaptup->t_self;
+	tides_meta_init_insert(&newmeta);
+	if (TransactionIdIsValid(xmax_new))
+	{
+		/* the inherited lockers were written by other transactions */
+		newmeta.xmax_inc = t->meta.xmax_inc;
+		newmeta.xmax_top = t->meta.xmax_top;
+	}
+
+	/* the old version: deleted by us, pointing at the new one */
+	t->htup.t_data->t_infomask &= ~(HEAP_XMAX_BITS | HEAP_MOVED);
+	t->htup.t_data->t_infomask2 &= ~HEAP_KEYS_UPDATED;
+	t->htup.t_data->t_infomask |= im_old;
+	t->htup.t_data->t_infomask2 |= im2_old;
+	HeapTupleHeaderSetXmax(t->htup.t_data, xmax_old);
+	t->meta.cmax = cid;
+	tides_meta_set_xmax_writer(&t->meta);
+	t->htup.t_data->t_ctid = heaptup->t_self;
+
+	tides_row_write(&r, t, new_vid, heaptup, &newmeta);
+	tides_row_close(&r);
+	tides_release_tuplock(rel, otid, *lockmode, &have_tuple_lock);
+	pgstat_count_heap_update(rel, false);
+
+	slot->tts_tableOid = RelationGetRelid(rel);
+	slot->tts_tid = heaptup->t_self;
+	newtup->t_self = heaptup->t_self;
+	if (heaptup != newtup)
+		heap_freetuple(heaptup);
+	heap_freetuple(oldcopy);
+	if (should_free)
+		heap_freetuple(newtup);
+	/* no HOT: every update gets new index entries */
+	*update_indexes = true;
+	return TM_Ok;
+}

@@ -1,0 +1,593 @@
+/*
+ * scan.c -- sequential, TID-range, parallel, bitmap, sample and analyze
+ * scans of tides tables.
+ *
+ * Rows are addressed by vid; TID (b, o) is vid b * 291 + o - 1, so a
+ * "virtual block" is a range of 291 vids.  That is what lets block-based
+ * machinery work unchanged: ANALYZE samples blocks, TABLESAMPLE SYSTEM picks
+ * blocks, parallel scans hand out blocks, and a lossy bitmap page is a vid
+ * range.  relation_size reports blocks up to the highest vid handed out.
+ *
+ * Predicate locks follow heap: a sequential or sample scan locks the whole
+ * relation; bitmap scans lock the TIDs they return.
+ */
+#include "postgres.h"
+
+#include "access/relscan.h"
+#include "access/tableam.h"
+#include "access/tsmapi.h"
+#include "access/valid.h"
+#include "access/xact.h"
+#include "catalog/index.h"
+#include "executor/tuptable.h"
+#include "nodes/execnodes.h"
+#include "nodes/tidbitmap.h"
+#include "pgstat.h"
+#include "storage/predicate.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "tides_am.h"
+
+typedef struct TidesScanDescData
+{
+	TableScanDescData base;
+	uint64		tree;
+	TidesCursor *cursor;
+	/* TID range */
+	uint64		lo_vid;
+	uint64		hi_vid;			/* exclusive */
+	/* parallel: the block being scanned */
+	BlockNumber cur_block;
+	bool		parallel_started;
+	ParallelBlockTableScanWorkerData pbw;
+	/* bitmap, sample, analyze: visible versions of the current block */
+	TidesTuple **page;
+	HeapTuple  *page_heap;
+	int			page_n;
+	int			page_pos;
+	int			page_cap;
+	BlockNumber page_block;
+	BlockNumber nblocks;		/* for sample scans */
+	MemoryContext page_cxt;
+	TidesTuple *fetchbuf;
+	Size		fetchbufsize;
+} TidesScanDescData;
+
+typedef TidesScanDescData *TidesScanDesc;
+
+static uint64
+block_first_vid(BlockNumber b)
+{
+	return (uint64) b * TIDES_ROWS_PER_BLOCK;
+}
+
+TableScanDesc
+tides_scan_begin(Relation rel, Snapshot snapshot, int nkeys, struct ScanKeyData *key,
+				 ParallelTableScanDesc pscan, uint32 flags)
+{
+	TidesScanDesc s = palloc0(sizeof(TidesScanDescData));
+
+	RelationIncrementReferenceCount(rel);
+	s->base.rs_rd = rel;
+	s->base.rs_snapshot = snapshot;
+	s->base.rs_nkeys = nkeys;
+	s->base.rs_flags = flags;
+	s->base.rs_parallel = pscan;
+	if (nkeys > 0)
+	{
+		s->base.rs_key = palloc(sizeof(ScanKeyData) * nkeys);
+		memcpy(s->base.rs_key, key, sizeof(ScanKeyData) * nkeys);
+	}
+	s->tree = tides_rel_tree(rel);
+	s->lo_vid = 0;
+	s->hi_vid = TIDES_VID_MAX + 1;
+	s->cur_block = InvalidBlockNumber;
+	s->page_block = InvalidBlockNumber;
+	s->page_cxt = AllocSetContextCreate(CurrentMemoryContext, "tides scan page", ALLOCSET_DEFAULT_SIZES);
+	if (flags & (SO_TYPE_SEQSCAN | SO_TYPE_SAMPLESCAN))
+		PredicateLockRelation(rel, snapshot);
+	if (flags & SO_TYPE_SEQSCAN)
+		pgstat_count_heap_scan(rel);
+	return &s->base;
+}
+
+void
+tides_scan_end(TableScanDesc sscan)
+{
+	TidesScanDesc s = (TidesScanDesc) sscan;
+
+	tides_cursor_close(s->cursor);
+	MemoryContextDelete(s->page_cxt);
+	if (s->fetchbuf)
+		pfree(s->fetchbuf);
+	if (s->base.rs_key)
+		pfree(s->base.rs_key);
+	if (s->base.rs_flags & SO_TEMP_SNAPSHOT)
+		UnregisterSnapshot(s->base.rs_snapshot);
+	RelationDecrementReferenceCount(s->base.rs_rd);
+	pfree(s);
+}
+
+void
+tides_scan_rescan(TableScanDesc sscan, struct ScanKeyData *key, bool set_params, bool allow_strat,
+				  bool allow_sync, bool allow_pagemode)
+{
+	TidesScanDesc s = (TidesScanDesc) sscan;
+
+	if (key != NULL && s->base.rs_nkeys > 0)
+		memcpy(s->base.rs_key, key, sizeof(ScanKeyData) * s->base.rs_nkeys);
+	if (set_params)
+	{
+		if (allow_strat)
+			s->base.rs_flags |= SO_ALLOW_STRAT;
+		else
+			s->base.rs_flags &= ~SO_ALLOW_STRAT;
+		if (allow_sync)
+			s->base.rs_flags |= SO_ALLOW_SYNC;
+		else
+			s->base.rs_flags &= ~SO_ALLOW_SYNC;
+		if (allow_pagemode)
+			s->base.rs_flags |= SO_ALLOW_PAGEMODE;
+		else
+			s->base.rs_flags &= ~SO_ALLOW_PAGEMODE;
+	}
+	tides_cursor_close(s->cursor);
+	s->cursor = NULL;
+	s->cur_block = InvalidBlockNumber;
+	s->parallel_started = false;
+	s->page_n = s->page_pos = 0;
+	s->page_block = InvalidBlockNumber;
+	MemoryContextReset(s->page_cxt);
+	s->page = NULL;
+	s->page_heap = NULL;
+	s->page_cap = 0;
+}
+
+/* does the version pass the scan keys (catalog-style scans only)? */
+static bool
+passes_keys(TidesScanDesc s, TidesTuple *t)
+{
+	bool		ok;
+
+	if (s->base.rs_nkeys == 0)
+		return true;
+	HeapKeyTest(&t->htup, RelationGetDescr(s->base.rs_rd), s->base.rs_nkeys, s->base.rs_key, ok);
+	return ok;
+}
+
+void
+tides_store_in_slot(TidesTuple *t, TupleTableSlot *slot)
+{
+	ExecStoreHeapTuple(tides_tuple_copy_heap(t), slot, true);
+	slot->tts_tableOid = t->htup.t_tableOid;
+}
+
+/* ---- parallel scans: blocks handed out by PostgreSQL's block allocator */
+
+Size
+tides_parallelscan_estimate(Relation rel)
+{
+	return table_block_parallelscan_estimate(rel);
+}
+
+Size
+tides_parallelscan_initialize(Relation rel, ParallelTableScanDesc pscan)
+{
+	return table_block_parallelscan_initialize(rel, pscan);
+}
+
+void
+tides_parallelscan_reinitialize(Relation rel, ParallelTableScanDesc pscan)
+{
+	table_block_parallelscan_reinitialize(rel, pscan);
+}
+
+/* next block of a parallel scan, or InvalidBlockNumber */
+static BlockNumber
+parallel_next_block(TidesScanDesc s)
+{
+	ParallelBlockTableScanDesc pbscan = (ParallelBlockTableScanDesc) s->base.rs_parallel;
+	ParallelBlockTableScanWorker pbw = &s->pbw;
+
+	if (!s->parallel_started)
+	{
+		s->parallel_started = true;
+		table_block_parallelscan_startblock_init(s->base.rs_rd, pbw, pbscan);
+	}
+	return table_block_parallelscan_nextpage(s->base.rs_rd, pbw, pbscan);
+}
+
+/* the cursor for the next unit of work; false when the scan is done */
+static bool
+open_next_range(TidesScanDesc s)
+{
+	tides_cursor_close(s->cursor);
+	s->cursor = NULL;
+	if (s->base.rs_parallel == NULL)
+	{
+		if (s->cur_block != InvalidBlockNumber)
+			return false;		/* the one range was done */
+		s->cur_block = 0;
+		s->cursor = tides_cursor_open(s->tree, RelationGetRelid(s->base.rs_rd), s->lo_vid, s->hi_vid);
+		return true;
+	}
+	s->cur_block = parallel_next_block(s);
+	if (s->cur_block == InvalidBlockNumber)
+		return false;
+	s->cursor = tides_cursor_open(s->tree, RelationGetRelid(s->base.rs_rd),
+								  block_first_vid(s->cur_block),
+								  block_first_vid(s->cur_block + 1));
+	return true;
+}
+
+static bool
+next_visible(TidesScanDesc s, ScanDirection dir, TupleTableSlot *slot)
+{
+	Snapshot	snap = s->base.rs_snapshot;
+	Relation	rel = s->base.rs_rd;
+
+	if (s->cursor == NULL && !open_next_range(s))
+	{
+		ExecClearTuple(slot);
+		return false;
+	}
+	for (;;)
+	{
+		TidesTuple *t;
+		bool		visible;
+
+		CHECK_FOR_INTERRUPTS();
+		t = tides_cursor_next(s->cursor, dir);
+		if (t == NULL)
+		{
+			if (s->base.rs_parallel == NULL || !open_next_range(s))
+			{
+				ExecClearTuple(slot);
+				return false;
+			}
+			continue;
+		}
+		visible = tides_visible(t, snap);
+		tides_ssi_conflict_out(visible, rel, t, snap);
+		if (visible && passes_keys(s, t))
+		{
+			tides_store_in_slot(t, slot);
+			pgstat_count_heap_getnext(rel);
+			return true;
+		}
+	}
+}
+
+/*
+ * The next version the scan reaches, with its visibility to the scan's
+ * snapshot; invisible versions are returned too (index builds judge them).
+ */
+TidesTuple *
+tides_scan_next_version(TableScanDesc sscan, bool *visible)
+{
+	TidesScanDesc s = (TidesScanDesc) sscan;
+
+	if (s->cursor == NULL && !open_next_range(s))
+		return NULL;
+	for (;;)
+	{
+		TidesTuple *t = tides_cursor_next(s->cursor, ForwardScanDirection);
+
+		if (t != NULL)
+		{
+			*visible = tides_visible(t, s->base.rs_snapshot);
+			return t;
+		}
+		if (s->base.rs_parallel == NULL || !open_next_range(s))
+			return NULL;
+	}
+}
+
+/* limit a (non-parallel) scan to a range of virtual blocks */
+void
+tides_scan_set_block_range(TableScanDesc sscan, BlockNumber start, BlockNumber nblocks)
+{
+	TidesScanDesc s = (TidesScanDesc) sscan;
+
+	s->lo_vid = block_first_vid(start);
+	s->hi_vid = nblocks == InvalidBlockNumber ? TIDES_VID_MAX + 1
+		: block_first_vid((uint64) start + nblocks);
+	tides_cursor_close(s->cursor);
+	s->cursor = NULL;
+	s->cur_block = InvalidBlockNumber;
+}
+
+bool
+tides_scan_getnextslot(TableScanDesc sscan, ScanDirection direction, TupleTableSlot *slot)
+{
+	return next_visible((TidesScanDesc) sscan, direction, slot);
+}
+
+void
+tides_scan_set_tidrange(TableScanDesc sscan, ItemPointer mintid, ItemPointer maxtid)
+{
+	TidesScanDesc s = (TidesScanDesc) sscan;
+	uint64		lo = 0,
+				hi;
+
+	/* offsets outside 1..291 are rounded inward, as heap would find no row there */
+	if (ItemPointerGetOffsetNumberNoCheck(mintid) == 0)
+		lo = block_first_vid(ItemPointerGetBlockNumberNoCheck(mintid));
+	else if (!tides_tid_to_vid(mintid, &lo))
+		lo = block_first_vid(ItemPointerGetBlockNumberNoCheck(mintid) + (uint64) 1);
+	if (ItemPointerGetOffsetNumberNoCheck(maxtid) == 0)
+		hi = block_first_vid(ItemPointerGetBlockNumberNoCheck(maxtid));
+	else if (!tides_tid_to_vid(maxtid, &hi))
+		hi = block_first_vid((uint64) ItemPointerGetBlockNumberNoCheck(maxtid) + 1);
+	else
+		hi = hi + 1;
+	s->lo_vid = lo;
+	s->hi_vid = Max(lo, hi);
+	tides_cursor_close(s->cursor);
+	s->cursor = NULL;
+	s->cur_block = InvalidBlockNumber;
+}
+
+bool
+tides_scan_getnextslot_tidrange(TableScanDesc sscan, ScanDirection direction, TupleTableSlot *slot)
+{
+	return next_visible((TidesScanDesc) sscan, direction, slot);
+}
+
+/* ---- per-block collections (bitmap, sample, analyze) */
+
+static void
+page_reset(TidesScanDesc s, BlockNumber block)
+{
+	MemoryContextReset(s->page_cxt);
+	s->page = NULL;
+	s->page_heap = NULL;
+	s->page_cap = 0;
+	s->page_n = s->page_pos = 0;
+	s->page_block = block;
+}
+
+static void
+page_add(TidesScanDesc s, TidesTuple *t)
+{
+	MemoryContext old = MemoryContextSwitchTo(s->page_cxt);
+	Size		sz = MAXALIGN(sizeof(TidesTuple)) + t->htup.t_len;
+	TidesTuple *copy = palloc(sz);
+
+	if (s->page_n == s->page_cap)
+	{
+		s->page_cap = s->page_cap ? s->page_cap * 2 : 32;
+		s->page = s->page ? repalloc(s->page, s->page_cap * sizeof(TidesTuple *))
+			: palloc(s->page_cap * sizeof(TidesTuple *));
+	}
+	memcpy(copy, t, sz);
+	copy->htup.t_data = TIDES_TUPLE_DATA(copy);
+	s->page[s->page_n++] = copy;
+	MemoryContextSwitchTo(old);
+}
+
+/* fetch one vid's newest version into the scan's buffer */
+static TidesTuple *
+fetch_vid(TidesScanDesc s, uint64 vid)
+{
+	return tides_fetch_version(s->tree, vid, RelationGetRelid(s->base.rs_rd), &s->fetchbuf, &s->fetchbufsize);
+}
+
+/* collect all versions of a block (no visibility filter) */
+static void
+load_block_versions(TidesScanDesc s, BlockNumber block)
+{
+	TidesCursor *c = tides_cursor_open(s->tree, RelationGetRelid(s->base.rs_rd),
+									   block_first_vid(block), block_first_vid(block + 1));
+	TidesTuple *t;
+
+	page_reset(s, block);
+	while ((t = tides_cursor_next(c, ForwardScanDirection)) != NULL)
+		page_add(s, t);
+	tides_cursor_close(c);
+}
+
+bool
+tides_scan_bitmap_next_block(TableScanDesc sscan, struct TBMIterateResult *tbmres)
+{
+	TidesScanDesc s = (TidesScanDesc) sscan;
+	Snapshot	snap = s->base.rs_snapshot;
+	Relation	rel = s->base.rs_rd;
+	BlockNumber block = tbmres->blockno;
+
+	page_reset(s, block);
+	if ((uint64) block * TIDES_ROWS_PER_BLOCK > tides_vid_high_water(s->tree))
+		return false;
+	if (tbmres->ntuples >= 0)
+	{
+		for (int i = 0; i < tbmres->ntuples; i++)
+		{
+			ItemPointerData tid;
+			uint64		vid;
+			TidesTuple *t;
+			bool		visible;
+
+			ItemPointerSet(&tid, block, tbmres->offsets[i]);
+			if (!tides_tid_to_vid(&tid, &vid))
+				continue;
+			t = fetch_vid(s, vid);
+			if (t == NULL)
+				continue;
+			visible = tides_visible(t, snap);
+			tides_ssi_conflict_out(visible, rel, t, snap);
+			if (visible)
+			{
+				PredicateLockTID(rel, &t->htup.t_self, snap, HeapTupleHeaderGetXmin(t->htup.t_data));
+				page_add(s, t);
+			}
+		}
+	}
+	else
+	{
+		/* lossy: every version of the block */
+		TidesCursor *c = tides_cursor_open(s->tree, RelationGetRelid(rel),
+										   block_first_vid(block), block_first_vid(block + 1));
+		TidesTuple *t;
+
+		while ((t = tides_cursor_next(c, ForwardScanDirection)) != NULL)
+		{
+			bool		visible = tides_visible(t, snap);
+
+			tides_ssi_conflict_out(visible, rel, t, snap);
+			if (visible)
+			{
+				PredicateLockTID(rel, &t->htup.t_self, snap, HeapTupleHeaderGetXmin(t->htup.t_data));
+				page_add(s, t);
+			}
+		}
+		tides_cursor_close(c);
+	}
+	return s->page_n > 0;
+}
+
+bool
+tides_scan_bitmap_next_tuple(TableScanDesc sscan, struct TBMIterateResult *tbmres,
+							 TupleTableSlot *slot)
+{
+	TidesScanDesc s = (TidesScanDesc) sscan;
+
+	if (s->page_pos >= s->page_n)
+		return false;
+	tides_store_in_slot(s->page[s->page_pos++], slot);
+	pgstat_count_heap_fetch(s->base.rs_rd);
+	return true;
+}
+
+/* ---- TABLESAMPLE */
+
+bool
+tides_scan_sample_next_block(TableScanDesc sscan, struct SampleScanState *scanstate)
+{
+	TidesScanDesc s = (TidesScanDesc) sscan;
+	TsmRoutine *tsm = scanstate->tsmroutine;
+	BlockNumber block;
+
+	if (s->page_block == InvalidBlockNumber && s->nblocks == 0)
+		s->nblocks = (BlockNumber) ((tides_vid_high_water(s->tree) + TIDES_ROWS_PER_BLOCK - 1) /
+									TIDES_ROWS_PER_BLOCK);
+	if (tsm->NextSampleBlock)
+		block = tsm->NextSampleBlock(scanstate, s->nblocks);
+	else if (s->page_block == InvalidBlockNumber)
+		block = s->nblocks > 0 ? 0 : InvalidBlockNumber;
+	else
+		block = s->page_block + 1 < s->nblocks ? s->page_block + 1 : InvalidBlockNumber;
+	if (!BlockNumberIsValid(block))
+	{
+		page_reset(s, InvalidBlockNumber);
+		s->nblocks = 0;
+		return false;
+	}
+	load_block_versions(s, block);
+	return true;
+}
+
+bool
+tides_scan_sample_next_tuple(TableScanDesc sscan, struct SampleScanState *scanstate,
+							 TupleTableSlot *slot)
+{
+	TidesScanDesc s = (TidesScanDesc) sscan;
+	TsmRoutine *tsm = scanstate->tsmroutine;
+	BlockNumber block = s->page_block;
+	Snapshot	snap = s->base.rs_snapshot;
+
+	for (;;)
+	{
+		OffsetNumber off;
+		uint64		vid;
+		TidesTuple *t = NULL;
+
+		CHECK_FOR_INTERRUPTS();
+		off = tsm->NextSampleTuple(scanstate, block, TIDES_ROWS_PER_BLOCK);
+		if (!OffsetNumberIsValid(off))
+		{
+			ExecClearTuple(slot);
+			return false;
+		}
+		vid = block_first_vid(block) + off - 1;
+		/* versions of the block are sorted by vid */
+		for (int i = 0; i < s->page_n; i++)
+			if (s->page[i]->vid == vid)
+			{
+				t = s->page[i];
+				break;
+			}
+		if (t == NULL)
+			continue;
+		{
+			bool		visible = tides_visible(t, snap);
+
+			tides_ssi_conflict_out(visible, s->base.rs_rd, t, snap);
+			if (!visible)
+				continue;
+		}
+		tides_store_in_slot(t, slot);
+		pgstat_count_heap_getnext(s->base.rs_rd);
+		return true;
+	}
+}
+
+/* ---- ANALYZE */
+
+bool
+tides_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
+							  BufferAccessStrategy bstrategy)
+{
+	load_block_versions((TidesScanDesc) sscan, blockno);
+	return true;
+}
+
+bool
+tides_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin, double *liverows,
+							  double *deadrows, TupleTableSlot *slot)
+{
+	TidesScanDesc s = (TidesScanDesc) sscan;
+
+	while (s->page_pos < s->page_n)
+	{
+		TidesTuple *t = s->page[s->page_pos++];
+		TransactionId dead_after;
+		bool		sample = false;
+
+		switch (tides_satisfies_vacuum(t, OldestXmin, &dead_after))
+		{
+			case HEAPTUPLE_LIVE:
+				sample = true;
+				*liverows += 1;
+				break;
+			case HEAPTUPLE_DEAD:
+			case HEAPTUPLE_RECENTLY_DEAD:
+				*deadrows += 1;
+				break;
+			case HEAPTUPLE_INSERT_IN_PROGRESS:
+				/* our own insertions count; others' will be counted when they commit */
+				if (TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetXmin(t->htup.t_data)))
+				{
+					sample = true;
+					*liverows += 1;
+				}
+				break;
+			case HEAPTUPLE_DELETE_IN_PROGRESS:
+				if (TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetUpdateXid(t->htup.t_data)))
+					*deadrows += 1;
+				else
+				{
+					sample = true;
+					*liverows += 1;
+				}
+				break;
+		}
+		if (sample)
+		{
+			tides_store_in_slot(t, slot);
+			return true;
+		}
+	}
+	ExecClearTuple(slot);
+	return false;
+}

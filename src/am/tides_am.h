@@ -1,0 +1,232 @@
+/*
+ * tides_am.h -- the table access method "tides": stored row versions,
+ * visibility, and the entry points of the TableAmRoutine.
+ *
+ * A row version is stored under key (tree, vid) as:
+ *
+ *     TidesVersionMeta (24 bytes) | heap tuple (HeapTupleHeaderData + data)
+ *
+ * The heap tuple part keeps PostgreSQL's own layout, so xmin, xmax, t_cid
+ * (our cmin), t_ctid (successor, or self, or a speculative token) and the
+ * infomask bits mean what they mean for heap, and slots and system columns
+ * work unchanged.  The meta part adds what heap keeps elsewhere or not at
+ * all: cmax (heap folds cmin/cmax into a combo id; we keep both), and for
+ * xmin and xmax the incarnation and top-level xid of the writer, which decide
+ * whether a transaction PostgreSQL forgot in a crash wrote them (see
+ * src/pg/incarnation.c).
+ *
+ * Nothing is rewritten in place: deleting, updating or locking a version
+ * writes the whole version again under the same key with the new xmax (the
+ * engine keeps the newest), under the row's stripe lock, so reading the
+ * newest state and writing the next one is atomic for all writers.
+ */
+#ifndef TIDES_AM_H
+#define TIDES_AM_H
+
+#include "postgres.h"
+
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/tableam.h"
+#include "storage/lmgr.h"
+#include "utils/snapmgr.h"
+#include "utils/snapshot.h"
+
+#include "tides_pg.h"
+
+typedef struct TidesVersionMeta
+{
+	uint32		cmax;
+	uint32		xmin_inc;
+	TransactionId xmin_top;
+	uint32		xmax_inc;
+	TransactionId xmax_top;
+	uint32		flags;
+} TidesVersionMeta;
+
+#define TIDES_META_SIZE sizeof(TidesVersionMeta)
+
+/* flags */
+#define TIDES_VF_NONE 0
+
+/* a row version in backend memory */
+typedef struct TidesTuple
+{
+	TidesVersionMeta meta;
+	uint64		vid;
+	uint16		stored_infomask;	/* t_infomask as read, before in-memory hints */
+	HeapTupleData htup;			/* t_data points at data[] */
+	/* MAXALIGN'd heap tuple bytes follow */
+} TidesTuple;
+
+#define TIDES_TUPLE_DATA(t) ((HeapTupleHeader) ((char *) (t) + MAXALIGN(sizeof(TidesTuple))))
+
+static inline CommandId
+tides_cmin(const TidesTuple *t)
+{
+	return HeapTupleHeaderGetRawCommandId(t->htup.t_data);
+}
+
+/* ---- tuple.c */
+
+/* turn a stored value into a TidesTuple in *buf (grown as needed) */
+extern TidesTuple *tides_tuple_from_value(const char *val, size_t vlen, uint64 vid, Oid relid,
+										  TidesTuple **buf, Size *bufsize);
+
+/* read the newest state of a version; NULL if absent */
+extern TidesTuple *tides_fetch_version(uint64 tree, uint64 vid, Oid relid,
+									   TidesTuple **buf, Size *bufsize);
+
+/* add (tree, vid) -> tuple to a batch */
+extern void tides_batch_add_version(tides_batch *b, uint64 tree, uint64 vid,
+									const TidesVersionMeta *meta, HeapTupleHeader data, uint32 len);
+
+/* meta for a version being written by the current transaction */
+extern void tides_meta_init_insert(TidesVersionMeta *m);
+extern void tides_meta_set_xmax_writer(TidesVersionMeta *m);
+
+/* a palloc'd copy as a plain HeapTuple (for slots that must own it) */
+extern HeapTuple tides_tuple_copy_heap(const TidesTuple *t);
+
+/* ---- visibility.c */
+
+extern bool tides_visible(TidesTuple *t, Snapshot snapshot);
+extern TM_Result tides_satisfies_update(TidesTuple *t, CommandId curcid);
+extern HTSV_Result tides_satisfies_vacuum(TidesTuple *t, TransactionId oldest_xmin,
+										  TransactionId *dead_after);
+extern bool tides_surely_dead(TidesTuple *t, GlobalVisState *vistest);
+extern bool tides_is_only_locked(TidesTuple *t);
+extern void tides_ssi_conflict_out(bool visible, Relation rel, TidesTuple *t, Snapshot snapshot);
+
+/* ---- modify.c */
+
+extern void tides_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid,
+							   int options, BulkInsertState bistate);
+extern void tides_tuple_insert_speculative(Relation rel, TupleTableSlot *slot, CommandId cid,
+										   int options, BulkInsertState bistate,
+										   uint32 specToken);
+extern void tides_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
+											 uint32 specToken, bool succeeded);
+extern void tides_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
+							   CommandId cid, int options, BulkInsertState bistate);
+extern TM_Result tides_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
+									Snapshot snapshot, Snapshot crosscheck, bool wait,
+									TM_FailureData *tmfd, bool changingPart);
+extern TM_Result tides_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
+									CommandId cid, Snapshot snapshot, Snapshot crosscheck,
+									bool wait, TM_FailureData *tmfd, LockTupleMode *lockmode,
+									bool *update_indexes);
+extern TM_Result tides_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
+								  TupleTableSlot *slot, CommandId cid, LockTupleMode mode,
+								  LockWaitPolicy wait_policy, uint8 flags,
+								  TM_FailureData *tmfd);
+
+/* ---- xmax.c: row locks and the xmax they leave behind */
+
+extern void tides_compute_new_xmax(TransactionId xmax, uint16 old_infomask, uint16 old_infomask2,
+								   TransactionId add_to_xmax, LockTupleMode mode, bool is_update,
+								   TransactionId *result_xmax, uint16 *result_infomask,
+								   uint16 *result_infomask2);
+extern bool tides_xmax_conflicts(TidesTuple *t, LockTupleMode mode, bool *current_is_member);
+extern bool tides_wait_for_xmax(Relation rel, TidesTuple *t, LockTupleMode mode,
+								LockWaitPolicy policy, XLTW_Oper oper, int *remain);
+extern LockTupleMode tides_lock_mode_of_xmax(TidesTuple *t, bool *is_update);
+extern bool tides_acquire_tuplock(Relation rel, ItemPointer tid, LockTupleMode mode,
+								  LockWaitPolicy policy, bool *have);
+extern void tides_release_tuplock(Relation rel, ItemPointer tid, LockTupleMode mode, bool *have);
+extern void tides_inherited_xmax_bits(TransactionId xmax, uint16 old_infomask,
+									  uint16 *infomask, uint16 *infomask2);
+
+/* ---- scan.c */
+
+extern TableScanDesc tides_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
+									  struct ScanKeyData *key, ParallelTableScanDesc pscan,
+									  uint32 flags);
+extern void tides_scan_end(TableScanDesc scan);
+extern void tides_scan_rescan(TableScanDesc scan, struct ScanKeyData *key, bool set_params,
+							  bool allow_strat, bool allow_sync, bool allow_pagemode);
+extern bool tides_scan_getnextslot(TableScanDesc scan, ScanDirection direction,
+								   TupleTableSlot *slot);
+extern void tides_scan_set_tidrange(TableScanDesc scan, ItemPointer mintid, ItemPointer maxtid);
+extern bool tides_scan_getnextslot_tidrange(TableScanDesc scan, ScanDirection direction,
+											TupleTableSlot *slot);
+extern Size tides_parallelscan_estimate(Relation rel);
+extern Size tides_parallelscan_initialize(Relation rel, ParallelTableScanDesc pscan);
+extern void tides_parallelscan_reinitialize(Relation rel, ParallelTableScanDesc pscan);
+extern bool tides_scan_bitmap_next_block(TableScanDesc scan, struct TBMIterateResult *tbmres);
+extern bool tides_scan_bitmap_next_tuple(TableScanDesc scan, struct TBMIterateResult *tbmres,
+										 TupleTableSlot *slot);
+extern bool tides_scan_sample_next_block(TableScanDesc scan, struct SampleScanState *scanstate);
+extern bool tides_scan_sample_next_tuple(TableScanDesc scan, struct SampleScanState *scanstate,
+										 TupleTableSlot *slot);
+extern bool tides_scan_analyze_next_block(TableScanDesc scan, BlockNumber blockno,
+										  BufferAccessStrategy bstrategy);
+extern bool tides_scan_analyze_next_tuple(TableScanDesc scan, TransactionId OldestXmin,
+										  double *liverows, double *deadrows,
+										  TupleTableSlot *slot);
+
+extern TidesTuple *tides_scan_next_version(TableScanDesc sscan, bool *visible);
+extern void tides_scan_set_block_range(TableScanDesc sscan, BlockNumber start, BlockNumber nblocks);
+
+/* a raw cursor over one tree's versions, used by scans, vacuum, builds */
+typedef struct TidesCursor TidesCursor;
+
+extern TidesCursor *tides_cursor_open(uint64 tree, Oid relid, uint64 lo_vid, uint64 hi_vid);
+extern TidesTuple *tides_cursor_next(TidesCursor *c, ScanDirection dir);
+extern void tides_cursor_seek(TidesCursor *c, uint64 vid, ScanDirection dir);
+extern void tides_cursor_close(TidesCursor *c);
+
+/* ---- fetch.c */
+
+extern IndexFetchTableData *tides_index_fetch_begin(Relation rel);
+extern void tides_index_fetch_reset(IndexFetchTableData *scan);
+extern void tides_index_fetch_end(IndexFetchTableData *scan);
+extern bool tides_index_fetch_tuple(IndexFetchTableData *scan, ItemPointer tid,
+									Snapshot snapshot, TupleTableSlot *slot,
+									bool *call_again, bool *all_dead);
+extern bool tides_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
+										  TupleTableSlot *slot);
+extern bool tides_tuple_tid_valid(TableScanDesc scan, ItemPointer tid);
+extern void tides_tuple_get_latest_tid(TableScanDesc scan, ItemPointer tid);
+extern bool tides_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot, Snapshot snapshot);
+extern TransactionId tides_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate);
+
+/* store a version into a slot (copying) */
+extern void tides_store_in_slot(TidesTuple *t, TupleTableSlot *slot);
+
+/* ---- ddl.c */
+
+extern void tides_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
+											char persistence, TransactionId *freezeXid,
+											MultiXactId *minmulti);
+extern void tides_relation_nontransactional_truncate(Relation rel);
+extern void tides_relation_copy_data(Relation rel, const RelFileNode *newrnode);
+extern void tides_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
+											Relation OldIndex, bool use_sort,
+											TransactionId OldestXmin, TransactionId *xid_cutoff,
+											MultiXactId *multi_cutoff, double *num_tuples,
+											double *tups_vacuumed, double *tups_recently_dead);
+extern uint64 tides_relation_size(Relation rel, ForkNumber forkNumber);
+extern bool tides_relation_needs_toast_table(Relation rel);
+extern Oid	tides_relation_toast_am(Relation rel);
+extern void tides_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNumber *pages,
+										 double *tuples, double *allvisfrac);
+
+/* ---- vacuum.c */
+
+extern void tides_relation_vacuum(Relation rel, struct VacuumParams *params,
+								  BufferAccessStrategy bstrategy);
+
+/* ---- index_build.c */
+
+extern double tides_index_build_range_scan(Relation table_rel, Relation index_rel,
+										   struct IndexInfo *index_info, bool allow_sync,
+										   bool anyvisible, bool progress,
+										   BlockNumber start_blockno, BlockNumber numblocks,
+										   IndexBuildCallback callback, void *callback_state,
+										   TableScanDesc scan);
+extern void tides_index_validate_scan(Relation table_rel, Relation index_rel,
+									  struct IndexInfo *index_info, Snapshot snapshot,
+									  struct ValidateIndexState *state);
+
+#endif

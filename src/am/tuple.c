@@ -1,0 +1,154 @@
+/*
+ * tuple.c -- row versions between the engine and memory.
+ *
+ * Loading a version also applies what only this layer knows: an xmin or
+ * xmax written by a transaction that can never count as committed (forgotten
+ * by PostgreSQL in a crash, or cut short: src/pg/incarnation.c) is marked
+ * invalid in the in-memory copy, so the visibility rules in visibility.c can
+ * stay exactly heap's.
+ */
+#include "postgres.h"
+
+#include "access/multixact.h"
+#include "access/xact.h"
+
+#include "tides_am.h"
+
+static void
+normalize_lost_writers(TidesTuple *t)
+{
+	HeapTupleHeader h = t->htup.t_data;
+
+	if (t->meta.xmin_inc != 0 && t->meta.xmin_inc != tides_shared->incarnation &&
+		!HeapTupleHeaderXminFrozen(h) &&
+		tides_writer_lost(t->meta.xmin_inc, t->meta.xmin_top, HeapTupleHeaderGetRawXmin(h)))
+	{
+		h->t_infomask &= ~HEAP_XMIN_COMMITTED;
+		h->t_infomask |= HEAP_XMIN_INVALID;
+	}
+	if (t->meta.xmax_inc != 0 && t->meta.xmax_inc != tides_shared->incarnation &&
+		!(h->t_infomask & HEAP_XMAX_INVALID))
+	{
+		TransactionId xmax = HeapTupleHeaderGetRawXmax(h);
+		bool		lost;
+
+		if (h->t_infomask & HEAP_XMAX_IS_MULTI)
+			lost = tides_multi_lost(t->meta.xmax_inc, xmax);
+		else
+			lost = tides_writer_lost(t->meta.xmax_inc, t->meta.xmax_top, xmax);
+		if (lost)
+		{
+			h->t_infomask &= ~(HEAP_XMAX_COMMITTED | HEAP_XMAX_IS_MULTI | HEAP_XMAX_BITS);
+			h->t_infomask |= HEAP_XMAX_INVALID;
+			h->t_infomask2 &= ~HEAP_KEYS_UPDATED;
+		}
+	}
+}
+
+TidesTuple *
+tides_tuple_from_value(const char *val, size_t vlen, uint64 vid, Oid relid,
+					   TidesTuple **buf, Size *bufsize)
+{
+	TidesTuple *t;
+	uint32		len;
+	Size		need;
+
+	if (vlen < TIDES_META_SIZE + SizeofHeapTupleHeader)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("tides: row version %llu of relation %u is too short (%zu bytes)",
+						(unsigned long long) vid, relid, vlen)));
+	len = (uint32) (vlen - TIDES_META_SIZE);
+	need = MAXALIGN(sizeof(TidesTuple)) + len;
+	if (*buf == NULL || *bufsize < need)
+	{
+		Size		cap = Max(need, 1024);
+
+		if (*buf != NULL)
+			pfree(*buf);
+		*buf = palloc(cap);
+		*bufsize = cap;
+	}
+	t = *buf;
+	memcpy(&t->meta, val, TIDES_META_SIZE);
+	t->vid = vid;
+	t->htup.t_len = len;
+	t->htup.t_tableOid = relid;
+	tides_vid_to_tid(vid, &t->htup.t_self);
+	t->htup.t_data = TIDES_TUPLE_DATA(t);
+	memcpy(t->htup.t_data, val + TIDES_META_SIZE, len);
+	if (t->htup.t_data->t_hoff > len || t->htup.t_data->t_hoff < SizeofHeapTupleHeader)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("tides: row version %llu of relation %u has a bad header",
+						(unsigned long long) vid, relid)));
+	t->stored_infomask = t->htup.t_data->t_infomask;
+	normalize_lost_writers(t);
+	return t;
+}
+
+TidesTuple *
+tides_fetch_version(uint64 tree, uint64 vid, Oid relid, TidesTuple **buf, Size *bufsize)
+{
+	uint8		key[TIDES_ROW_KEY_LEN];
+	char	   *val;
+	size_t		vlen;
+	TidesTuple *t;
+
+	tides_row_key(key, tree, vid);
+	if (!tides_read(key, sizeof(key), &val, &vlen))
+		return NULL;
+	t = tides_tuple_from_value(val, vlen, vid, relid, buf, bufsize);
+	pfree(val);
+	return t;
+}
+
+void
+tides_batch_add_version(tides_batch *b, uint64 tree, uint64 vid, const TidesVersionMeta *meta,
+						HeapTupleHeader data, uint32 len)
+{
+	uint8		key[TIDES_ROW_KEY_LEN];
+	char		stackbuf[1024];
+	char	   *val = stackbuf;
+	size_t		vlen = TIDES_META_SIZE + len;
+	tides_status s;
+
+	if (vlen > sizeof(stackbuf))
+		val = palloc(vlen);
+	memcpy(val, meta, TIDES_META_SIZE);
+	memcpy(val + TIDES_META_SIZE, data, len);
+	tides_row_key(key, tree, vid);
+	s = tides_batch_put(b, key, sizeof(key), val, vlen);
+	if (val != stackbuf)
+		pfree(val);
+	if (s != TIDES_OK)
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory building a tides batch")));
+}
+
+void
+tides_meta_init_insert(TidesVersionMeta *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->xmin_inc = tides_shared->incarnation;
+	m->xmin_top = GetTopTransactionId();
+}
+
+void
+tides_meta_set_xmax_writer(TidesVersionMeta *m)
+{
+	m->xmax_inc = tides_shared->incarnation;
+	m->xmax_top = GetTopTransactionId();
+}
+
+HeapTuple
+tides_tuple_copy_heap(const TidesTuple *t)
+{
+	HeapTuple	h = (HeapTuple) palloc(HEAPTUPLESIZE + t->htup.t_len);
+
+	h->t_len = t->htup.t_len;
+	h->t_self = t->htup.t_self;
+	h->t_tableOid = t->htup.t_tableOid;
+	h->t_data = (HeapTupleHeader) ((char *) h + HEAPTUPLESIZE);
+	memcpy(h->t_data, t->htup.t_data, t->htup.t_len);
+	return h;
+}

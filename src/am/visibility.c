@@ -1,0 +1,467 @@
+/*
+ * visibility.c -- which row versions a snapshot sees, judged as heap does.
+ *
+ * The rules are heap's (src/backend/access/heap/heapam_visibility.c): a
+ * version's inserter and deleter are each looked at as "our own
+ * transaction", "in progress", "committed" or "aborted", with the snapshot
+ * deciding for MVCC snapshots which committed transactions count.  Two
+ * differences in representation, none in outcome:
+ *
+ *   - cmin and cmax are stored separately (t_cid is cmin, meta.cmax is
+ *     cmax), so there are no combo command ids;
+ *   - hint bits are set on the in-memory copy only.  Persisting them would
+ *     mean writing the version again; compaction does that in bulk, under
+ *     the conditions of DESIGN.md D5.
+ *
+ * Writers PostgreSQL forgot in a crash were already marked invalid when the
+ * version was loaded (tuple.c), so they need no case here.
+ */
+#include "postgres.h"
+
+#include "access/multixact.h"
+#include "access/subtrans.h"
+#include "access/xact.h"
+#include "storage/predicate.h"
+#include "storage/procarray.h"
+#include "utils/snapmgr.h"
+
+#include "tides_am.h"
+
+#define INFOMASK(t) ((t)->htup.t_data->t_infomask)
+
+static inline void
+hint(TidesTuple *t, uint16 bits)
+{
+	INFOMASK(t) |= bits;
+}
+
+static inline TransactionId
+raw_xmin(TidesTuple *t)
+{
+	return HeapTupleHeaderGetRawXmin(t->htup.t_data);
+}
+
+static inline TransactionId
+raw_xmax(TidesTuple *t)
+{
+	return HeapTupleHeaderGetRawXmax(t->htup.t_data);
+}
+
+/* the xid that deleted or updated the version, or Invalid for lockers only */
+static TransactionId
+updater_of(TidesTuple *t)
+{
+	uint16		m = INFOMASK(t);
+
+	if (m & HEAP_XMAX_INVALID)
+		return InvalidTransactionId;
+	if (HEAP_XMAX_IS_LOCKED_ONLY(m))
+		return InvalidTransactionId;
+	if (m & HEAP_XMAX_IS_MULTI)
+		return HeapTupleGetUpdateXid(t->htup.t_data);
+	return raw_xmax(t);
+}
+
+bool
+tides_is_only_locked(TidesTuple *t)
+{
+	return HeapTupleHeaderIsOnlyLocked(t->htup.t_data);
+}
+
+/* ---------------------------------------------------------------- MVCC */
+
+static bool
+visible_mvcc(TidesTuple *t, Snapshot snap)
+{
+	HeapTupleHeader h = t->htup.t_data;
+	TransactionId upd;
+
+	/* the inserter */
+	if (!HeapTupleHeaderXminCommitted(h))
+	{
+		TransactionId xmin = raw_xmin(t);
+
+		if (HeapTupleHeaderXminInvalid(h))
+			return false;
+		if (TransactionIdIsCurrentTransactionId(xmin))
+		{
+			if (tides_cmin(t) >= snap->curcid)
+				return false;	/* inserted after the scan started */
+		}
+		else if (XidInMVCCSnapshot(xmin, snap))
+			return false;
+		else if (TransactionIdDidCommit(xmin))
+			hint(t, HEAP_XMIN_COMMITTED);
+		else
+		{
+			hint(t, HEAP_XMIN_INVALID);
+			return false;
+		}
+	}
+	else if (!HeapTupleHeaderXminFrozen(h) && XidInMVCCSnapshot(raw_xmin(t), snap))
+		return false;
+
+	/* the deleter, if any */
+	upd = updater_of(t);
+	if (!TransactionIdIsValid(upd))
+		return true;
+	if ((INFOMASK(t) & HEAP_XMAX_COMMITTED) && !(INFOMASK(t) & HEAP_XMAX_IS_MULTI))
+		return XidInMVCCSnapshot(upd, snap);
+	if (TransactionIdIsCurrentTransactionId(upd))
+		return t->meta.cmax >= snap->curcid;	/* deleted after the scan started */
+	if (XidInMVCCSnapshot(upd, snap))
+		return true;
+	if (TransactionIdDidCommit(upd))
+	{
+		if (!(INFOMASK(t) & HEAP_XMAX_IS_MULTI))
+			hint(t, HEAP_XMAX_COMMITTED);
+		return false;
+	}
+	if (!(INFOMASK(t) & HEAP_XMAX_IS_MULTI))
+		hint(t, HEAP_XMAX_INVALID);
+	return true;
+}
+
+/* ------------------------------------------------- SELF and DIRTY */
+
+/*
+ * SnapshotSelf sees committed work and everything of the current
+ * transaction including its current command; SnapshotDirty also sees work
+ * in progress, reporting the in-progress inserter/deleter (and a
+ * speculative insertion's token) in the snapshot for the caller to wait on.
+ */
+static bool
+visible_self_or_dirty(TidesTuple *t, Snapshot snap, bool dirty)
+{
+	HeapTupleHeader h = t->htup.t_data;
+	TransactionId upd;
+
+	if (dirty)
+	{
+		snap->xmin = snap->xmax = InvalidTransactionId;
+		snap->speculativeToken = 0;
+	}
+	if (!HeapTupleHeaderXminCommitted(h))
+	{
+		TransactionId xmin = raw_xmin(t);
+
+		if (HeapTupleHeaderXminInvalid(h))
+			return false;
+		if (TransactionIdIsCurrentTransactionId(xmin))
+		{
+			upd = updater_of(t);
+			if (!TransactionIdIsValid(upd))
+				return true;
+			return !TransactionIdIsCurrentTransactionId(upd);	/* deleter subxact aborted */
+		}
+		if (TransactionIdIsInProgress(xmin))
+		{
+			if (!dirty)
+				return false;
+			if (HeapTupleHeaderIsSpeculative(h))
+				snap->speculativeToken = HeapTupleHeaderGetSpeculativeToken(h);
+			snap->xmin = xmin;
+			return true;
+		}
+		if (TransactionIdDidCommit(xmin))
+			hint(t, HEAP_XMIN_COMMITTED);
+		else
+		{
+			hint(t, HEAP_XMIN_INVALID);
+			return false;
+		}
+	}
+
+	upd = updater_of(t);
+	if (!TransactionIdIsValid(upd))
+		return true;
+	if ((INFOMASK(t) & HEAP_XMAX_COMMITTED) && !(INFOMASK(t) & HEAP_XMAX_IS_MULTI))
+		return false;
+	if (TransactionIdIsCurrentTransactionId(upd))
+		return false;
+	if (TransactionIdIsInProgress(upd))
+	{
+		if (!dirty)
+			return true;
+		snap->xmax = upd;
+		return true;
+	}
+	if (TransactionIdDidCommit(upd))
+	{
+		if (!(INFOMASK(t) & HEAP_XMAX_IS_MULTI))
+			hint(t, HEAP_XMAX_COMMITTED);
+		return false;
+	}
+	if (!(INFOMASK(t) & HEAP_XMAX_IS_MULTI))
+		hint(t, HEAP_XMAX_INVALID);
+	return true;
+}
+
+/* -------------------------------------------------------------- VACUUM */
+
+HTSV_Result
+tides_satisfies_vacuum(TidesTuple *t, TransactionId oldest_xmin, TransactionId *dead_after)
+{
+	HeapTupleHeader h = t->htup.t_data;
+	uint16		m;
+	TransactionId upd;
+
+	*dead_after = InvalidTransactionId;
+	if (!HeapTupleHeaderXminCommitted(h))
+	{
+		TransactionId xmin = raw_xmin(t);
+
+		if (HeapTupleHeaderXminInvalid(h))
+			return HEAPTUPLE_DEAD;
+		if (TransactionIdIsCurrentTransactionId(xmin))
+		{
+			upd = updater_of(t);
+			if (TransactionIdIsValid(upd) && TransactionIdIsCurrentTransactionId(upd))
+				return HEAPTUPLE_DELETE_IN_PROGRESS;
+			return HEAPTUPLE_INSERT_IN_PROGRESS;
+		}
+		if (TransactionIdIsInProgress(xmin))
+			return HEAPTUPLE_INSERT_IN_PROGRESS;
+		if (TransactionIdDidCommit(xmin))
+			hint(t, HEAP_XMIN_COMMITTED);
+		else
+		{
+			hint(t, HEAP_XMIN_INVALID);
+			return HEAPTUPLE_DEAD;
+		}
+	}
+
+	m = INFOMASK(t);
+	if (m & HEAP_XMAX_INVALID)
+		return HEAPTUPLE_LIVE;
+	if (HEAP_XMAX_IS_LOCKED_ONLY(m))
+		return HEAPTUPLE_LIVE;	/* lockers do not make a version dead */
+	upd = updater_of(t);
+	if (!TransactionIdIsValid(upd))
+		return HEAPTUPLE_LIVE;	/* a multi whose updater aborted: lockers only */
+	if (!(m & HEAP_XMAX_COMMITTED) || (m & HEAP_XMAX_IS_MULTI))
+	{
+		if (TransactionIdIsCurrentTransactionId(upd) || TransactionIdIsInProgress(upd))
+			return HEAPTUPLE_DELETE_IN_PROGRESS;
+		if (!TransactionIdDidCommit(upd))
+		{
+			if (!(m & HEAP_XMAX_IS_MULTI))
+				hint(t, HEAP_XMAX_INVALID);
+			return HEAPTUPLE_LIVE;
+		}
+		if (!(m & HEAP_XMAX_IS_MULTI))
+			hint(t, HEAP_XMAX_COMMITTED);
+	}
+	*dead_after = upd;
+	if (TransactionIdIsValid(oldest_xmin) && TransactionIdPrecedes(upd, oldest_xmin))
+		return HEAPTUPLE_DEAD;
+	return HEAPTUPLE_RECENTLY_DEAD;
+}
+
+static bool
+visible_nonvacuumable(TidesTuple *t, Snapshot snap)
+{
+	TransactionId dead_after;
+	HTSV_Result r = tides_satisfies_vacuum(t, InvalidTransactionId, &dead_after);
+
+	if (r == HEAPTUPLE_RECENTLY_DEAD &&
+		GlobalVisTestIsRemovableXid(snap->vistest, dead_after))
+		r = HEAPTUPLE_DEAD;
+	return r != HEAPTUPLE_DEAD;
+}
+
+bool
+tides_surely_dead(TidesTuple *t, GlobalVisState *vistest)
+{
+	TransactionId dead_after;
+	HTSV_Result r = tides_satisfies_vacuum(t, InvalidTransactionId, &dead_after);
+
+	if (r == HEAPTUPLE_DEAD)
+		return true;
+	return r == HEAPTUPLE_RECENTLY_DEAD && GlobalVisTestIsRemovableXid(vistest, dead_after);
+}
+
+/* -------------------------------------------------------------- UPDATE */
+
+/*
+ * Can the current command update, delete or lock this version?  The answers
+ * and the cases are heap's HeapTupleSatisfiesUpdate's.
+ */
+TM_Result
+tides_satisfies_update(TidesTuple *t, CommandId curcid)
+{
+	HeapTupleHeader h = t->htup.t_data;
+	uint16		m;
+	TransactionId xmax;
+
+	if (!HeapTupleHeaderXminCommitted(h))
+	{
+		TransactionId xmin = raw_xmin(t);
+
+		if (HeapTupleHeaderXminInvalid(h))
+			return TM_Invisible;
+		if (TransactionIdIsCurrentTransactionId(xmin))
+		{
+			if (tides_cmin(t) >= curcid)
+				return TM_Invisible;	/* inserted after the scan started */
+			m = INFOMASK(t);
+			if (m & HEAP_XMAX_INVALID)
+				return TM_Ok;
+			if (HEAP_XMAX_IS_LOCKED_ONLY(m))
+			{
+				/* our own version may be key-share locked by others */
+				if (m & HEAP_XMAX_IS_MULTI)
+					return MultiXactIdIsRunning(raw_xmax(t), true) ? TM_BeingModified : TM_Ok;
+				return TransactionIdIsInProgress(raw_xmax(t)) ? TM_BeingModified : TM_Ok;
+			}
+			xmax = updater_of(t);
+			if (!TransactionIdIsCurrentTransactionId(xmax))
+			{
+				/* the deleting subtransaction aborted */
+				if (m & HEAP_XMAX_IS_MULTI)
+					return MultiXactIdIsRunning(raw_xmax(t), false) ? TM_BeingModified : TM_Ok;
+				hint(t, HEAP_XMAX_INVALID);
+				return TM_Ok;
+			}
+			return t->meta.cmax >= curcid ? TM_SelfModified : TM_Invisible;
+		}
+		if (TransactionIdIsInProgress(xmin))
+			return TM_Invisible;
+		if (TransactionIdDidCommit(xmin))
+			hint(t, HEAP_XMIN_COMMITTED);
+		else
+		{
+			hint(t, HEAP_XMIN_INVALID);
+			return TM_Invisible;
+		}
+	}
+
+	m = INFOMASK(t);
+	if (m & HEAP_XMAX_INVALID)
+		return TM_Ok;
+	if (m & HEAP_XMAX_COMMITTED)
+	{
+		if (HEAP_XMAX_IS_LOCKED_ONLY(m))
+			return TM_Ok;
+		return ItemPointerEquals(&t->htup.t_self, &h->t_ctid) ? TM_Deleted : TM_Updated;
+	}
+	if (m & HEAP_XMAX_IS_MULTI)
+	{
+		if (HEAP_LOCKED_UPGRADED(m))
+			return TM_Ok;
+		if (HEAP_XMAX_IS_LOCKED_ONLY(m))
+		{
+			if (MultiXactIdIsRunning(raw_xmax(t), true))
+				return TM_BeingModified;
+			hint(t, HEAP_XMAX_INVALID);
+			return TM_Ok;
+		}
+		xmax = HeapTupleGetUpdateXid(h);
+		if (!TransactionIdIsValid(xmax))
+			return MultiXactIdIsRunning(raw_xmax(t), false) ? TM_BeingModified : TM_Ok;
+		if (TransactionIdIsCurrentTransactionId(xmax))
+			return t->meta.cmax >= curcid ? TM_SelfModified : TM_Invisible;
+		if (MultiXactIdIsRunning(raw_xmax(t), false))
+			return TM_BeingModified;
+		if (TransactionIdDidCommit(xmax))
+			return ItemPointerEquals(&t->htup.t_self, &h->t_ctid) ? TM_Deleted : TM_Updated;
+		/* the updater aborted; lockers may remain */
+		if (!MultiXactIdIsRunning(raw_xmax(t), false))
+		{
+			hint(t, HEAP_XMAX_INVALID);
+			return TM_Ok;
+		}
+		return TM_BeingModified;
+	}
+
+	xmax = raw_xmax(t);
+	if (TransactionIdIsCurrentTransactionId(xmax))
+	{
+		if (HEAP_XMAX_IS_LOCKED_ONLY(m))
+			return TM_BeingModified;
+		return t->meta.cmax >= curcid ? TM_SelfModified : TM_Invisible;
+	}
+	if (TransactionIdIsInProgress(xmax))
+		return TM_BeingModified;
+	if (!TransactionIdDidCommit(xmax))
+	{
+		hint(t, HEAP_XMAX_INVALID);
+		return TM_Ok;
+	}
+	if (HEAP_XMAX_IS_LOCKED_ONLY(m))
+	{
+		hint(t, HEAP_XMAX_INVALID);
+		return TM_Ok;
+	}
+	hint(t, HEAP_XMAX_COMMITTED);
+	return ItemPointerEquals(&t->htup.t_self, &h->t_ctid) ? TM_Deleted : TM_Updated;
+}
+
+/* ---------------------------------------------------------------- dispatch */
+
+bool
+tides_visible(TidesTuple *t, Snapshot snapshot)
+{
+	switch (snapshot->snapshot_type)
+	{
+		case SNAPSHOT_MVCC:
+			return visible_mvcc(t, snapshot);
+		case SNAPSHOT_SELF:
+			return visible_self_or_dirty(t, snapshot, false);
+		case SNAPSHOT_ANY:
+			return true;
+		case SNAPSHOT_DIRTY:
+			return visible_self_or_dirty(t, snapshot, true);
+		case SNAPSHOT_NON_VACUUMABLE:
+			return visible_nonvacuumable(t, snapshot);
+		case SNAPSHOT_TOAST:
+			/* TOAST data lives in heap tables; a tides row is never read this way */
+			return true;
+		case SNAPSHOT_HISTORIC_MVCC:
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("logical decoding of tides tables is not supported")));
+	}
+	return false;
+}
+
+/*
+ * Serializable transactions: report a read-write conflict with the
+ * transaction that wrote (or removed) a version we just looked at, as
+ * heap's HeapCheckForSerializableConflictOut does.
+ */
+void
+tides_ssi_conflict_out(bool visible, Relation rel, TidesTuple *t, Snapshot snapshot)
+{
+	TransactionId xid;
+	TransactionId dead_after;
+
+	if (!CheckForSerializableConflictOutNeeded(rel, snapshot))
+		return;
+	switch (tides_satisfies_vacuum(t, TransactionXmin, &dead_after))
+	{
+		case HEAPTUPLE_LIVE:
+			if (visible)
+				return;
+			xid = HeapTupleHeaderGetXmin(t->htup.t_data);
+			break;
+		case HEAPTUPLE_RECENTLY_DEAD:
+		case HEAPTUPLE_DELETE_IN_PROGRESS:
+			xid = visible ? HeapTupleHeaderGetUpdateXid(t->htup.t_data)
+				: HeapTupleHeaderGetXmin(t->htup.t_data);
+			if (TransactionIdPrecedes(xid, TransactionXmin))
+				return;
+			break;
+		case HEAPTUPLE_INSERT_IN_PROGRESS:
+			xid = HeapTupleHeaderGetXmin(t->htup.t_data);
+			break;
+		default:
+			return;				/* dead: nobody's snapshot sees it */
+	}
+	if (!TransactionIdIsValid(xid) || TransactionIdEquals(xid, GetTopTransactionIdIfAny()))
+		return;
+	xid = SubTransGetTopmostTransaction(xid);
+	if (TransactionIdPrecedes(xid, TransactionXmin))
+		return;
+	CheckForSerializableConflictOut(rel, xid, snapshot);
+}

@@ -1,0 +1,234 @@
+/*
+ * engine.c -- this backend's handle on the shared engine, and the adapters
+ * that turn engine results into PostgreSQL behaviour: errors become
+ * ereport(ERROR) with the engine's message (which names the file), and
+ * TIDES_BUSY becomes an interruptible wait (CHECK_FOR_INTERRUPTS between
+ * short sleeps) while the background workers catch up.
+ */
+#include "postgres.h"
+
+#include <unistd.h>
+
+#include "access/twophase.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "utils/wait_event.h"
+
+#include "tides_pg.h"
+
+static tides_db *my_db = NULL;
+static tides_batch *my_batch = NULL;
+
+void
+tides_fill_options(tides_options *o)
+{
+	tides_options_default(o);
+	o->memtable_size = (uint64) tides_memtable_size_mb << 20;
+	o->memtable_count = tides_memtable_count;
+	o->block_cache_size = (uint64) tides_block_cache_mb << 20;
+	o->meta_size = (uint64) tides_meta_size_mb << 20;
+	o->max_open_tags = Max(256, Min(16384, 2 * (MaxBackends + max_prepared_xacts) + 64));
+	o->sync_mode = (tides_sync_mode) tides_guc_sync_mode;
+	o->sync_interval_ms = tides_sync_interval_ms;
+	o->compression = (tides_compression) tides_guc_compression;
+	o->compression_level = tides_compression_level;
+	o->level0_slowdown_trigger = tides_l0_slowdown;
+	o->level0_stop_trigger = Max(tides_l0_stop, tides_l0_slowdown);
+	/* a log segment must hold the largest batch: a memtable's worth */
+	o->log_segment_size = Max((uint64) 64 << 20, o->memtable_size / 4);
+	/* the server limits descriptors per process; leave most of them to md.c */
+	o->max_open_files = 64;
+	o->prefix_len = TIDES_ROW_KEY_LEN;
+	o->wakeup = tides_wakeup_workers;
+	o->wakeup_arg = NULL;
+}
+
+void
+tides_sync_mode_changed(void)
+{
+	/* each process reads the mode from its own options copy */
+	if (my_db != NULL)
+		tides_set_sync_mode(my_db, (tides_sync_mode) tides_guc_sync_mode);
+}
+
+static void
+detach_engine(int code, Datum arg)
+{
+	if (my_db != NULL)
+	{
+		tides_close(my_db);
+		my_db = NULL;
+	}
+}
+
+tides_db *
+tides_engine(void)
+{
+	tides_options o;
+	char		dir[MAXPGPATH];
+	tides_status s;
+
+	if (my_db != NULL)
+	{
+		if (!tides_shared->finalized)
+			tides_finalize_startup(my_db);
+		return my_db;
+	}
+	if (tides_shared == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("tidesam must be loaded via shared_preload_libraries")));
+	if (!tides_shared->engine_ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("tides storage is unavailable: %s", tides_shared->engine_error),
+				 errhint("See the server log for the engine's recovery error.")));
+	tides_fill_options(&o);
+	snprintf(dir, sizeof(dir), "%s/pg_tides", DataDir);
+	s = tides_open(tides_shared->region, dir, &o, NULL, false, NULL, &my_db);
+	if (s != TIDES_OK)
+	{
+		char		msg[512];
+
+		snprintf(msg, sizeof(msg), "%s", my_db ? tides_errmsg(my_db) : tides_status_name(s));
+		if (my_db)
+			tides_close(my_db);
+		my_db = NULL;
+		ereport(ERROR, (errmsg("could not attach to tides storage: %s", msg)));
+	}
+	on_shmem_exit(detach_engine, 0);
+	if (!tides_shared->finalized)
+		tides_finalize_startup(my_db);
+	return my_db;
+}
+
+tides_batch *
+tides_local_batch(void)
+{
+	if (my_batch == NULL)
+	{
+		my_batch = tides_batch_new();
+		if (my_batch == NULL)
+			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	}
+	tides_batch_clear(my_batch);
+	return my_batch;
+}
+
+void
+tides_engine_error(tides_status s, const char *what)
+{
+	const char *msg = my_db ? tides_errmsg(my_db) : "";
+	int			code;
+
+	switch (s)
+	{
+		case TIDES_NO_SPACE:
+			code = ERRCODE_DISK_FULL;
+			break;
+		case TIDES_CORRUPTION:
+			code = ERRCODE_DATA_CORRUPTED;
+			break;
+		case TIDES_NO_MEMORY:
+			code = ERRCODE_OUT_OF_MEMORY;
+			break;
+		case TIDES_IO_ERROR:
+			code = ERRCODE_IO_ERROR;
+			break;
+		default:
+			code = ERRCODE_INTERNAL_ERROR;
+			break;
+	}
+	ereport(ERROR,
+			(errcode(code),
+			 errmsg("tides: could not %s: %s", what, msg[0] ? msg : tides_status_name(s))));
+}
+
+/*
+ * Wait a little for background work.  The engine never blocks; we sleep on
+ * our latch so that a cancel or a shutdown interrupts the wait.
+ */
+static void
+busy_wait(int attempt)
+{
+	long		ms = attempt < 10 ? 1 : (attempt < 100 ? 5 : 20);
+
+	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, ms,
+					 PG_WAIT_EXTENSION);
+	ResetLatch(MyLatch);
+	CHECK_FOR_INTERRUPTS();
+}
+
+uint64
+tides_write_batch(tides_batch *b)
+{
+	tides_db   *db = tides_engine();
+	uint64		lsn = 0;
+
+	for (int attempt = 0;; attempt++)
+	{
+		tides_status s = tides_write(db, b, &lsn);
+
+		if (s == TIDES_OK)
+			return lsn;
+		if (s != TIDES_BUSY)
+			tides_engine_error(s, "write");
+		busy_wait(attempt);
+	}
+}
+
+bool
+tides_read(const uint8 *key, size_t klen, char **val, size_t *vlen)
+{
+	tides_db   *db = tides_engine();
+	size_t		cap = 512;
+	char	   *buf = palloc(cap);
+
+	for (;;)
+	{
+		tides_status s = tides_get_into(db, NULL, key, klen, buf, cap, vlen);
+
+		if (s == TIDES_OK)
+		{
+			*val = buf;
+			return true;
+		}
+		if (s == TIDES_NOT_FOUND)
+		{
+			pfree(buf);
+			return false;
+		}
+		if (s == TIDES_INVALID && *vlen > cap)
+		{
+			cap = *vlen;
+			buf = repalloc(buf, cap);
+			continue;
+		}
+		tides_engine_error(s, "read");
+	}
+}
+
+void
+tides_wakeup_workers(void *arg, int kind)
+{
+	TidesShared *ts = tides_shared;
+
+	if (ts == NULL)
+		return;
+	if ((kind & TIDES_WORK_FLUSH) && ts->flush_latch)
+		SetLatch(ts->flush_latch);
+	if ((kind & TIDES_WORK_MAINT) && ts->maint_latch)
+		SetLatch(ts->maint_latch);
+	if ((kind & TIDES_WORK_SYNC) && ts->sync_latch)
+		SetLatch(ts->sync_latch);
+	if (kind & TIDES_WORK_COMPACT)
+	{
+		uint32		n = Max(1, tides_compaction_workers);
+		uint32		i = pg_atomic_fetch_add_u32(&ts->compact_rr, 1) % n;
+
+		if (ts->compact_latch[i])
+			SetLatch(ts->compact_latch[i]);
+	}
+}

@@ -1,0 +1,402 @@
+/*
+ * incarnation.c -- transactions PostgreSQL forgot, and transactions whose
+ * tides writes were cut short (DESIGN.md D1 and D4).
+ *
+ * After a crash, PostgreSQL hands out again every xid at or above the
+ * nextXid its own recovery ended with: transactions that had those xids
+ * never reached the WAL, so PostgreSQL forgot them.  Their rows may still be
+ * in the tides log.  To keep such a row from looking like it belongs to the
+ * new owner of its xid, every stored xid carries the incarnation (server
+ * start) in which it was written, and each incarnation records the nextXid
+ * and nextMulti it started from.  An xid written in incarnation i is lost
+ * if it is at or above the start of incarnation i + 1.
+ *
+ * The start values are exact: PostgreSQL's recovery ends either with redo,
+ * after which our custom resource manager's cleanup callback reads the
+ * final nextXid in the startup process, or without redo (no WAL after the
+ * last checkpoint), in which case the checkpoint in pg_control, read by the
+ * postmaster before the startup process runs, holds it.  No backend can
+ * hand out an xid before either.
+ *
+ * Transactions the engine reports unsealed after its recovery (their seal
+ * never made it to disk) are recorded as aborted (META_ABORTED): their rows
+ * stay invisible even where PostgreSQL's commit record survived.
+ *
+ * The first backend or worker to use tides after a start "finalises" the
+ * incarnation: it persists the new incarnation number, its start values and
+ * the aborted set, then loads them into shared memory.
+ */
+#include "postgres.h"
+
+#include "access/multixact.h"
+#include "access/transam.h"
+#include "access/xlog_internal.h"
+#include "catalog/pg_control.h"
+#include "common/controldata_utils.h"
+#include "miscadmin.h"
+
+#include "tides_pg.h"
+
+#define TIDES_RMGR_ID 143
+
+static size_t
+meta_key(uint8 *key, char kind)
+{
+	tides_key_put_tree(key, TIDES_TREE_META);
+	key[8] = (uint8) kind;
+	return 9;
+}
+
+static void
+put32be(uint8 *p, uint32 v)
+{
+	p[0] = v >> 24;
+	p[1] = v >> 16;
+	p[2] = v >> 8;
+	p[3] = v;
+}
+
+static uint32
+get32be(const uint8 *p)
+{
+	return ((uint32) p[0] << 24) | ((uint32) p[1] << 16) | ((uint32) p[2] << 8) | p[3];
+}
+
+/* ---- capturing where PostgreSQL's recovery ended */
+
+void
+tides_capture_control_file(void)
+{
+	bool		crc_ok;
+	ControlFileData *cf = get_controlfile(DataDir, &crc_ok);
+
+	if (!crc_ok)
+		ereport(LOG, (errmsg("tides: pg_control has a bad checksum; its nextXid is used anyway")));
+	tides_shared->start_next_fxid = U64FromFullTransactionId(cf->checkPointCopy.nextXid);
+	tides_shared->start_next_multi = cf->checkPointCopy.nextMulti;
+	tides_shared->start_from_redo = false;
+	pfree(cf);
+}
+
+static void
+rmgr_cleanup(void)
+{
+	/* the startup process, after redo: these are final */
+	if (tides_shared == NULL)
+		return;
+	tides_shared->start_next_fxid = U64FromFullTransactionId(ReadNextFullTransactionId());
+	tides_shared->start_next_multi = ReadNextMultiXactId();
+	tides_shared->start_from_redo = true;
+}
+
+static void
+rmgr_redo(XLogReaderState *record)
+{
+	/* tides writes no WAL; a record of ours means a foreign tool used the id */
+	elog(PANIC, "tides: unexpected WAL record for resource manager %d", TIDES_RMGR_ID);
+}
+
+static void
+rmgr_desc(StringInfo buf, XLogReaderState *record)
+{
+}
+
+static const char *
+rmgr_identify(uint8 info)
+{
+	return NULL;
+}
+
+static RmgrData tides_rmgr = {
+	.rm_name = "tides",
+	.rm_redo = rmgr_redo,
+	.rm_desc = rmgr_desc,
+	.rm_identify = rmgr_identify,
+	.rm_startup = NULL,
+	.rm_cleanup = rmgr_cleanup,
+	.rm_mask = NULL,
+	.rm_decode = NULL
+};
+
+void
+tides_register_rmgr(void)
+{
+	RegisterCustomRmgr(TIDES_RMGR_ID, &tides_rmgr);
+}
+
+/* ---- finalisation */
+
+typedef struct IncStartValue
+{
+	uint64		next_fxid;
+	uint32		next_multi;
+	uint32		pad;
+} IncStartValue;
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64		x = *(const uint64 *) a,
+				y = *(const uint64 *) b;
+
+	return x < y ? -1 : (x > y);
+}
+
+/* iterate keys of one META kind: fn(key, klen, val, vlen) */
+static void
+scan_meta(tides_db *db, char kind, void (*fn) (const uint8 *, size_t, const void *, size_t, void *),
+		  void *arg)
+{
+	uint8		lower[9],
+				upper[9];
+	tides_iter_options o;
+	tides_iter *it;
+
+	meta_key(lower, kind);
+	meta_key(upper, kind + 1);
+	memset(&o, 0, sizeof(o));
+	o.lower = lower;
+	o.lower_len = sizeof(lower);
+	o.upper = upper;
+	o.upper_len = sizeof(upper);
+	it = tides_iter_new(db, &o);
+	if (it == NULL)
+		elog(ERROR, "tides: could not read metadata");
+	for (tides_iter_first(it); tides_iter_valid(it); tides_iter_next(it))
+	{
+		size_t		klen,
+					vlen;
+		const uint8 *k = tides_iter_key(it, &klen);
+		const void *v = tides_iter_value(it, &vlen);
+
+		fn(k, klen, v, vlen, arg);
+	}
+	if (tides_iter_status(it) != TIDES_OK)
+	{
+		tides_status s = tides_iter_status(it);
+
+		tides_iter_free(it);
+		tides_engine_error(s, "read metadata");
+	}
+	tides_iter_free(it);
+}
+
+static void
+load_inc_start(const uint8 *k, size_t klen, const void *v, size_t vlen, void *arg)
+{
+	TidesShared *ts = tides_shared;
+	IncStartValue sv;
+
+	if (klen != 13 || vlen < sizeof(sv) || ts->n_inc_start >= TIDES_MAX_INCARNATIONS)
+		return;
+	memcpy(&sv, v, sizeof(sv));
+	ts->inc_start[ts->n_inc_start].inc = get32be(k + 9);
+	ts->inc_start[ts->n_inc_start].next_fxid = sv.next_fxid;
+	ts->inc_start[ts->n_inc_start].next_multi = sv.next_multi;
+	ts->n_inc_start++;
+}
+
+static void
+load_aborted(const uint8 *k, size_t klen, const void *v, size_t vlen, void *arg)
+{
+	TidesShared *ts = tides_shared;
+
+	if (klen != 17)
+		return;
+	if (ts->n_aborted >= TIDES_MAX_ABORTED)
+	{
+		*(bool *) arg = true;
+		return;
+	}
+	ts->aborted[ts->n_aborted++] = ((uint64) get32be(k + 9) << 32) | get32be(k + 13);
+}
+
+typedef struct UnloggedScan
+{
+	uint64	   *trees;
+	int			n;
+	int			cap;
+} UnloggedScan;
+
+static void
+find_unlogged(const uint8 *k, size_t klen, const void *v, size_t vlen, void *arg)
+{
+	UnloggedScan *u = arg;
+	const char *owner = v;
+
+	/* TreeOwnerValue: persistence is its last field */
+	if (klen != 17 || vlen < 17 || owner[16] != RELPERSISTENCE_UNLOGGED)
+		return;
+	if (u->n == u->cap)
+	{
+		u->cap = u->cap ? u->cap * 2 : 16;
+		u->trees = u->trees ? repalloc(u->trees, u->cap * sizeof(uint64)) : palloc(u->cap * sizeof(uint64));
+	}
+	u->trees[u->n++] = tides_key_get_tree(k + 9);
+}
+
+static void
+check(tides_db *db, tides_status s, const char *what)
+{
+	if (s != TIDES_OK)
+		ereport(ERROR, (errmsg("tides: could not %s: %s", what, tides_errmsg(db))));
+}
+
+void
+tides_finalize_startup(tides_db *db)
+{
+	TidesShared *ts = tides_shared;
+	uint8		key[32];
+	size_t		klen;
+	void	   *val;
+	size_t		vlen;
+	uint32		inc = 0;
+	tides_batch *b;
+	uint64		lsn;
+	IncStartValue sv;
+	bool		overflow = false;
+	tides_status s;
+
+	LWLockAcquire(ts->init_lock, LW_EXCLUSIVE);
+	if (ts->finalized)
+	{
+		LWLockRelease(ts->init_lock);
+		return;
+	}
+
+	klen = meta_key(key, META_INCARNATION);
+	s = tides_get(db, NULL, key, klen, &val, &vlen);
+	if (s == TIDES_OK)
+	{
+		if (vlen >= 4)
+			memcpy(&inc, val, 4);
+		free(val);
+	}
+	else if (s != TIDES_NOT_FOUND)
+		check(db, s, "read the incarnation");
+	inc++;
+
+	b = tides_batch_new();
+	if (b == NULL)
+		elog(ERROR, "out of memory");
+	tides_batch_put(b, key, klen, &inc, sizeof(inc));
+	klen = meta_key(key, META_INC_START);
+	put32be(key + klen, inc);
+	memset(&sv, 0, sizeof(sv));
+	sv.next_fxid = ts->start_next_fxid;
+	sv.next_multi = ts->start_next_multi;
+	tides_batch_put(b, key, klen + 4, &sv, sizeof(sv));
+	for (uint32 i = 0; i < ts->n_unsealed; i++)
+	{
+		uint8		one = 1;
+
+		klen = meta_key(key, META_ABORTED);
+		put32be(key + klen, (uint32) (ts->unsealed[i] >> 32));
+		put32be(key + klen + 4, (uint32) ts->unsealed[i]);
+		tides_batch_put(b, key, klen + 8, &one, 1);
+	}
+	for (;;)
+	{
+		s = tides_write(db, b, &lsn);
+		if (s != TIDES_BUSY)
+			break;
+		pg_usleep(1000L);
+	}
+	tides_batch_free(b);
+	check(db, s, "record the incarnation");
+	check(db, tides_sync(db, lsn, true), "make the incarnation durable");
+	if (ts->n_unsealed > 0)
+		check(db, tides_settle_tags(db, ts->unsealed, ts->n_unsealed), "settle recovered transactions");
+
+	ts->n_inc_start = 0;
+	scan_meta(db, META_INC_START, load_inc_start, NULL);
+	ts->n_aborted = 0;
+	scan_meta(db, META_ABORTED, load_aborted, &overflow);
+	qsort(ts->aborted, ts->n_aborted, sizeof(uint64), cmp_u64);
+	if (overflow)
+		ereport(WARNING,
+				(errmsg("tides: more than %d incomplete transactions are recorded; some are ignored",
+						TIDES_MAX_ABORTED)));
+
+	/* unlogged tables are empty after a crash, as with heap */
+	if (ts->start_from_redo)
+	{
+		UnloggedScan u = {NULL, 0, 0};
+
+		scan_meta(db, META_TREEMAP, find_unlogged, &u);
+		for (int i = 0; i < u.n; i++)
+		{
+			uint8		prefix[8];
+
+			tides_key_put_tree(prefix, u.trees[i]);
+			check(db, tides_drop_prefix(db, prefix, sizeof(prefix)), "reset an unlogged table");
+		}
+		if (u.trees)
+			pfree(u.trees);
+	}
+
+	ts->incarnation = inc;
+	ts->finalized = true;
+	LWLockRelease(ts->init_lock);
+	ereport(LOG,
+			(errmsg("tides: incarnation %u started at xid %llu, %u unfinished transactions marked aborted",
+					inc, (unsigned long long) ts->start_next_fxid, ts->n_unsealed)));
+}
+
+/* the nextXid/nextMulti incarnation `inc` started with; false if unknown */
+static const TidesIncStart *
+inc_start(uint32 inc)
+{
+	TidesShared *ts = tides_shared;
+	uint32		lo = 0,
+				hi = ts->n_inc_start;
+
+	/* META keys are big-endian, so the array is sorted by incarnation */
+	while (lo < hi)
+	{
+		uint32		mid = (lo + hi) / 2;
+
+		if (ts->inc_start[mid].inc < inc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < ts->n_inc_start && ts->inc_start[lo].inc == inc ? &ts->inc_start[lo] : NULL;
+}
+
+bool
+tides_writer_lost(uint32 inc, TransactionId top, TransactionId xid)
+{
+	TidesShared *ts = tides_shared;
+	const TidesIncStart *next;
+
+	if (inc == ts->incarnation || inc == 0 || !TransactionIdIsNormal(xid))
+		return false;
+	next = inc_start(inc + 1);
+	if (next != NULL)
+	{
+		TransactionId start = XidFromFullTransactionId(FullTransactionIdFromU64(next->next_fxid));
+
+		if (TransactionIdFollowsOrEquals(xid, start) || TransactionIdFollowsOrEquals(top, start))
+			return true;
+	}
+	if (ts->n_aborted > 0)
+	{
+		uint64		want = ((uint64) inc << 32) | top;
+
+		if (bsearch(&want, ts->aborted, ts->n_aborted, sizeof(uint64), cmp_u64) != NULL)
+			return true;
+	}
+	return false;
+}
+
+bool
+tides_multi_lost(uint32 inc, MultiXactId multi)
+{
+	const TidesIncStart *next;
+
+	if (inc == tides_shared->incarnation || inc == 0)
+		return false;
+	next = inc_start(inc + 1);
+	return next != NULL && !MultiXactIdPrecedes(multi, next->next_multi);
+}

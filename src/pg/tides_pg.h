@@ -1,0 +1,296 @@
+/*
+ * tides_pg.h -- the PostgreSQL glue: settings, shared state, the per-backend
+ * engine handle, and the services the table and index access methods use
+ * (trees, row ids, transaction tags, incarnations).
+ *
+ * Everything here runs inside the server; the engine below (src/engine)
+ * knows nothing of PostgreSQL, so this layer turns engine status codes into
+ * ereport()s and makes every engine wait interruptible.
+ */
+#ifndef TIDES_PG_H
+#define TIDES_PG_H
+
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/transam.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+#include "storage/relfilenode.h"
+#include "storage/spin.h"
+#include "utils/rel.h"
+
+#include "tides_engine.h"
+
+/* ---------------------------------------------------------------- GUCs */
+
+extern int	tides_memtable_size_mb;
+extern int	tides_memtable_count;
+extern int	tides_block_cache_mb;
+extern int	tides_meta_size_mb;
+extern int	tides_guc_sync_mode;
+extern int	tides_sync_interval_ms;
+extern int	tides_guc_compression;
+extern int	tides_compression_level;
+extern int	tides_compaction_workers;
+extern int	tides_l0_slowdown;
+extern int	tides_l0_stop;
+extern int	tides_max_relations;
+extern int	tides_row_lock_stripes;
+extern bool tides_keep_unsynced;	/* test-only: see docs/durability.md */
+
+/* ------------------------------------------------------------ keys */
+
+/*
+ * Every key starts with an 8-byte big-endian tree id.  Tree 0 holds the
+ * access method's own metadata (META_*); relation storage gets trees from 1.
+ */
+#define TIDES_TREE_META			UINT64CONST(0)
+#define TIDES_TREE_FIRST		UINT64CONST(16)
+
+#define TIDES_ROW_KEY_LEN		14	/* tree (8) + vid (6) */
+#define TIDES_VID_MAX			((UINT64CONST(1) << 40) - 1)	/* keeps block < 2^32 */
+#define TIDES_ROWS_PER_BLOCK	MaxHeapTuplesPerPage	/* 291 */
+
+/* META kinds: the byte after the tree id of tree 0 */
+#define META_VID_RESERVED		'V' /* + tree: vids below are handed out */
+#define META_TREE_RESERVED		'T' /* tree ids below are handed out */
+#define META_RELMAP				'R' /* + db, spc, relnode, backend: tree */
+#define META_TREEMAP			'r' /* + tree: which relation storage */
+#define META_DROP				'D' /* + tree: drop when a transaction ends */
+#define META_INCARNATION		'I' /* the current incarnation */
+#define META_INC_START			'N' /* + inc: nextXid/nextMulti at start */
+#define META_ABORTED			'A' /* + inc + top xid: incomplete transaction */
+
+static inline void
+tides_key_put_tree(uint8 *p, uint64 tree)
+{
+	for (int i = 7; i >= 0; i--)
+	{
+		p[i] = (uint8) tree;
+		tree >>= 8;
+	}
+}
+
+static inline uint64
+tides_key_get_tree(const uint8 *p)
+{
+	uint64		v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+/* 6-byte big-endian vid after the tree */
+static inline void
+tides_row_key(uint8 *key, uint64 tree, uint64 vid)
+{
+	tides_key_put_tree(key, tree);
+	for (int i = 13; i >= 8; i--)
+	{
+		key[i] = (uint8) vid;
+		vid >>= 8;
+	}
+}
+
+static inline uint64
+tides_row_key_vid(const uint8 *key)
+{
+	uint64		v = 0;
+
+	for (int i = 8; i < 14; i++)
+		v = (v << 8) | key[i];
+	return v;
+}
+
+/* TID <-> vid: 291 versions per virtual block, offsets 1..291 */
+static inline void
+tides_vid_to_tid(uint64 vid, ItemPointer tid)
+{
+	ItemPointerSet(tid, (BlockNumber) (vid / TIDES_ROWS_PER_BLOCK),
+				   (OffsetNumber) (vid % TIDES_ROWS_PER_BLOCK + 1));
+}
+
+static inline bool
+tides_tid_to_vid(ItemPointer tid, uint64 *vid)
+{
+	OffsetNumber off = ItemPointerGetOffsetNumberNoCheck(tid);
+
+	if (off < 1 || off > TIDES_ROWS_PER_BLOCK)
+		return false;
+	*vid = (uint64) ItemPointerGetBlockNumberNoCheck(tid) * TIDES_ROWS_PER_BLOCK + (off - 1);
+	return true;
+}
+
+/* ------------------------------------------------------ shared state */
+
+typedef struct TidesIncStart
+{
+	uint32		inc;
+	uint32		next_multi;
+	uint64		next_fxid;		/* FullTransactionId value */
+} TidesIncStart;
+
+#define TIDES_MAX_INCARNATIONS 8192
+#define TIDES_MAX_ABORTED 65536
+#define TIDES_MAX_COMPACTION_WORKERS 8
+
+typedef struct TidesShared
+{
+	void	   *region;			/* the engine's region (main shared segment) */
+	bool		engine_ok;		/* recovery succeeded */
+	char		engine_error[512];
+	double		recovery_seconds;
+	uint64		recovery_batches;
+
+	/* D4: what PostgreSQL's own recovery ended with (see incarnation.c) */
+	uint64		start_next_fxid;
+	uint32		start_next_multi;
+	bool		start_from_redo;
+	bool		clean_start;	/* the engine log ended cleanly */
+
+	/* finalisation of this incarnation, done once by the first user */
+	LWLock	   *init_lock;
+	bool		finalized;
+	uint32		incarnation;
+	uint32		n_inc_start;
+	TidesIncStart inc_start[TIDES_MAX_INCARNATIONS];
+	uint32		n_unsealed;		/* tags recovery found unsealed */
+	uint64	   *unsealed;		/* in shared memory, n_unsealed entries */
+	uint32		n_aborted;		/* sorted (incarnation << 32 | top xid) */
+	uint64		aborted[TIDES_MAX_ABORTED];
+
+	/* tree ids and the lock that reserves more of them */
+	slock_t		tree_lock;
+	uint64		next_tree;
+	uint64		reserved_tree;
+	LWLock	   *reserve_lock;
+
+	/* background workers' latches, set by the engine's wakeup callback */
+	Latch	   *flush_latch;
+	Latch	   *maint_latch;
+	Latch	   *sync_latch;
+	Latch	   *compact_latch[TIDES_MAX_COMPACTION_WORKERS];
+	pg_atomic_uint32 compact_rr;	/* round robin for compaction wakeups */
+
+	/* row lock stripes: a named LWLock tranche */
+	LWLockPadded *row_locks;
+	int			n_row_locks;
+} TidesShared;
+
+extern TidesShared *tides_shared;
+
+/* ------------------------------------------------------ engine access */
+
+/* this backend's engine handle; attaches (and finalises) on first use */
+extern tides_db *tides_engine(void);
+
+/* report an engine failure as ERROR (never returns) */
+extern void tides_engine_error(tides_status s, const char *what) pg_attribute_noreturn();
+
+/* write a batch, waiting interruptibly while the engine is busy */
+extern uint64 tides_write_batch(tides_batch *b);
+
+/* point read into a palloc'd buffer; false if absent */
+extern bool tides_read(const uint8 *key, size_t klen, char **val, size_t *vlen);
+
+/* a reusable backend-local batch (cleared on each get) */
+extern tides_batch *tides_local_batch(void);
+
+/* engine options from the GUCs */
+extern void tides_fill_options(tides_options *o);
+
+/* the sync mode setting changed (configuration reload) */
+extern void tides_sync_mode_changed(void);
+
+/* wake background workers (engine callback) */
+extern void tides_wakeup_workers(void *arg, int kind);
+
+/* is this relation stored by tides? (src/am/handler.c) */
+extern bool tides_is_tides_relation(Relation rel);
+
+/* ------------------------------------------------------ trees (trees.c) */
+
+typedef struct TidesRelInfo
+{
+	uint64		tree;
+	char		persistence;
+} TidesRelInfo;
+
+/* tree of a relation's current storage (cached in rd_amcache) */
+extern uint64 tides_rel_tree(Relation rel);
+
+/* create a tree for new storage of rel and map rnode to it */
+extern uint64 tides_create_tree(Relation rel, const RelFileNode *rnode, char persistence);
+
+/* replace the tree behind the relation's current storage (non-transactional truncate) */
+extern uint64 tides_replace_tree(Relation rel);
+
+/* remember to drop a tree when the current (sub)transaction commits or aborts */
+extern void tides_drop_tree_at_end(uint64 tree, bool at_commit);
+
+/* drop the storage of a relation at commit (DROP TABLE) */
+extern void tides_schedule_relation_drop(Relation rel);
+
+/* hand out n consecutive vids of a tree */
+extern uint64 tides_alloc_vids(uint64 tree, uint32 n);
+
+/* start to_tree's numbering at from_tree's high-water mark */
+extern void tides_copy_vid_counter(uint64 from_tree, uint64 to_tree);
+
+/* one past the largest vid handed out (for relation_size) */
+extern uint64 tides_vid_high_water(uint64 tree);
+
+/* drop trees whose transactions have ended (maintenance worker) */
+extern void tides_process_drops(void);
+
+/* ------------------------------------------------------ transactions (xact.c) */
+
+/* called before a transaction's first tides write: tags, callbacks */
+extern void tides_xact_note_write(void);
+
+/* the tag of the current top-level transaction */
+extern uint64 tides_current_tag(void);
+
+extern void tides_xact_init(void);
+
+/* ------------------------------------------------------ incarnations (incarnation.c) */
+
+/* tags: (incarnation << 32) | top-level xid */
+static inline uint64
+tides_make_tag(uint32 inc, TransactionId top)
+{
+	return ((uint64) inc << 32) | top;
+}
+
+/* finalise this incarnation if not done (takes init_lock) */
+extern void tides_finalize_startup(tides_db *db);
+
+/*
+ * For a stored xid written in incarnation inc by top-level transaction top:
+ * true if that transaction can never count as committed (PostgreSQL forgot
+ * it in a crash, or its tides writes were cut short).
+ */
+extern bool tides_writer_lost(uint32 inc, TransactionId top, TransactionId xid);
+extern bool tides_multi_lost(uint32 inc, MultiXactId multi);
+
+extern void tides_register_rmgr(void);
+extern void tides_capture_control_file(void);
+
+/* ------------------------------------------------------ workers (workers.c) */
+
+extern void tides_register_workers(void);
+
+/* ------------------------------------------------------ row locks */
+
+static inline LWLock *
+tides_row_lock(uint64 tree, uint64 vid)
+{
+	uint64		h = (tree * UINT64CONST(0x9E3779B97F4A7C15)) ^ (vid * UINT64CONST(0xC2B2AE3D27D4EB4F));
+
+	h ^= h >> 29;
+	return &tides_shared->row_locks[h % (uint64) tides_shared->n_row_locks].lock;
+}
+
+#endif

@@ -1,0 +1,721 @@
+/*
+ * trees.c -- relation storage as engine trees, and row ids within them.
+ *
+ * A tree is the key range of one relation storage (a relfilenode): every
+ * key starts with its 8-byte tree id.  Tree ids come from a counter and are
+ * never reused; a new relfilenode (CREATE, TRUNCATE, a rewrite, SET
+ * TABLESPACE) gets a new tree.  The mapping from relfilenode to tree is kept
+ * in the metadata tree (META_RELMAP and its reverse, META_TREEMAP), cached
+ * per backend in the relcache entry's rd_amcache.
+ *
+ * Row ids (vids) are per tree, increasing, never reused, even across a crash
+ * that loses rows: b-tree indexes are WAL-logged and may outlive rows lost
+ * in a relaxed-durability crash, and a reused TID would make such a stale
+ * entry point at a different row (DESIGN.md D6).  So vids are reserved in
+ * chunks, and a reservation is made durable before any vid of it is used;
+ * after a restart a tree continues above its last reservation.  Chunks grow
+ * with use (1k .. 1M vids), so the fsync this costs is rare.
+ *
+ * Dropping a tree is transactional: the transaction that drops or creates a
+ * relation writes a META_DROP marker naming the tree, its xid and whether
+ * the tree goes when that xid commits (DROP, TRUNCATE's old storage) or
+ * aborts (new storage).  The maintenance worker resolves markers once their
+ * transaction has ended, drops the tree's keys (tides_drop_prefix, which
+ * frees whole files at once), and removes the marker and the mapping.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/catalog.h"
+#include "miscadmin.h"
+#include "storage/procarray.h"
+#include "storage/shmem.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+
+#include "tides_pg.h"
+
+typedef struct VidCounter
+{
+	uint64		tree;			/* hash key */
+	slock_t		mutex;
+	uint64		next;
+	uint64		reserved;
+	uint32		chunk;
+} VidCounter;
+
+typedef struct RelCache
+{
+	uint64		tree;
+	char		persistence;
+	VidCounter *counter;
+} RelCache;
+
+static HTAB *vid_counters = NULL;
+static LWLock *counters_lock = NULL;
+
+#define FIRST_CHUNK 1024
+#define MAX_CHUNK (1u << 20)
+#define TREE_CHUNK 64
+
+/* ---- metadata keys */
+
+static size_t
+meta_key(uint8 *key, char kind)
+{
+	tides_key_put_tree(key, TIDES_TREE_META);
+	key[8] = (uint8) kind;
+	return 9;
+}
+
+static void
+put32be(uint8 *p, uint32 v)
+{
+	p[0] = v >> 24;
+	p[1] = v >> 16;
+	p[2] = v >> 8;
+	p[3] = v;
+}
+
+static size_t
+relmap_key(uint8 *key, const RelFileNode *rnode, BackendId backend)
+{
+	size_t		n = meta_key(key, META_RELMAP);
+
+	put32be(key + n, rnode->dbNode);
+	put32be(key + n + 4, rnode->spcNode);
+	put32be(key + n + 8, rnode->relNode);
+	put32be(key + n + 12, (uint32) backend);
+	return n + 16;
+}
+
+static size_t
+tree_meta_key(uint8 *key, char kind, uint64 tree)
+{
+	size_t		n = meta_key(key, kind);
+
+	tides_key_put_tree(key + n, tree);
+	return n + 8;
+}
+
+static uint64
+read_u64_value(const uint8 *key, size_t klen, uint64 dflt)
+{
+	char	   *val;
+	size_t		vlen;
+	uint64		v = dflt;
+
+	if (tides_read(key, klen, &val, &vlen))
+	{
+		if (vlen >= 8)
+			memcpy(&v, val, 8);
+		pfree(val);
+	}
+	return v;
+}
+
+/* write one key and make it durable before returning */
+static void
+write_durable(const uint8 *key, size_t klen, const void *val, size_t vlen)
+{
+	tides_batch *b = tides_local_batch();
+	uint64		lsn;
+	tides_status s;
+
+	if (tides_batch_put(b, key, klen, val, vlen) != TIDES_OK)
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	lsn = tides_write_batch(b);
+	s = tides_sync(tides_engine(), lsn, true);
+	if (s != TIDES_OK)
+		tides_engine_error(s, "make a reservation durable");
+}
+
+/* ---- shared memory */
+
+Size		tides_trees_shmem_size(void);
+void		tides_trees_shmem_init(void);
+
+Size
+tides_trees_shmem_size(void)
+{
+	return hash_estimate_size(tides_max_relations, sizeof(VidCounter));
+}
+
+void
+tides_trees_shmem_init(void)
+{
+	HASHCTL		info;
+
+	info.keysize = sizeof(uint64);
+	info.entrysize = sizeof(VidCounter);
+	vid_counters = ShmemInitHash("tides vid counters", tides_max_relations, tides_max_relations,
+								 &info, HASH_ELEM | HASH_BLOBS);
+}
+
+static LWLock *
+get_counters_lock(void)
+{
+	if (counters_lock == NULL)
+		counters_lock = &(GetNamedLWLockTranche("tides"))[2].lock;
+	return counters_lock;
+}
+
+static VidCounter *
+counter_for(uint64 tree)
+{
+	VidCounter *c;
+	bool		found;
+	uint8		key[32];
+	size_t		klen;
+	uint64		reserved;
+
+	LWLockAcquire(get_counters_lock(), LW_SHARED);
+	c = hash_search(vid_counters, &tree, HASH_FIND, NULL);
+	LWLockRelease(get_counters_lock());
+	if (c != NULL)
+		return c;
+
+	klen = tree_meta_key(key, META_VID_RESERVED, tree);
+	reserved = read_u64_value(key, klen, 0);
+	LWLockAcquire(get_counters_lock(), LW_EXCLUSIVE);
+	c = hash_search(vid_counters, &tree, HASH_ENTER_NULL, &found);
+	if (c == NULL)
+	{
+		LWLockRelease(get_counters_lock());
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("too many relations with tides storage in use"),
+				 errhint("Increase tides.max_relations.")));
+	}
+	if (!found)
+	{
+		SpinLockInit(&c->mutex);
+		c->next = reserved;
+		c->reserved = reserved;
+		c->chunk = FIRST_CHUNK;
+	}
+	LWLockRelease(get_counters_lock());
+	return c;
+}
+
+static void
+forget_counter(uint64 tree)
+{
+	LWLockAcquire(get_counters_lock(), LW_EXCLUSIVE);
+	hash_search(vid_counters, &tree, HASH_REMOVE, NULL);
+	LWLockRelease(get_counters_lock());
+}
+
+uint64
+tides_alloc_vids(uint64 tree, uint32 n)
+{
+	VidCounter *c = counter_for(tree);
+	uint64		v;
+	uint64		new_reserved;
+	uint8		key[32];
+	size_t		klen;
+
+	SpinLockAcquire(&c->mutex);
+	if (c->next + n <= c->reserved)
+	{
+		v = c->next;
+		c->next += n;
+		SpinLockRelease(&c->mutex);
+		return v;
+	}
+	SpinLockRelease(&c->mutex);
+
+	LWLockAcquire(tides_shared->reserve_lock, LW_EXCLUSIVE);
+	SpinLockAcquire(&c->mutex);
+	if (c->next + n > c->reserved)
+	{
+		new_reserved = c->next + Max(c->chunk, n);
+		if (c->chunk < MAX_CHUNK)
+			c->chunk *= 2;
+		SpinLockRelease(&c->mutex);
+		if (new_reserved > TIDES_VID_MAX)
+		{
+			LWLockRelease(tides_shared->reserve_lock);
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("tides relation has used all row ids"),
+					 errhint("Rewrite the table with VACUUM FULL or CLUSTER to renumber its rows.")));
+		}
+		klen = tree_meta_key(key, META_VID_RESERVED, tree);
+		write_durable(key, klen, &new_reserved, sizeof(new_reserved));
+		SpinLockAcquire(&c->mutex);
+		c->reserved = new_reserved;
+	}
+	v = c->next;
+	c->next += n;
+	SpinLockRelease(&c->mutex);
+	LWLockRelease(tides_shared->reserve_lock);
+	return v;
+}
+
+/* a copied tree continues numbering where the original stands */
+void
+tides_copy_vid_counter(uint64 from_tree, uint64 to_tree)
+{
+	uint64		high = tides_vid_high_water(from_tree);
+	VidCounter *c = counter_for(to_tree);
+	uint8		key[32];
+	size_t		klen = tree_meta_key(key, META_VID_RESERVED, to_tree);
+
+	LWLockAcquire(tides_shared->reserve_lock, LW_EXCLUSIVE);
+	write_durable(key, klen, &high, sizeof(high));
+	SpinLockAcquire(&c->mutex);
+	c->next = c->reserved = high;
+	SpinLockRelease(&c->mutex);
+	LWLockRelease(tides_shared->reserve_lock);
+}
+
+uint64
+tides_vid_high_water(uint64 tree)
+{
+	VidCounter *c = counter_for(tree);
+	uint64		v;
+
+	SpinLockAcquire(&c->mutex);
+	v = c->next;
+	SpinLockRelease(&c->mutex);
+	return v;
+}
+
+static uint64
+alloc_tree_id(void)
+{
+	uint64		t;
+	uint8		key[16];
+	size_t		klen = meta_key(key, META_TREE_RESERVED);
+
+	LWLockAcquire(tides_shared->reserve_lock, LW_EXCLUSIVE);
+	if (tides_shared->reserved_tree == 0)
+	{
+		uint64		r = read_u64_value(key, klen, TIDES_TREE_FIRST);
+
+		tides_shared->next_tree = tides_shared->reserved_tree = Max(r, TIDES_TREE_FIRST);
+	}
+	if (tides_shared->next_tree >= tides_shared->reserved_tree)
+	{
+		uint64		r = tides_shared->next_tree + TREE_CHUNK;
+
+		write_durable(key, klen, &r, sizeof(r));
+		tides_shared->reserved_tree = r;
+	}
+	t = tides_shared->next_tree++;
+	LWLockRelease(tides_shared->reserve_lock);
+	return t;
+}
+
+/* ---- relation <-> tree */
+
+typedef struct TreeMapValue
+{
+	uint64		tree;
+	char		persistence;
+} TreeMapValue;
+
+typedef struct TreeOwnerValue
+{
+	Oid			db;
+	Oid			spc;
+	Oid			rel;
+	int32		backend;
+	char		persistence;
+} TreeOwnerValue;
+
+static void
+write_mapping(const RelFileNode *rnode, BackendId backend, uint64 tree, char persistence)
+{
+	tides_batch *b = tides_local_batch();
+	uint8		key[40],
+				rkey[32];
+	size_t		klen = relmap_key(key, rnode, backend);
+	size_t		rklen = tree_meta_key(rkey, META_TREEMAP, tree);
+	TreeMapValue mv;
+	TreeOwnerValue ov;
+
+	memset(&mv, 0, sizeof(mv));
+	mv.tree = tree;
+	mv.persistence = persistence;
+	memset(&ov, 0, sizeof(ov));
+	ov.db = rnode->dbNode;
+	ov.spc = rnode->spcNode;
+	ov.rel = rnode->relNode;
+	ov.backend = backend;
+	ov.persistence = persistence;
+	if (tides_batch_put(b, key, klen, &mv, sizeof(mv)) != TIDES_OK ||
+		tides_batch_put(b, rkey, rklen, &ov, sizeof(ov)) != TIDES_OK)
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	tides_xact_note_write();
+	tides_batch_set_tag(b, tides_current_tag(), false);
+	tides_write_batch(b);
+}
+
+static RelCache *
+set_rel_cache(Relation rel, uint64 tree, char persistence)
+{
+	RelCache   *rc;
+
+	if (rel->rd_amcache == NULL)
+		rel->rd_amcache = MemoryContextAllocZero(CacheMemoryContext, sizeof(RelCache));
+	rc = rel->rd_amcache;
+	rc->tree = tree;
+	rc->persistence = persistence;
+	rc->counter = NULL;
+	return rc;
+}
+
+uint64
+tides_rel_tree(Relation rel)
+{
+	RelCache   *rc = rel->rd_amcache;
+	uint8		key[40];
+	size_t		klen;
+	char	   *val;
+	size_t		vlen;
+	TreeMapValue mv;
+
+	if (rc != NULL)
+		return rc->tree;
+	klen = relmap_key(key, &rel->rd_node, rel->rd_backend);
+	if (tides_read(key, klen, &val, &vlen) && vlen >= sizeof(mv))
+	{
+		memcpy(&mv, val, sizeof(mv));
+		pfree(val);
+		return set_rel_cache(rel, mv.tree, mv.persistence)->tree;
+	}
+	/*
+	 * The catalog knows a relation whose storage the engine does not: its
+	 * creation was lost in a crash that kept the catalog (relaxed sync mode),
+	 * or the database was copied without its tides data.  Start it empty.
+	 */
+	ereport(WARNING,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("tides storage of relation \"%s\" is missing; it is treated as empty",
+					RelationGetRelationName(rel))));
+	return tides_create_tree(rel, &rel->rd_node, rel->rd_rel->relpersistence);
+}
+
+uint64
+tides_create_tree(Relation rel, const RelFileNode *rnode, char persistence)
+{
+	uint64		tree = alloc_tree_id();
+
+	write_mapping(rnode, rel->rd_backend, tree, persistence);
+	/* new storage goes away if the creating (sub)transaction aborts */
+	tides_drop_tree_at_end(tree, false);
+	if (RelFileNodeEquals(*rnode, rel->rd_node))
+		set_rel_cache(rel, tree, persistence);
+	return tree;
+}
+
+uint64
+tides_replace_tree(Relation rel)
+{
+	uint64		old = tides_rel_tree(rel);
+	uint64		tree = alloc_tree_id();
+
+	write_mapping(&rel->rd_node, rel->rd_backend, tree, rel->rd_rel->relpersistence);
+	tides_drop_tree_at_end(tree, false);
+	/* the old tree goes whatever happens: the truncation is not transactional */
+	tides_drop_tree_at_end(old, false);
+	tides_drop_tree_at_end(old, true);
+	set_rel_cache(rel, tree, rel->rd_rel->relpersistence);
+	return tree;
+}
+
+/* ---- transactional drops */
+
+/*
+ * A drop marker lists conditions; the tree goes as soon as one holds.  Each
+ * condition names a (sub)transaction and whether its commit or its abort
+ * drops the tree.  CREATE adds "abort of the creator", DROP and the old side
+ * of TRUNCATE add "commit of the dropper"; a table created and dropped in one
+ * transaction carries both and goes either way.
+ */
+typedef struct DropCondition
+{
+	TransactionId xid;
+	TransactionId top;
+	uint32		inc;
+	uint32		at_commit;
+} DropCondition;
+
+#define MAX_DROP_CONDITIONS 64
+
+static LWLock *
+markers_lock(void)
+{
+	return &(GetNamedLWLockTranche("tides"))[3].lock;
+}
+
+void
+tides_drop_tree_at_end(uint64 tree, bool at_commit)
+{
+	tides_batch *b;
+	uint8		key[24];
+	size_t		klen = tree_meta_key(key, META_DROP, tree);
+	DropCondition conds[MAX_DROP_CONDITIONS];
+	int			n = 0;
+	char	   *val;
+	size_t		vlen;
+
+	tides_xact_note_write();
+	LWLockAcquire(markers_lock(), LW_EXCLUSIVE);
+	if (tides_read(key, klen, &val, &vlen))
+	{
+		n = Min(vlen / sizeof(DropCondition), MAX_DROP_CONDITIONS - 1);
+		memcpy(conds, val, n * sizeof(DropCondition));
+		pfree(val);
+	}
+	memset(&conds[n], 0, sizeof(conds[n]));
+	conds[n].xid = GetCurrentTransactionId();
+	conds[n].top = GetTopTransactionId();
+	conds[n].inc = tides_shared->incarnation;
+	conds[n].at_commit = at_commit;
+	n++;
+	b = tides_local_batch();
+	if (tides_batch_put(b, key, klen, conds, n * sizeof(DropCondition)) != TIDES_OK)
+	{
+		LWLockRelease(markers_lock());
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	}
+	tides_batch_set_tag(b, tides_current_tag(), false);
+	tides_write_batch(b);
+	LWLockRelease(markers_lock());
+}
+
+void
+tides_schedule_relation_drop(Relation rel)
+{
+	tides_drop_tree_at_end(tides_rel_tree(rel), true);
+}
+
+/* remove a tree's data, counter, mappings and marker */
+static void
+drop_tree(uint64 tree)
+{
+	tides_db   *db = tides_engine();
+	uint8		prefix[8];
+	uint8		key[40],
+				rkey[24],
+				dkey[24];
+	size_t		rklen = tree_meta_key(rkey, META_TREEMAP, tree);
+	size_t		dklen = tree_meta_key(dkey, META_DROP, tree);
+	size_t		vklen;
+	uint8		vkey[24];
+	char	   *val;
+	size_t		vlen;
+	tides_batch *b;
+	tides_status s;
+
+	tides_key_put_tree(prefix, tree);
+	for (int attempt = 0;; attempt++)
+	{
+		s = tides_drop_prefix(db, prefix, sizeof(prefix));
+		if (s != TIDES_BUSY)
+			break;
+		pg_usleep(10000L);
+		CHECK_FOR_INTERRUPTS();
+	}
+	if (s != TIDES_OK)
+		tides_engine_error(s, "drop a tree");
+
+	b = tides_local_batch();
+	if (tides_read(rkey, rklen, &val, &vlen) && vlen >= sizeof(TreeOwnerValue))
+	{
+		TreeOwnerValue ov;
+		RelFileNode rnode;
+		TreeMapValue mv;
+		char	   *mval;
+		size_t		mlen;
+
+		memcpy(&ov, val, sizeof(ov));
+		rnode.dbNode = ov.db;
+		rnode.spcNode = ov.spc;
+		rnode.relNode = ov.rel;
+		/* the relfilenode may map to a newer tree by now: only remove our own mapping */
+		{
+			size_t		klen = relmap_key(key, &rnode, ov.backend);
+
+			if (tides_read(key, klen, &mval, &mlen) && mlen >= sizeof(mv))
+			{
+				memcpy(&mv, mval, sizeof(mv));
+				if (mv.tree == tree)
+					tides_batch_delete(b, key, klen);
+				pfree(mval);
+			}
+		}
+		pfree(val);
+	}
+	vklen = tree_meta_key(vkey, META_VID_RESERVED, tree);
+	tides_batch_delete(b, rkey, rklen);
+	tides_batch_delete(b, vkey, vklen);
+	tides_batch_delete(b, dkey, dklen);
+	tides_write_batch(b);
+	forget_counter(tree);
+}
+
+/* what a marker's conditions say: drop now, keep for good, or wait */
+typedef enum
+{
+	MARKER_WAIT, MARKER_DROP, MARKER_KEEP
+} MarkerVerdict;
+
+static MarkerVerdict
+judge_marker(const DropCondition *conds, int n)
+{
+	bool		all_ended = true;
+
+	for (int i = 0; i < n; i++)
+	{
+		const DropCondition *c = &conds[i];
+		bool		committed;
+
+		if (tides_writer_lost(c->inc, c->top, c->xid))
+			committed = false;	/* PostgreSQL never saw it commit */
+		else if (TransactionIdIsInProgress(c->xid))
+		{
+			all_ended = false;
+			continue;
+		}
+		else
+			committed = TransactionIdDidCommit(c->xid);
+		if (committed == (bool) c->at_commit)
+			return MARKER_DROP;
+	}
+	return all_ended ? MARKER_KEEP : MARKER_WAIT;
+}
+
+/*
+ * Resolve drop markers whose transactions have ended.  Runs in the
+ * maintenance worker (no transaction needed: only the commit log is read).
+ */
+void
+tides_process_drops(void)
+{
+	tides_db   *db = tides_engine();
+	uint8		lower[9],
+				upper[9];
+	tides_iter_options o;
+	tides_iter *it;
+	uint64	   *todo = NULL;
+	bool	   *drop = NULL;
+	int			ntodo = 0,
+				cap = 0;
+
+	meta_key(lower, META_DROP);
+	meta_key(upper, META_DROP + 1);
+	memset(&o, 0, sizeof(o));
+	o.lower = lower;
+	o.lower_len = sizeof(lower);
+	o.upper = upper;
+	o.upper_len = sizeof(upper);
+	LWLockAcquire(markers_lock(), LW_EXCLUSIVE);
+	it = tides_iter_new(db, &o);
+	if (it == NULL)
+	{
+		LWLockRelease(markers_lock());
+		return;
+	}
+	for (tides_iter_first(it); tides_iter_valid(it); tides_iter_next(it))
+	{
+		size_t		klen,
+					vlen;
+		const uint8 *k = tides_iter_key(it, &klen);
+		const char *v = tides_iter_value(it, &vlen);
+		DropCondition conds[MAX_DROP_CONDITIONS];
+		int			n = Min(vlen / sizeof(DropCondition), MAX_DROP_CONDITIONS);
+		MarkerVerdict verdict;
+
+		if (klen != 17)
+			continue;
+		memcpy(conds, v, n * sizeof(DropCondition));
+		verdict = judge_marker(conds, n);
+		if (verdict == MARKER_WAIT)
+			continue;
+		if (ntodo == cap)
+		{
+			cap = cap ? cap * 2 : 16;
+			todo = todo ? repalloc(todo, cap * sizeof(uint64)) : palloc(cap * sizeof(uint64));
+			drop = drop ? repalloc(drop, cap * sizeof(bool)) : palloc(cap * sizeof(bool));
+		}
+		todo[ntodo] = tides_key_get_tree(k + 9);
+		drop[ntodo] = verdict == MARKER_DROP;
+		ntodo++;
+	}
+	tides_iter_free(it);
+	for (int i = 0; i < ntodo; i++)
+	{
+		if (drop[i])
+			drop_tree(todo[i]);
+		else
+		{
+			uint8		dkey[24];
+			size_t		dklen = tree_meta_key(dkey, META_DROP, todo[i]);
+			tides_batch *b = tides_local_batch();
+
+			tides_batch_delete(b, dkey, dklen);
+			tides_write_batch(b);
+		}
+	}
+	LWLockRelease(markers_lock());
+	if (todo)
+	{
+		pfree(todo);
+		pfree(drop);
+	}
+}
+
+/* DROP DATABASE: every tree of the database goes when the drop commits */
+void		tides_schedule_database_drop(Oid dboid);
+
+void
+tides_schedule_database_drop(Oid dboid)
+{
+	uint8		lower[13],
+				upper[13];
+	tides_iter_options o;
+	tides_iter *it;
+	uint64	   *trees = NULL;
+	int			n = 0,
+				cap = 0;
+
+	meta_key(lower, META_RELMAP);
+	put32be(lower + 9, dboid);
+	meta_key(upper, META_RELMAP);
+	put32be(upper + 9, dboid + 1);
+	memset(&o, 0, sizeof(o));
+	o.lower = lower;
+	o.lower_len = sizeof(lower);
+	o.upper = upper;
+	o.upper_len = dboid == UINT32_MAX ? 9 : sizeof(upper);
+	if (dboid == UINT32_MAX)
+		upper[8] = META_RELMAP + 1;
+	it = tides_iter_new(tides_engine(), &o);
+	if (it == NULL)
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	for (tides_iter_first(it); tides_iter_valid(it); tides_iter_next(it))
+	{
+		size_t		vlen;
+		const char *v = tides_iter_value(it, &vlen);
+		TreeMapValue mv;
+
+		if (vlen < sizeof(mv))
+			continue;
+		memcpy(&mv, v, sizeof(mv));
+		if (n == cap)
+		{
+			cap = cap ? cap * 2 : 64;
+			trees = trees ? repalloc(trees, cap * sizeof(uint64)) : palloc(cap * sizeof(uint64));
+		}
+		trees[n++] = mv.tree;
+	}
+	tides_iter_free(it);
+	for (int i = 0; i < n; i++)
+		tides_drop_tree_at_end(trees[i], true);
+	if (trees)
+		pfree(trees);
+}

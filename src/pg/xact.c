@@ -1,0 +1,134 @@
+/*
+ * xact.c -- tying engine writes to PostgreSQL transactions.
+ *
+ * Every batch a transaction writes carries its tag, (incarnation, top-level
+ * xid).  Before PostgreSQL writes the commit (or prepare) record, an empty
+ * batch seals the tag: after a crash the engine reports every tag whose seal
+ * did not survive, and such a transaction's rows are invisible even if its
+ * commit record survived (DESIGN.md D1).
+ *
+ * The seal is written with write(), so it reaches the kernel before the
+ * commit record exists (D3).  Then, by sync mode:
+ *   full      fsync the log up to the seal (group commit) and make
+ *             PostgreSQL flush its commit record too (ForceSyncCommit);
+ *   interval,
+ *   none      nothing more, unless the transaction also wrote WAL and
+ *             PostgreSQL is about to flush its commit record synchronously:
+ *             then the tides records are made durable first, so an OS crash
+ *             cannot keep the commit and lose the rows (D3b).
+ * An aborted transaction seals its tag too, so the engine can forget it.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "miscadmin.h"
+
+#include "tides_pg.h"
+
+static bool xact_wrote = false;
+static uint64 xact_tag = 0;
+
+void
+tides_xact_note_write(void)
+{
+	if (!xact_wrote)
+	{
+		(void) tides_engine();	/* finalises the incarnation if needed */
+		xact_tag = tides_make_tag(tides_shared->incarnation, GetTopTransactionId());
+		xact_wrote = true;
+	}
+}
+
+uint64
+tides_current_tag(void)
+{
+	Assert(xact_wrote);
+	return xact_tag;
+}
+
+/* write the sealing batch; returns its log position */
+static uint64
+seal(void)
+{
+	tides_batch *b = tides_local_batch();
+
+	tides_batch_set_tag(b, xact_tag, true);
+	return tides_write_batch(b);
+}
+
+static void
+seal_and_sync(bool force_durable)
+{
+	uint64		lsn = seal();
+	tides_status s = TIDES_OK;
+
+	if (tides_guc_sync_mode == TIDES_SYNC_FULL)
+	{
+		/* tides_write of a sealing batch has synced in full mode */
+		ForceSyncCommit();
+	}
+	else if (force_durable)
+		s = tides_sync(tides_engine(), lsn, true);
+	if (s != TIDES_OK)
+		tides_engine_error(s, "make the transaction's rows durable");
+}
+
+static void
+seal_quietly(void)
+{
+	tides_batch *b;
+	tides_status s = TIDES_BUSY;
+
+	/* during abort: no ERROR may escape, and no long waits */
+	b = tides_batch_new();
+	if (b == NULL)
+		return;
+	tides_batch_set_tag(b, xact_tag, true);
+	for (int attempt = 0; attempt < 1000 && s == TIDES_BUSY; attempt++)
+	{
+		s = tides_write(tides_engine(), b, NULL);
+		if (s == TIDES_BUSY)
+			pg_usleep(1000L);
+	}
+	tides_batch_free(b);
+	if (s != TIDES_OK)
+		elog(WARNING, "tides: could not close an aborted transaction's records: %s",
+			 tides_status_name(s));
+}
+
+static void
+tides_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+			if (xact_wrote)
+				seal_and_sync(XactLastRecEnd != 0 && synchronous_commit > SYNCHRONOUS_COMMIT_OFF);
+			break;
+		case XACT_EVENT_PRE_PREPARE:
+			/* PREPARE always flushes its WAL record: the rows go first */
+			if (xact_wrote)
+				seal_and_sync(true);
+			break;
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+			if (xact_wrote)
+				seal_quietly();
+			xact_wrote = false;
+			break;
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_PREPARE:
+			xact_wrote = false;
+			break;
+		default:
+			break;
+	}
+}
+
+void
+tides_xact_init(void)
+{
+	RegisterXactCallback(tides_xact_callback, NULL);
+}
