@@ -29,7 +29,7 @@ tides_fill_options(tides_options *o)
 	o->memtable_count = tides_memtable_count;
 	o->block_cache_size = (uint64) tides_block_cache_mb << 20;
 	o->meta_size = (uint64) tides_meta_size_mb << 20;
-	o->max_open_tags = Max(256, Min(16384, 2 * (MaxBackends + max_prepared_xacts) + 64));
+	o->max_open_tags = Max(1024, Min(16384, 4 * (MaxBackends + max_prepared_xacts) + 256));
 	o->sync_mode = (tides_sync_mode) tides_guc_sync_mode;
 	o->sync_interval_ms = tides_sync_interval_ms;
 	o->compression = (tides_compression) tides_guc_compression;

@@ -211,6 +211,14 @@ test_recovery(env *e)
 	tides_batch_put(b, "t2", 2, "y", 1);
 	tides_batch_set_tag(b, 1002, true);
 	CHECK_OK(tides_write(e->db, b, NULL));
+	/* a transaction sealed by an empty batch of its own */
+	tides_batch_clear(b);
+	tides_batch_put(b, "t3", 2, "z", 1);
+	tides_batch_set_tag(b, 1003, false);
+	CHECK_OK(tides_write(e->db, b, NULL));
+	tides_batch_clear(b);
+	tides_batch_set_tag(b, 1003, true);
+	CHECK_OK(tides_write(e->db, b, NULL));
 	tides_batch_free(b);
 	CHECK_OK(tides_sync(e->db, 0, true));
 

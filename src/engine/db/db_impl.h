@@ -205,7 +205,8 @@ tides_status tides_manifest_state_edit(tides_db *db, tides_edit *e);
 tides_status tides_version_apply_edit(tides_db *db, const tides_edit *e, tides_error *err);
 
 /* open tags (db/tags.c) */
-tides_status tides_tags_note(tides_db *db, uint64_t tag, uint64_t lsn, bool seal);
+tides_status tides_tags_note(tides_db *db, uint64_t tag, uint64_t lsn, bool seal,
+							 uint64_t memtable_start);
 uint64_t   *tides_tags_pending_at(tides_db *db, uint64_t end_lsn, uint32_t *n);
 void		tides_tags_forget_settled(tides_db *db, uint64_t end_lsn);
 

@@ -303,6 +303,8 @@ replay_record(void *arg, uint64_t lsn, const uint8_t *payload, uint32_t len)
 	sh->next_lsn = lsn + TIDES_REC_HEADER + len;
 	if (h.count > 0 && h.seq + h.count - 1 > sh->last_seq)
 		sh->last_seq = h.seq + h.count - 1;
+	/* flushes during replay wait for what they write to be published */
+	atomic_store(&sh->published_seq, sh->last_seq);
 	if (h.tag != 0)
 	{
 		if (h.seal)
@@ -516,7 +518,7 @@ recover(tides_db *db, tides_recovery_info *info, tides_error *err)
 
 	/* unsealed tags stay pending until settled */
 	for (uint32_t i = 0; i < rc.nunsealed; i++)
-		tides_tags_note(db, rc.unsealed[i], 0, false);
+		tides_tags_note(db, rc.unsealed[i], 0, false, 0);
 
 	tides_mutex_lock(&sh->version_mutex);
 	s = tides_manifest_rewrite(db, err);
@@ -599,7 +601,7 @@ tides_settle_tags(tides_db *db, const uint64_t *tags, uint32_t n)
 
 	for (uint32_t i = 0; i < n; i++)
 	{
-		tides_status s = tides_tags_note(db, tags[i], lsn, true);
+		tides_status s = tides_tags_note(db, tags[i], lsn, true, UINT64_MAX);
 
 		if (s != TIDES_OK)
 			return s;

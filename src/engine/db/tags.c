@@ -24,8 +24,10 @@ slot_of(const tides_shared *sh, uint64_t tag)
 	return (uint32_t) tides_hash_mix(tag, 0x7461677321ull) & (sh->tag_cap - 1);
 }
 
+static void delete_slot(tides_shared *sh, uint32_t i);
+
 tides_status
-tides_tags_note(tides_db *db, uint64_t tag, uint64_t lsn, bool seal)
+tides_tags_note(tides_db *db, uint64_t tag, uint64_t lsn, bool seal, uint64_t memtable_start)
 {
 	tides_shared *sh = db->sh;
 	uint32_t	i;
@@ -39,7 +41,16 @@ tides_tags_note(tides_db *db, uint64_t tag, uint64_t lsn, bool seal)
 		if (t->tag == tag)
 		{
 			if (seal && t->seal_lsn == 0)
-				t->seal_lsn = lsn + 1;
+			{
+				/*
+				 * Records and seal in one memtable: no flush can ever end
+				 * between them, so no flush will report the tag pending.
+				 */
+				if (t->first_lsn >= memtable_start)
+					delete_slot(sh, i);
+				else
+					t->seal_lsn = lsn + 1;
+			}
 			break;
 		}
 		if (t->tag == 0)

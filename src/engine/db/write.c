@@ -268,6 +268,7 @@ tides_write(tides_db *db, tides_batch *b, uint64_t *lsn_out)
 				seq0,
 				off;
 	bool		prepare_next;
+	uint64_t	broken;
 	tides_error err;
 	tides_status s;
 	insert_ctx	ic;
@@ -280,7 +281,8 @@ tides_write(tides_db *db, tides_batch *b, uint64_t *lsn_out)
 		return tides_fail(&db->err, TIDES_NO_MEMORY, "write batch ran out of memory");
 	if (lsn_out)
 		*lsn_out = atomic_load(&sh->published_lsn);
-	if (b->count == 0)
+	/* an empty batch matters only if it carries a tag (typically a seal) */
+	if (b->count == 0 && tides_get64(b->rep.data + TIDES_REC_HEADER + 12) == 0)
 		return TIDES_OK;
 	if (rec_len > seg_size / 2)
 		return tides_fail(&db->err, TIDES_INVALID,
@@ -312,9 +314,12 @@ tides_write(tides_db *db, tides_batch *b, uint64_t *lsn_out)
 	if (tag != 0)
 	{
 		/* register the tag before it has records (a lower bound position suffices) */
-		s = tides_tags_note(db, tag, atomic_load(&sh->published_lsn), false);
+		s = tides_tags_note(db, tag, atomic_load(&sh->published_lsn), false, 0);
 		if (s != TIDES_OK)
 		{
+			/* settled tags leave the table when their memtable is flushed */
+			tides_seal_memtable(db);
+			tides_db_wakeup(db, TIDES_WORK_FLUSH);
 			tides_fail(&db->err, s, "too many open batch tags");
 			goto out;
 		}
@@ -409,20 +414,24 @@ tides_write(tides_db *db, tides_batch *b, uint64_t *lsn_out)
 		tides_batch_decode(b->rep.data + TIDES_REC_HEADER, payload_len, &bh, insert_entry, &ic, NULL);
 		/* a seal counts only once its record is in the log, and before flush can look */
 		if (tag != 0 && seal)
-			tides_tags_note(db, tag, pos, true);
+			tides_tags_note(db, tag, pos, true, mt->first_lsn);
 	}
 	atomic_fetch_sub_explicit(&mt->writers, 1, memory_order_release);
 
 	/* publish in log order */
 	while (atomic_load_explicit(&sh->published_lsn, memory_order_acquire) != start)
 		sched_yield();
-	if (s != TIDES_OK)
-	{
-		tides_spin_lock(&sh->write_lock);
-		if (sh->log_broken_lsn == 0)
-			sh->log_broken_lsn = start;
-		tides_spin_unlock(&sh->write_lock);
-	}
+	/*
+	 * Whether an earlier record failed must be read before publishing: once
+	 * this record is published, a repair (which waits for exactly that) may
+	 * clear log_broken_lsn, and this batch -- inside the range the repair
+	 * skips -- would be acknowledged although recovery never replays it.
+	 */
+	tides_spin_lock(&sh->write_lock);
+	if (s != TIDES_OK && sh->log_broken_lsn == 0)
+		sh->log_broken_lsn = start;
+	broken = sh->log_broken_lsn;
+	tides_spin_unlock(&sh->write_lock);
 	atomic_store_explicit(&sh->published_seq, seq0 + b->count - 1, memory_order_release);
 	atomic_store_explicit(&sh->log.written_lsn, pos + rec_len, memory_order_release);
 	atomic_store_explicit(&sh->published_lsn, pos + rec_len, memory_order_release);
@@ -432,14 +441,13 @@ tides_write(tides_db *db, tides_batch *b, uint64_t *lsn_out)
 		tides_db_fail(db, &err);
 		goto out;
 	}
-	tides_spin_lock(&sh->write_lock);
-	if (sh->log_broken_lsn != 0 && sh->log_broken_lsn < pos)
+	if (broken != 0 && broken < pos)
+	{
 		s = tides_fail(&db->err, TIDES_IO_ERROR,
 					   "log write at position %llu failed; this batch follows it and is not durable",
-					   (unsigned long long) sh->log_broken_lsn);
-	tides_spin_unlock(&sh->write_lock);
-	if (s != TIDES_OK)
+					   (unsigned long long) broken);
 		goto out;
+	}
 
 	tides_count(&sh->counters, keys_written, b->count);
 	tides_count(&sh->counters, user_bytes_written, payload_len);
