@@ -252,6 +252,89 @@ test_corrupt(void)
 	}
 }
 
+/* a view of a contiguous block cut into pieces of 1 << shift bytes */
+typedef struct pieced
+{
+	const uint8_t *pieces[4096];
+	tides_block_view v;
+} pieced;
+
+static void
+make_view(pieced *pc, const uint8_t *data, size_t len, uint32_t shift)
+{
+	size_t		n = (len + ((size_t) 1 << shift) - 1) >> shift;
+
+	for (size_t i = 0; i < n && i < 4096; i++)
+		pc->pieces[i] = data + (i << shift);
+	pc->v.pieces = pc->pieces;
+	pc->v.npieces = (uint32_t) n;
+	pc->v.piece_shift = shift;
+	pc->v.len = len;
+}
+
+/* the in-place seek agrees with the iterator for every key and gap */
+static void
+test_view_seek(uint32_t interval, size_t n)
+{
+	tides_rand	r;
+	kv		   *kvs = malloc(sizeof(kv) * (n ? n : 1));
+	tides_block_builder b;
+	tides_buf	key,
+				val;
+	const uint8_t *data;
+	size_t		len;
+	static pieced pc;
+
+	tides_rand_seed(&r, test_seed + interval * 77 + n);
+	n = make_keys(&r, kvs, n);
+	tides_block_builder_init(&b, interval);
+	for (size_t i = 0; i < n; i++)
+		tides_block_builder_add(&b, kvs[i].key, kvs[i].klen, kvs[i].val, kvs[i].vlen);
+	data = tides_block_builder_finish(&b, &len);
+	tides_buf_init(&key);
+	tides_buf_init(&val);
+	for (uint32_t shift = 3; shift <= 10; shift += 7)
+	{
+		make_view(&pc, data, len, shift);
+		for (size_t i = 0; i <= n; i++)
+		{
+			uint8_t		t[80];
+			tides_view_result res;
+
+			if (i < n)
+			{
+				res = tides_block_view_seek(&pc.v, false, kvs[i].key, kvs[i].klen, &key, &val);
+				CHECK(res == TIDES_VIEW_FOUND && key.len == kvs[i].klen &&
+					  memcmp(key.data, kvs[i].key, key.len) == 0 && val.len == kvs[i].vlen &&
+					  (val.len == 0 || memcmp(val.data, kvs[i].val, val.len) == 0));
+				memcpy(t, kvs[i].key, kvs[i].klen);
+				t[kvs[i].klen] = 0;
+				res = tides_block_view_seek(&pc.v, false, t, kvs[i].klen + 1, &key, &val);
+				if (i + 1 < n)
+					CHECK(res == TIDES_VIEW_FOUND && key.len == kvs[i + 1].klen &&
+						  memcmp(key.data, kvs[i + 1].key, key.len) == 0);
+				else
+					CHECK(res == TIDES_VIEW_END);
+			}
+		}
+		/* corrupt copies: any answer, but no out-of-bounds read */
+		for (size_t pos = 0; pos < len && len < 3000; pos++)
+		{
+			uint8_t    *copy = malloc(len);
+
+			memcpy(copy, data, len);
+			copy[pos] ^= (uint8_t) (1u << (pos % 8));
+			make_view(&pc, copy, len, shift);
+			(void) tides_block_view_seek(&pc.v, false, (const uint8_t *) "bbb", 3, &key, &val);
+			free(copy);
+		}
+	}
+	tides_buf_free(&key);
+	tides_buf_free(&val);
+	tides_block_builder_free(&b);
+	free(kvs);
+}
+
 static void
 test_empty(void)
 {
@@ -290,5 +373,10 @@ main(int argc, char **argv)
 			test_roundtrip(intervals[i], sizes[j]);
 	test_empty();
 	test_corrupt();
+	test_view_seek(1, 300);
+	test_view_seek(16, 500);
+	test_view_seek(4, 1);
+	test_view_seek(4, 0);
+	test_view_seek(3, 60);
 	return test_finish("test_block");
 }

@@ -55,6 +55,23 @@ check_block(const uint8_t *got, size_t len, uint64_t file, uint64_t off, size_t 
 	return memcmp(got, scratch, len) == 0;
 }
 
+typedef struct visit_ctx
+{
+	uint8_t    *out;
+	size_t		len;
+} visit_ctx;
+
+/* copy a whole block out through the in-place view */
+static void
+visit_copy(void *arg, const tides_block_view *v)
+{
+	visit_ctx  *vc = arg;
+
+	vc->len = v->len;
+	if (!tides_block_view_read(v, 0, vc->out, v->len))
+		vc->len = 0;
+}
+
 static void
 test_basic(void)
 {
@@ -87,6 +104,15 @@ test_basic(void)
 			CHECK(tides_block_cache_lookup(c, 1, i, b, maxb, &len));
 			CHECK(len == sizes[i] && memcmp(a, b, len) == 0);
 		}
+	}
+	/* in place, through a view */
+	{
+		visit_ctx	vc = {b, 0};
+
+		fill(a, 4097, 1, 5);
+		CHECK(tides_block_cache_visit(c, 1, 5, visit_copy, &vc));
+		CHECK(vc.len == 4097 && memcmp(a, b, 4097) == 0);
+		CHECK(!tides_block_cache_visit(c, 1, 12345, visit_copy, &vc));
 	}
 	/* too small a buffer reports the size needed */
 	CHECK(!tides_block_cache_lookup(c, 1, 5, b, 100, &len));
@@ -205,6 +231,17 @@ child(tides_block_cache *c, int id, int ops)
 			}
 			else if (len > cap && len != block_len(file, off, maxb))
 				bad++;
+		}
+		else if (op < 75)
+		{
+			visit_ctx	vc = {b, 0};
+
+			if (tides_block_cache_visit(c, file, off, visit_copy, &vc))
+			{
+				hits++;
+				if (!check_block(b, vc.len, file, off, maxb, a))
+					bad++;
+			}
 		}
 		else if (op < 98)
 		{

@@ -436,63 +436,126 @@ evict_one(tides_block_cache *c)
 	return NONE;
 }
 
+/*
+ * Find a VALID entry for (file, offset) with an even version; returns it
+ * with *v1 set, or NULL.  Racy by design: the caller validates v1 later.
+ */
+static inline bc_entry *
+find_entry(tides_block_cache *c, uint64_t file, uint64_t offset, unsigned *v1)
+{
+	bc_entry   *ents = entries(c);
+	bc_bucket  *b = &buckets(c)[bucket_of(c, file, offset)];
+	uint32_t	idx = atomic_load_explicit(&b->head, memory_order_acquire);
+
+	for (int steps = 0; idx < c->nentries && steps < MAX_CHAIN_WALK; steps++)
+	{
+		bc_entry   *e = &ents[idx];
+		unsigned	v = atomic_load_explicit(&e->version, memory_order_acquire);
+
+		if ((v & 1) == 0 &&
+			atomic_load_explicit(&e->state, memory_order_relaxed) == E_VALID &&
+			atomic_load_explicit(&e->file, memory_order_relaxed) == file &&
+			atomic_load_explicit(&e->offset, memory_order_relaxed) == offset)
+		{
+			*v1 = v;
+			return e;
+		}
+		idx = atomic_load_explicit(&e->next, memory_order_relaxed);
+	}
+	return NULL;
+}
+
+static inline bool
+entry_unchanged(bc_entry *e, unsigned v1)
+{
+	atomic_thread_fence(memory_order_acquire);
+	return atomic_load_explicit(&e->version, memory_order_relaxed) == v1;
+}
+
+static inline void
+touch(bc_entry *e)
+{
+	if (!atomic_load_explicit(&e->ref, memory_order_relaxed))
+		atomic_store_explicit(&e->ref, 1, memory_order_relaxed);
+}
+
+bool
+tides_block_cache_visit(tides_block_cache *c, uint64_t file, uint64_t offset,
+						tides_block_visit_fn fn, void *arg)
+{
+	const uint8_t *pieces[MAX_BLOCK / FRAME_SIZE];
+	atomic_uint *fn_next = frame_next(c);
+	tides_block_view view;
+	unsigned	v1;
+	bc_entry   *e = find_entry(c, file, offset, &v1);
+	uint32_t	n,
+				f,
+				np;
+
+	if (e == NULL)
+		return false;
+	n = atomic_load_explicit(&e->len, memory_order_relaxed);
+	f = atomic_load_explicit(&e->first_frame, memory_order_relaxed);
+	np = nframes_for(n);
+	if (n == 0 || np > MAX_BLOCK / FRAME_SIZE)
+		return false;			/* torn: the entry is changing */
+	for (uint32_t i = 0; i < np; i++)
+	{
+		if (f >= c->nframes)
+			return false;
+		pieces[i] = frame(c, f);
+		f = atomic_load_explicit(&fn_next[f], memory_order_relaxed);
+	}
+	view.pieces = pieces;
+	view.npieces = np;
+	view.piece_shift = FRAME_SHIFT;
+	view.len = n;
+	fn(arg, &view);
+	if (!entry_unchanged(e, v1))
+		return false;
+	touch(e);
+	return true;
+}
+
 bool
 tides_block_cache_lookup(tides_block_cache *c, uint64_t file, uint64_t offset,
 						 void *buf, size_t cap, size_t *len)
 {
-	bc_entry   *ents = entries(c);
 	atomic_uint *fn = frame_next(c);
-	bc_bucket  *b = &buckets(c)[bucket_of(c, file, offset)];
-	uint32_t	idx = atomic_load_explicit(&b->head, memory_order_acquire);
+	unsigned	v1;
+	bc_entry   *e = find_entry(c, file, offset, &v1);
+	uint32_t	n,
+				f;
+	uint8_t    *dst = buf;
+	size_t		left;
 
 	*len = 0;
-	for (int steps = 0; idx < c->nentries && steps < MAX_CHAIN_WALK; steps++)
+	if (e == NULL)
+		return false;
+	n = atomic_load_explicit(&e->len, memory_order_relaxed);
+	f = atomic_load_explicit(&e->first_frame, memory_order_relaxed);
+	if (n > cap)
 	{
-		bc_entry   *e = &ents[idx];
-		unsigned	v1 = atomic_load_explicit(&e->version, memory_order_acquire);
-		uint32_t	nxt = atomic_load_explicit(&e->next, memory_order_relaxed);
-		uint32_t	n,
-					f;
-		uint8_t    *dst = buf;
-		size_t		left;
-
-		if ((v1 & 1) != 0 ||
-			atomic_load_explicit(&e->state, memory_order_relaxed) != E_VALID ||
-			atomic_load_explicit(&e->file, memory_order_relaxed) != file ||
-			atomic_load_explicit(&e->offset, memory_order_relaxed) != offset)
-		{
-			idx = nxt;
-			continue;
-		}
-		n = atomic_load_explicit(&e->len, memory_order_relaxed);
-		f = atomic_load_explicit(&e->first_frame, memory_order_relaxed);
-		if (n > cap)
-		{
-			atomic_thread_fence(memory_order_acquire);
-			if (atomic_load_explicit(&e->version, memory_order_relaxed) == v1)
-				*len = n;
-			return false;
-		}
-		for (left = n; left > 0;)
-		{
-			size_t		chunk = left < FRAME_SIZE ? left : FRAME_SIZE;
-
-			if (f >= c->nframes)
-				return false;	/* torn chain: the entry is changing */
-			memcpy(dst, frame(c, f), chunk);
-			dst += chunk;
-			left -= chunk;
-			f = atomic_load_explicit(&fn[f], memory_order_relaxed);
-		}
-		atomic_thread_fence(memory_order_acquire);
-		if (atomic_load_explicit(&e->version, memory_order_relaxed) != v1)
-			return false;
-		if (!atomic_load_explicit(&e->ref, memory_order_relaxed))
-			atomic_store_explicit(&e->ref, 1, memory_order_relaxed);
-		*len = n;
-		return true;
+		if (entry_unchanged(e, v1))
+			*len = n;
+		return false;
 	}
-	return false;
+	for (left = n; left > 0;)
+	{
+		size_t		chunk = left < FRAME_SIZE ? left : FRAME_SIZE;
+
+		if (f >= c->nframes)
+			return false;		/* torn chain: the entry is changing */
+		memcpy(dst, frame(c, f), chunk);
+		dst += chunk;
+		left -= chunk;
+		f = atomic_load_explicit(&fn[f], memory_order_relaxed);
+	}
+	if (!entry_unchanged(e, v1))
+		return false;
+	touch(e);
+	*len = n;
+	return true;
 }
 
 void

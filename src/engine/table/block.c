@@ -313,3 +313,109 @@ tides_block_iter_seek(tides_block_iter *it, const uint8_t *target, size_t tlen)
 	while (parse_next(it) && compare(it, it->key, it->klen, target, tlen) < 0)
 		;
 }
+
+/* ---- in-place point lookups */
+
+/* decode an entry header at pos (< limit) from a view */
+static inline bool
+view_entry(const tides_block_view *v, size_t pos, size_t limit, uint32_t *shared,
+		   uint32_t *unshared, uint32_t *vlen, size_t *kpos)
+{
+	uint8_t		hdr[3 * TIDES_VARINT32_MAX];
+	size_t		n = limit - pos < sizeof(hdr) ? limit - pos : sizeof(hdr);
+	const uint8_t *p;
+
+	if (!tides_block_view_read(v, pos, hdr, n))
+		return false;
+	if ((p = tides_decode_varint32(hdr, hdr + n, shared)) == NULL ||
+		(p = tides_decode_varint32(p, hdr + n, unshared)) == NULL ||
+		(p = tides_decode_varint32(p, hdr + n, vlen)) == NULL)
+		return false;
+	*kpos = pos + (size_t) (p - hdr);
+	return (uint64_t) *unshared + *vlen <= limit - *kpos;
+}
+
+static inline int
+view_cmp(bool ikey, const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
+{
+	return ikey ? tides_ikey_cmp(a, alen, b, blen) : tides_ukey_cmp(a, alen, b, blen);
+}
+
+tides_view_result
+tides_block_view_seek(const tides_block_view *v, bool ikey, const uint8_t *target,
+					  size_t tlen, tides_buf *key, tides_buf *val)
+{
+	uint8_t		b4[4];
+	uint32_t	nr,
+				lo = 0,
+				hi;
+	size_t		restarts,
+				pos;
+	uint32_t	shared,
+				unshared,
+				vlen;
+	size_t		kpos;
+
+	if (v->len < 4 || v->len > UINT32_MAX || !tides_block_view_read(v, v->len - 4, b4, 4))
+		return TIDES_VIEW_BAD;
+	nr = tides_get32(b4);
+	if (nr == 0 || nr > (v->len - 4) / 4)
+		return TIDES_VIEW_BAD;
+	restarts = v->len - 4 - (size_t) nr * 4;
+	if (restarts == 0)
+		return TIDES_VIEW_END;
+
+	/* binary search for the last restart whose key is < target */
+	hi = nr - 1;
+	while (lo < hi)
+	{
+		uint32_t	mid = lo + (hi - lo + 1) / 2;
+
+		if (!tides_block_view_read(v, restarts + (size_t) mid * 4, b4, 4))
+			return TIDES_VIEW_BAD;
+		pos = tides_get32(b4);
+		if (pos >= restarts || !view_entry(v, pos, restarts, &shared, &unshared, &vlen, &kpos) ||
+			shared != 0)
+			return TIDES_VIEW_BAD;
+		tides_buf_reset(key);
+		if (!tides_buf_reserve(key, unshared) ||
+			!tides_block_view_read(v, kpos, key->data, unshared))
+			return TIDES_VIEW_BAD;
+		key->len = unshared;
+		if (ikey && !tides_ikey_valid(key->data, key->len))
+			return TIDES_VIEW_BAD;
+		if (view_cmp(ikey, key->data, key->len, target, tlen) < 0)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+
+	/* scan forward from there, rebuilding prefix-compressed keys */
+	if (!tides_block_view_read(v, restarts + (size_t) lo * 4, b4, 4))
+		return TIDES_VIEW_BAD;
+	pos = tides_get32(b4);
+	tides_buf_reset(key);
+	while (pos < restarts)
+	{
+		if (!view_entry(v, pos, restarts, &shared, &unshared, &vlen, &kpos) ||
+			shared > key->len || !tides_buf_reserve(key, unshared))
+			return TIDES_VIEW_BAD;
+		key->len = shared;
+		if (unshared > 0 && !tides_block_view_read(v, kpos, key->data + shared, unshared))
+			return TIDES_VIEW_BAD;
+		key->len = shared + (size_t) unshared;
+		if (ikey && !tides_ikey_valid(key->data, key->len))
+			return TIDES_VIEW_BAD;
+		if (view_cmp(ikey, key->data, key->len, target, tlen) >= 0)
+		{
+			tides_buf_reset(val);
+			if (!tides_buf_reserve(val, vlen + 1) ||
+				!tides_block_view_read(v, kpos + unshared, val->data, vlen))
+				return TIDES_VIEW_BAD;
+			val->len = vlen;
+			return TIDES_VIEW_FOUND;
+		}
+		pos = kpos + unshared + vlen;
+	}
+	return TIDES_VIEW_END;
+}

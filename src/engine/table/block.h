@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cache/block_cache.h"
 #include "util/buf.h"
 #include "util/status.h"
 
@@ -82,5 +83,25 @@ tides_block_iter_empty(const tides_block_iter *it)
 {
 	return it->restarts == 0;
 }
+
+/*
+ * Point-lookup seek over a block in place in the block cache: finds the
+ * first key >= target as tides_block_iter_seek does, but reads only the
+ * restart points and entries it needs, and copies out just the entry found
+ * (into key and val, which are reused across calls).  The view's bytes are
+ * untrusted and may be torn; any inconsistency returns TIDES_VIEW_BAD and
+ * the caller falls back to reading a private copy of the block, which
+ * reports corruption properly.
+ */
+typedef enum tides_view_result
+{
+	TIDES_VIEW_FOUND,			/* key/val hold the entry */
+	TIDES_VIEW_END,				/* every key in the block is < target */
+	TIDES_VIEW_BAD				/* malformed (or torn): use the slow path */
+} tides_view_result;
+
+tides_view_result tides_block_view_seek(const tides_block_view *v, bool ikey,
+										const uint8_t *target, size_t tlen,
+										tides_buf *key, tides_buf *val);
 
 #endif

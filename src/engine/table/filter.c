@@ -148,3 +148,35 @@ tides_filter_may_match_hash(const uint8_t *filter, size_t len, uint64_t h)
 	}
 	return true;
 }
+
+/*
+ * Probing in place touches k cache lines instead of copying the whole
+ * filter; bytes may be torn (the caller validates the visit), but every
+ * index is bounded by the view's length.
+ */
+bool
+tides_filter_may_match_view(const tides_block_view *v, uint64_t h)
+{
+	size_t		nbytes;
+	uint64_t	nbits;
+	int			k;
+	uint32_t	h1 = (uint32_t) h;
+	uint32_t	h2 = (uint32_t) (h >> 32);
+
+	if (v->len < 2)
+		return true;
+	nbytes = v->len - 1;
+	nbits = (uint64_t) nbytes * 8;
+	k = tides_block_view_byte(v, nbytes);
+	if (k < 1 || k > MAX_PROBES || nbits > UINT32_MAX)
+		return true;
+	for (int j = 0; j < k; j++)
+	{
+		uint64_t	bit = ((uint64_t) h1 * nbits) >> 32;
+
+		if ((tides_block_view_byte(v, bit >> 3) & (1u << (bit & 7))) == 0)
+			return false;
+		h1 += h2;
+	}
+	return true;
+}

@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cache/block_cache.h"
 #include "util/buf.h"
 #include "util/hash.h"
 
@@ -73,6 +74,9 @@ tides_filter_may_match(const uint8_t *filter, size_t len, const uint8_t *key, si
 {
 	return tides_filter_may_match_hash(filter, len, tides_filter_hash(key, klen));
 }
+
+/* the same, probing a filter in place in the block cache */
+bool		tides_filter_may_match_view(const tides_block_view *v, uint64_t h);
 
 /* number of probes for a bits-per-key setting */
 int			tides_filter_num_probes(uint32_t bits_per_key);

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache/block_cache.h"
 #include "db/dbformat.h"
 #include "table/block.h"
 #include "table/filter.h"
@@ -44,6 +45,7 @@ typedef struct sst_cursor
 	tides_buf	filter_buf;
 	tides_buf	tmp;
 	tides_buf	key;
+	tides_buf	val;
 	uint64_t	part_off;		/* offset of the loaded partition, or UINT64_MAX */
 	uint64_t	data_off;
 } sst_cursor;
@@ -85,6 +87,7 @@ cursor_init(sst_cursor *c, tides_sst *t, tides_read_mode mode, tides_error *err)
 	tides_buf_init(&c->filter_buf);
 	tides_buf_init(&c->tmp);
 	tides_buf_init(&c->key);
+	tides_buf_init(&c->val);
 	c->part_off = c->data_off = UINT64_MAX;
 	tides_block_iter_reset(&c->top, t->top.data, t->top.len, t->fname, 0);
 	tides_block_iter_reset(&c->part, NULL, 0, t->fname, 0);
@@ -104,6 +107,7 @@ cursor_free(sst_cursor *c)
 	tides_buf_free(&c->filter_buf);
 	tides_buf_free(&c->tmp);
 	tides_buf_free(&c->key);
+	tides_buf_free(&c->val);
 }
 
 static inline bool
@@ -310,27 +314,104 @@ cursor_prev(sst_cursor *c)
 	data_skip_backward(c);
 }
 
-/* read the filter partition named by the current top entry; NULL: none */
-static const uint8_t *
-load_filter(sst_cursor *c, size_t *len)
+typedef struct probe_ctx
+{
+	uint64_t	h;
+	bool		may;
+} probe_ctx;
+
+static void
+probe_cb(void *arg, const tides_block_view *v)
+{
+	probe_ctx  *p = arg;
+
+	p->may = tides_filter_may_match_view(v, p->h);
+}
+
+/*
+ * May the partition under the current top entry hold the key hashed to h?
+ * Probes the filter in place in the block cache when it is there (a few
+ * cache lines), else reads it.  On error returns true with c->err set.
+ */
+static bool
+filter_may_match(sst_cursor *c, uint64_t h)
 {
 	tides_block_handle ph,
 				fh;
 	const uint8_t *p;
 	const uint8_t *d;
+	size_t		len;
+	probe_ctx	pc;
 
 	p = tides_handle_decode(c->top.val, c->top.val + c->top.vlen, &ph);
 	if (p == NULL || tides_handle_decode(p, c->top.val + c->top.vlen, &fh) == NULL)
 	{
 		bad_handle(c, &c->top);
-		return NULL;
+		return true;
 	}
 	if (fh.size == 0)
-		return NULL;
-	if (tides_read_block(&c->t->src, fh, c->mode, &c->filter_buf, &c->tmp, &d, len,
+		return true;
+	pc.h = h;
+	if (c->t->src.cache != NULL && c->mode != TIDES_READ_BYPASS &&
+		tides_block_cache_visit(c->t->src.cache, c->t->src.file_number, fh.offset, probe_cb, &pc))
+	{
+		if (c->t->src.counters)
+			tides_count(c->t->src.counters, cache_hits, 1);
+		return pc.may;
+	}
+	if (tides_read_block(&c->t->src, fh, c->mode, &c->filter_buf, &c->tmp, &d, &len,
 						 c->err) != TIDES_OK)
-		return NULL;
-	return d;
+		return true;
+	return tides_filter_may_match_hash(d, len, h);
+}
+
+typedef struct seek_ctx
+{
+	const uint8_t *target;
+	size_t		tlen;
+	tides_buf  *key;
+	tides_buf  *val;
+	tides_view_result res;
+} seek_ctx;
+
+static void
+seek_cb(void *arg, const tides_block_view *v)
+{
+	seek_ctx   *sc = arg;
+
+	sc->res = tides_block_view_seek(v, true, sc->target, sc->tlen, sc->key, sc->val);
+}
+
+/*
+ * Point lookup when the index partition and the data block are both in the
+ * block cache and the answer lies in that block: search both in place and
+ * copy out only the entry found.  Returns false when the general path must
+ * run (a miss, a torn read, or the answer is in a later block).
+ */
+static bool
+get_in_place(sst_cursor *c, const uint8_t *ikey, size_t iklen,
+			 tides_sst_found_fn found, void *arg)
+{
+	tides_block_cache *bc = c->t->src.cache;
+	uint64_t	fno = c->t->src.file_number;
+	tides_block_handle h;
+	seek_ctx	sc;
+
+	if (tides_handle_decode(c->top.val, c->top.val + c->top.vlen, &h) == NULL)
+		return false;
+	sc.target = ikey;
+	sc.tlen = iklen;
+	sc.key = &c->key;
+	sc.val = &c->val;
+	if (!tides_block_cache_visit(bc, fno, h.offset, seek_cb, &sc) || sc.res != TIDES_VIEW_FOUND ||
+		tides_handle_decode(c->val.data, c->val.data + c->val.len, &h) == NULL)
+		return false;
+	if (!tides_block_cache_visit(bc, fno, h.offset, seek_cb, &sc) || sc.res != TIDES_VIEW_FOUND)
+		return false;
+	if (c->t->src.counters)
+		tides_count(c->t->src.counters, cache_hits, 2);
+	found(arg, c->key.data, c->key.len, c->val.data, c->val.len);
+	return true;
 }
 
 /* -------------------------------------------------------------- open/close */
@@ -545,12 +626,7 @@ tides_sst_get(tides_sst *t, const uint8_t *ikey, size_t iklen,
 
 		while (c->top.valid)
 		{
-			size_t		flen;
-			const uint8_t *f = load_filter(c, &flen);
-
-			if (f == NULL && failed(c))
-				goto done;
-			if (f == NULL || tides_filter_may_match_hash(f, flen, h))
+			if (filter_may_match(c, h))
 				break;
 			/* absent here; it may only continue past a separator with its user key */
 			if (tides_ukey_cmp(c->top.key, c->top.klen - TIDES_TRAILER,
@@ -562,6 +638,15 @@ tides_sst_get(tides_sst *t, const uint8_t *ikey, size_t iklen,
 			}
 			tides_block_iter_next(&c->top);
 		}
+		if (failed(c))
+			goto done;
+	}
+	if (!c->top.valid)
+		goto done;
+	if (t->src.cache != NULL && get_in_place(c, ikey, iklen, found, arg))
+	{
+		s = TIDES_OK;
+		goto done;
 	}
 	idx_enter_seek(c, ikey, iklen);
 	data_enter_seek(c, ikey, iklen);
@@ -608,10 +693,7 @@ tides_sst_may_contain_prefix(tides_sst *t, const uint8_t *prefix, size_t len)
 	for (tides_block_iter_seek(&c->top, c->key.data, c->key.len); c->top.valid;
 		 tides_block_iter_next(&c->top))
 	{
-		size_t		flen;
-		const uint8_t *f = load_filter(c, &flen);
-
-		if (f == NULL || tides_filter_may_match_hash(f, flen, h))
+		if (filter_may_match(c, h))
 		{
 			result = true;
 			break;
@@ -733,12 +815,10 @@ tides_sst_verify(tides_sst *t, tides_error *err)
 	for (tides_block_iter_first(&c.top); c.top.valid && !failed(&c);
 		 tides_block_iter_next(&c.top))
 	{
-		size_t		flen;
-
 		c.part_off = UINT64_MAX;
 		if (!load_part(&c))
 			break;
-		load_filter(&c, &flen);
+		(void) filter_may_match(&c, 0);	/* BYPASS mode: reads and checksums it */
 		for (tides_block_iter_first(&c.part); c.part.valid && !failed(&c);
 			 tides_block_iter_next(&c.part))
 		{
