@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034  # variables are used by the sourcing scripts
 # Shared settings for test/pg_suites/*.sh.  Sourced, not executed.
 #
 # Everything derives from the *installed* server package so that the test
