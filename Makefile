@@ -10,6 +10,7 @@
 
 include src/engine/engine.mk
 include test/engine/tests.mk
+include test/fuzz/fuzz.mk
 
 PG_CONFIG ?= pg_config
 
@@ -32,6 +33,8 @@ REGRESS_OPTS = --load-extension=tidesam --temp-config=test/regress.conf
 
 # no LLVM bitcode: the JIT never inlines access method code
 override with_llvm = no
+# rebuild objects when headers change
+autodepend = yes
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)

@@ -20,8 +20,7 @@ struct TidesCursor
 	uint8		upper[TIDES_ROW_KEY_LEN];
 	bool		started;
 	bool		pending;		/* the iterator is on the next entry to return */
-	TidesTuple *buf;
-	Size		bufsize;
+	TidesTupleBuf buf;
 };
 
 TidesCursor *
@@ -32,6 +31,7 @@ tides_cursor_open(uint64 tree, Oid relid, uint64 lo_vid, uint64 hi_vid)
 
 	c->tree = tree;
 	c->relid = relid;
+	tides_tuple_buf_init(&c->buf, CurrentMemoryContext);
 	tides_row_key(c->lower, tree, lo_vid);
 	if (hi_vid > TIDES_VID_MAX)
 		tides_row_key(c->upper, tree + 1, 0);	/* to the end of the tree */
@@ -71,7 +71,7 @@ current(TidesCursor *c)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("tides: unexpected key of %zu bytes in relation %u", klen, c->relid)));
-	return tides_tuple_from_value(v, vlen, tides_row_key_vid(k), c->relid, &c->buf, &c->bufsize);
+	return tides_tuple_from_value(v, vlen, tides_row_key_vid(k), c->relid, &c->buf);
 }
 
 TidesTuple *
@@ -128,7 +128,6 @@ tides_cursor_close(TidesCursor *c)
 	if (c == NULL)
 		return;
 	tides_iter_free(c->it);
-	if (c->buf)
-		pfree(c->buf);
+	tides_tuple_buf_free(&c->buf);
 	pfree(c);
 }

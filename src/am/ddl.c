@@ -299,10 +299,10 @@ tides_relation_copy_for_cluster(Relation OldTable, Relation NewTable, Relation O
 	Tuplesortstate *sort = NULL;
 	TupleTableSlot *slot = NULL;
 	IndexScanDesc iscan = NULL;
-	TidesTuple *buf = NULL;
-	Size		bufsize = 0;
+	TidesTupleBuf buf;
 
 	tides_xact_note_write();
+	tides_tuple_buf_init(&buf, CurrentMemoryContext);
 	memset(&cs, 0, sizeof(cs));
 	cs.old_rel = OldTable;
 	cs.new_rel = NewTable;
@@ -331,7 +331,7 @@ tides_relation_copy_for_cluster(Relation OldTable, Relation NewTable, Relation O
 			CHECK_FOR_INTERRUPTS();
 			if (!tides_tid_to_vid(&slot->tts_tid, &vid))
 				continue;
-			t = tides_fetch_version(old_tree, vid, RelationGetRelid(OldTable), &buf, &bufsize);
+			t = tides_fetch_version(old_tree, vid, RelationGetRelid(OldTable), &buf);
 			if (t == NULL || !keep_version(OldTable, t, OldestXmin, num_tuples, tups_vacuumed,
 										   tups_recently_dead))
 				continue;
@@ -375,7 +375,7 @@ tides_relation_copy_for_cluster(Relation OldTable, Relation NewTable, Relation O
 			if (!tides_tid_to_vid(&tup->t_self, &vid))
 				continue;
 			/* the sorted copy lacks the meta part; take it from the stored version */
-			t = tides_fetch_version(old_tree, vid, RelationGetRelid(OldTable), &buf, &bufsize);
+			t = tides_fetch_version(old_tree, vid, RelationGetRelid(OldTable), &buf);
 			if (t == NULL)
 				continue;
 			rewrite_one(&cs, &t->htup, &t->meta, vid);
@@ -394,7 +394,7 @@ tides_relation_copy_for_cluster(Relation OldTable, Relation NewTable, Relation O
 			VidMap		key = {cs.fix[i].old_successor, 0};
 			VidMap	   *m = bsearch(&key, cs.map, cs.nmap, sizeof(VidMap), cmp_vidmap);
 			TidesTuple *t = tides_fetch_version(cs.new_tree, cs.fix[i].new_vid,
-												RelationGetRelid(NewTable), &buf, &bufsize);
+												RelationGetRelid(NewTable), &buf);
 			tides_batch *b;
 
 			if (t == NULL)
@@ -413,8 +413,7 @@ tides_relation_copy_for_cluster(Relation OldTable, Relation NewTable, Relation O
 		pfree(cs.map);
 	if (cs.fix)
 		pfree(cs.fix);
-	if (buf)
-		pfree(buf);
+	tides_tuple_buf_free(&buf);
 }
 
 /* ---- sizes */

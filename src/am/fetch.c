@@ -22,8 +22,7 @@ typedef struct TidesIndexFetchData
 {
 	IndexFetchTableData base;
 	uint64		tree;
-	TidesTuple *buf;
-	Size		bufsize;
+	TidesTupleBuf buf;
 } TidesIndexFetchData;
 
 IndexFetchTableData *
@@ -33,6 +32,7 @@ tides_index_fetch_begin(Relation rel)
 
 	f->base.rel = rel;
 	f->tree = tides_rel_tree(rel);
+	tides_tuple_buf_init(&f->buf, CurrentMemoryContext);
 	return &f->base;
 }
 
@@ -46,19 +46,18 @@ tides_index_fetch_end(IndexFetchTableData *scan)
 {
 	TidesIndexFetchData *f = (TidesIndexFetchData *) scan;
 
-	if (f->buf)
-		pfree(f->buf);
+	tides_tuple_buf_free(&f->buf);
 	pfree(f);
 }
 
 static TidesTuple *
-fetch(uint64 tree, Relation rel, ItemPointer tid, TidesTuple **buf, Size *bufsize)
+fetch(uint64 tree, Relation rel, ItemPointer tid, TidesTupleBuf *buf)
 {
 	uint64		vid;
 
 	if (!tides_tid_to_vid(tid, &vid))
 		return NULL;
-	return tides_fetch_version(tree, vid, RelationGetRelid(rel), buf, bufsize);
+	return tides_fetch_version(tree, vid, RelationGetRelid(rel), buf);
 }
 
 bool
@@ -73,7 +72,7 @@ tides_index_fetch_tuple(IndexFetchTableData *scan, ItemPointer tid, Snapshot sna
 	*call_again = false;
 	if (all_dead)
 		*all_dead = false;
-	t = fetch(f->tree, rel, tid, &f->buf, &f->bufsize);
+	t = fetch(f->tree, rel, tid, &f->buf);
 	if (t == NULL)
 	{
 		/* removed: dead to everyone, and its TID is never reused */
@@ -97,11 +96,12 @@ tides_index_fetch_tuple(IndexFetchTableData *scan, ItemPointer tid, Snapshot sna
 bool
 tides_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot, TupleTableSlot *slot)
 {
-	TidesTuple *buf = NULL;
-	Size		bufsize = 0;
-	TidesTuple *t = fetch(tides_rel_tree(rel), rel, tid, &buf, &bufsize);
+	TidesTupleBuf buf;
+	TidesTuple *t;
 	bool		visible = false;
 
+	tides_tuple_buf_init(&buf, CurrentMemoryContext);
+	t = fetch(tides_rel_tree(rel), rel, tid, &buf);
 	if (t != NULL)
 	{
 		visible = tides_visible(t, snapshot);
@@ -112,8 +112,7 @@ tides_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot, 
 			tides_store_in_slot(t, slot);
 		}
 	}
-	if (buf)
-		pfree(buf);
+	tides_tuple_buf_free(&buf);
 	return visible;
 }
 
@@ -134,12 +133,12 @@ tides_tuple_get_latest_tid(TableScanDesc scan, ItemPointer tid)
 	uint64		tree = tides_rel_tree(rel);
 	ItemPointerData ctid = *tid;
 	TransactionId prior_xmax = InvalidTransactionId;
-	TidesTuple *buf = NULL;
-	Size		bufsize = 0;
+	TidesTupleBuf buf;
 
+	tides_tuple_buf_init(&buf, CurrentMemoryContext);
 	for (;;)
 	{
-		TidesTuple *t = fetch(tree, rel, &ctid, &buf, &bufsize);
+		TidesTuple *t = fetch(tree, rel, &ctid, &buf);
 		bool		visible;
 
 		if (t == NULL)
@@ -159,24 +158,22 @@ tides_tuple_get_latest_tid(TableScanDesc scan, ItemPointer tid)
 		ctid = t->htup.t_data->t_ctid;
 		prior_xmax = HeapTupleHeaderGetUpdateXid(t->htup.t_data);
 	}
-	if (buf)
-		pfree(buf);
+	tides_tuple_buf_free(&buf);
 }
 
 bool
 tides_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot, Snapshot snapshot)
 {
-	TidesTuple *buf = NULL;
-	Size		bufsize = 0;
+	TidesTupleBuf buf;
 	TidesTuple *t;
 	bool		visible = false;
 
+	tides_tuple_buf_init(&buf, CurrentMemoryContext);
 	/* the slot holds a copy: judge the version as it is now */
-	t = fetch(tides_rel_tree(rel), rel, &slot->tts_tid, &buf, &bufsize);
+	t = fetch(tides_rel_tree(rel), rel, &slot->tts_tid, &buf);
 	if (t != NULL)
 		visible = tides_visible(t, snapshot);
-	if (buf)
-		pfree(buf);
+	tides_tuple_buf_free(&buf);
 	return visible;
 }
 
@@ -186,14 +183,14 @@ tides_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate)
 	uint64		tree = tides_rel_tree(rel);
 	GlobalVisState *vistest = GlobalVisTestFor(rel);
 	TransactionId latest_removed = InvalidTransactionId;
-	TidesTuple *buf = NULL;
-	Size		bufsize = 0;
+	TidesTupleBuf buf;
 
+	tides_tuple_buf_init(&buf, CurrentMemoryContext);
 	for (int i = 0; i < delstate->ndeltids; i++)
 	{
 		TM_IndexDelete *d = &delstate->deltids[i];
 		TM_IndexStatus *st = &delstate->status[d->id];
-		TidesTuple *t = fetch(tree, rel, &d->tid, &buf, &bufsize);
+		TidesTuple *t = fetch(tree, rel, &d->tid, &buf);
 
 		if (t == NULL)
 			st->knowndeletable = true;
@@ -205,7 +202,6 @@ tides_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate)
 		else
 			st->knowndeletable = false;
 	}
-	if (buf)
-		pfree(buf);
+	tides_tuple_buf_free(&buf);
 	return latest_removed;
 }

@@ -51,10 +51,10 @@ tides_index_build_range_scan(Relation heapRelation, Relation indexRelation,
 	TidesTuple *t;
 	bool		visible;
 	uint64		tree = tides_rel_tree(heapRelation);
-	TidesTuple *rbuf = NULL;
-	Size		rbufsize = 0;
+	TidesTupleBuf rbuf;
 
 	econtext->ecxt_scantuple = slot;
+	tides_tuple_buf_init(&rbuf, CurrentMemoryContext);
 	predicate = ExecPrepareQual(indexInfo->ii_Predicate, estate);
 	if (!IsBootstrapProcessingMode() && !indexInfo->ii_Concurrent)
 		OldestXmin = GetOldestNonRemovableTransactionId(heapRelation);
@@ -121,7 +121,7 @@ tides_index_build_range_scan(Relation heapRelation, Relation indexRelation,
 						/* the outcome decides whether the entry may conflict */
 						XactLockTableWait(xwait, heapRelation, &t->htup.t_self, XLTW_InsertIndexUnique);
 						CHECK_FOR_INTERRUPTS();
-						t = tides_fetch_version(tree, t->vid, RelationGetRelid(heapRelation), &rbuf, &rbufsize);
+						t = tides_fetch_version(tree, t->vid, RelationGetRelid(heapRelation), &rbuf);
 						if (t == NULL)
 							break;		/* removed meanwhile: nothing to index */
 						goto recheck;
@@ -150,7 +150,7 @@ tides_index_build_range_scan(Relation heapRelation, Relation indexRelation,
 					{
 						XactLockTableWait(xwait, heapRelation, &t->htup.t_self, XLTW_InsertIndexUnique);
 						CHECK_FOR_INTERRUPTS();
-						t = tides_fetch_version(tree, t->vid, RelationGetRelid(heapRelation), &rbuf, &rbufsize);
+						t = tides_fetch_version(tree, t->vid, RelationGetRelid(heapRelation), &rbuf);
 						if (t == NULL)
 							break;
 						goto recheck;
@@ -174,8 +174,7 @@ tides_index_build_range_scan(Relation heapRelation, Relation indexRelation,
 		callback(indexRelation, &t->htup.t_self, values, isnull, alive, callback_state);
 	}
 
-	if (rbuf)
-		pfree(rbuf);
+	tides_tuple_buf_free(&rbuf);
 	if (own_scan)
 		table_endscan(scan);
 	if (need_unregister_snapshot)

@@ -539,11 +539,11 @@ tides_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot, TupleTableSlo
 		{
 			SnapshotData dirty;
 			TransactionId prior_xmax = tmfd->xmax;
-			TidesTuple *buf = NULL;
-			Size		bufsize = 0;
+			TidesTupleBuf buf;
 			bool		retry = false;
 
 			tmfd->traversed = true;
+			tides_tuple_buf_init(&buf, CurrentMemoryContext);
 			*tid = tmfd->ctid;
 			InitDirtySnapshot(dirty);
 			while (!retry)
@@ -557,7 +557,7 @@ tides_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot, TupleTableSlo
 							 errmsg("tuple to be locked was already moved to another partition due to concurrent update")));
 				if (!tides_tid_to_vid(tid, &vid))
 					return TM_Deleted;
-				t = tides_fetch_version(tree, vid, RelationGetRelid(rel), &buf, &bufsize);
+				t = tides_fetch_version(tree, vid, RelationGetRelid(rel), &buf);
 				if (t == NULL)
 					return TM_Deleted;
 				if (tides_visible(t, &dirty))
@@ -609,13 +609,17 @@ tides_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot, TupleTableSlo
 				prior_xmax = HeapTupleHeaderGetUpdateXid(t->htup.t_data);
 				*tid = t->htup.t_data->t_ctid;
 			}
-			if (buf)
-				pfree(buf);
+			tides_tuple_buf_free(&buf);
 		}
 	}
 	if (locked != NULL)
 	{
-		ExecStoreHeapTuple(locked, slot, true);
+		MemoryContext old = MemoryContextSwitchTo(slot->tts_mcxt);
+		HeapTuple	copy = heap_copytuple(locked);
+
+		MemoryContextSwitchTo(old);
+		heap_freetuple(locked);
+		ExecStoreHeapTuple(copy, slot, true);
 		slot->tts_tableOid = RelationGetRelid(rel);
 	}
 	return result;

@@ -22,6 +22,7 @@ tides_row_open(RowRef *r, Relation rel, ItemPointer tid)
 				 errmsg("tides: invalid tuple identifier (%u,%u)",
 						ItemPointerGetBlockNumberNoCheck(tid), ItemPointerGetOffsetNumberNoCheck(tid))));
 	r->stripe = tides_row_lock(r->tree, r->vid);
+	tides_tuple_buf_init(&r->buf, CurrentMemoryContext);
 }
 
 /* take the stripe lock and read the newest state (NULL: the version is gone) */
@@ -31,7 +32,7 @@ tides_row_lock_and_load(RowRef *r)
 	Assert(!r->locked);
 	LWLockAcquire(r->stripe, LW_EXCLUSIVE);
 	r->locked = true;
-	r->t = tides_fetch_version(r->tree, r->vid, RelationGetRelid(r->rel), &r->buf, &r->bufsize);
+	r->t = tides_fetch_version(r->tree, r->vid, RelationGetRelid(r->rel), &r->buf);
 	return r->t;
 }
 
@@ -47,9 +48,7 @@ void
 tides_row_close(RowRef *r)
 {
 	tides_row_unlock(r);
-	if (r->buf)
-		pfree(r->buf);
-	r->buf = NULL;
+	tides_tuple_buf_free(&r->buf);
 }
 
 /* did the xmax change while we waited without the stripe lock? */

@@ -21,8 +21,7 @@ typedef struct RowRef
 	LWLock	   *stripe;
 	bool		locked;
 	TidesTuple *t;
-	TidesTuple *buf;
-	Size		bufsize;
+	TidesTupleBuf buf;
 } RowRef;
 
 extern void tides_row_open(RowRef *r, Relation rel, ItemPointer tid);

@@ -49,9 +49,9 @@ typedef struct TidesScanDescData
 	int			page_cap;
 	BlockNumber page_block;
 	BlockNumber nblocks;		/* for sample scans */
+	MemoryContext cxt;			/* the scan's own context (callbacks run in shorter ones) */
 	MemoryContext page_cxt;
-	TidesTuple *fetchbuf;
-	Size		fetchbufsize;
+	TidesTupleBuf fetchbuf;
 } TidesScanDescData;
 
 typedef TidesScanDescData *TidesScanDesc;
@@ -84,7 +84,9 @@ tides_scan_begin(Relation rel, Snapshot snapshot, int nkeys, struct ScanKeyData 
 	s->hi_vid = TIDES_VID_MAX + 1;
 	s->cur_block = InvalidBlockNumber;
 	s->page_block = InvalidBlockNumber;
+	s->cxt = CurrentMemoryContext;
 	s->page_cxt = AllocSetContextCreate(CurrentMemoryContext, "tides scan page", ALLOCSET_DEFAULT_SIZES);
+	tides_tuple_buf_init(&s->fetchbuf, s->cxt);
 	if (flags & (SO_TYPE_SEQSCAN | SO_TYPE_SAMPLESCAN))
 		PredicateLockRelation(rel, snapshot);
 	if (flags & SO_TYPE_SEQSCAN)
@@ -99,8 +101,7 @@ tides_scan_end(TableScanDesc sscan)
 
 	tides_cursor_close(s->cursor);
 	MemoryContextDelete(s->page_cxt);
-	if (s->fetchbuf)
-		pfree(s->fetchbuf);
+	tides_tuple_buf_free(&s->fetchbuf);
 	if (s->base.rs_key)
 		pfree(s->base.rs_key);
 	if (s->base.rs_flags & SO_TEMP_SNAPSHOT)
@@ -159,7 +160,12 @@ passes_keys(TidesScanDesc s, TidesTuple *t)
 void
 tides_store_in_slot(TidesTuple *t, TupleTableSlot *slot)
 {
-	ExecStoreHeapTuple(tides_tuple_copy_heap(t), slot, true);
+	/* the slot frees its tuple later, from its own context */
+	MemoryContext old = MemoryContextSwitchTo(slot->tts_mcxt);
+	HeapTuple	copy = tides_tuple_copy_heap(t);
+
+	MemoryContextSwitchTo(old);
+	ExecStoreHeapTuple(copy, slot, true);
 	slot->tts_tableOid = t->htup.t_tableOid;
 }
 
@@ -198,9 +204,21 @@ parallel_next_block(TidesScanDesc s)
 	return table_block_parallelscan_nextpage(s->base.rs_rd, pbw, pbscan);
 }
 
+static bool open_next_range_in_cxt(TidesScanDesc s);
+
 /* the cursor for the next unit of work; false when the scan is done */
 static bool
 open_next_range(TidesScanDesc s)
+{
+	MemoryContext old = MemoryContextSwitchTo(s->cxt);
+	bool		ok = open_next_range_in_cxt(s);
+
+	MemoryContextSwitchTo(old);
+	return ok;
+}
+
+static bool
+open_next_range_in_cxt(TidesScanDesc s)
 {
 	tides_cursor_close(s->cursor);
 	s->cursor = NULL;
@@ -371,20 +389,24 @@ page_add(TidesScanDesc s, TidesTuple *t)
 static TidesTuple *
 fetch_vid(TidesScanDesc s, uint64 vid)
 {
-	return tides_fetch_version(s->tree, vid, RelationGetRelid(s->base.rs_rd), &s->fetchbuf, &s->fetchbufsize);
+	return tides_fetch_version(s->tree, vid, RelationGetRelid(s->base.rs_rd), &s->fetchbuf);
 }
 
 /* collect all versions of a block (no visibility filter) */
 static void
 load_block_versions(TidesScanDesc s, BlockNumber block)
 {
-	TidesCursor *c = tides_cursor_open(s->tree, RelationGetRelid(s->base.rs_rd),
-									   block_first_vid(block), block_first_vid(block + 1));
-	TidesTuple *t;
+	TidesCursor *c;
 
 	page_reset(s, block);
-	while ((t = tides_cursor_next(c, ForwardScanDirection)) != NULL)
-		page_add(s, t);
+	c = tides_cursor_open(s->tree, RelationGetRelid(s->base.rs_rd),
+									   block_first_vid(block), block_first_vid(block + 1));
+	{
+		TidesTuple *t;
+
+		while ((t = tides_cursor_next(c, ForwardScanDirection)) != NULL)
+			page_add(s, t);
+	}
 	tides_cursor_close(c);
 }
 

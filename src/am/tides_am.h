@@ -69,13 +69,41 @@ tides_cmin(const TidesTuple *t)
 
 /* ---- tuple.c */
 
-/* turn a stored value into a TidesTuple in *buf (grown as needed) */
+/*
+ * A reusable buffer for one TidesTuple, allocated in a fixed memory context
+ * (callers in executor callbacks run in short-lived contexts; the buffer
+ * must live as long as its owner).
+ */
+typedef struct TidesTupleBuf
+{
+	TidesTuple *t;
+	Size		size;
+	MemoryContext cxt;
+} TidesTupleBuf;
+
+static inline void
+tides_tuple_buf_init(TidesTupleBuf *b, MemoryContext cxt)
+{
+	b->t = NULL;
+	b->size = 0;
+	b->cxt = cxt;
+}
+
+static inline void
+tides_tuple_buf_free(TidesTupleBuf *b)
+{
+	if (b->t)
+		pfree(b->t);
+	b->t = NULL;
+	b->size = 0;
+}
+
+/* turn a stored value into a TidesTuple in the buffer */
 extern TidesTuple *tides_tuple_from_value(const char *val, size_t vlen, uint64 vid, Oid relid,
-										  TidesTuple **buf, Size *bufsize);
+										  TidesTupleBuf *buf);
 
 /* read the newest state of a version; NULL if absent */
-extern TidesTuple *tides_fetch_version(uint64 tree, uint64 vid, Oid relid,
-									   TidesTuple **buf, Size *bufsize);
+extern TidesTuple *tides_fetch_version(uint64 tree, uint64 vid, Oid relid, TidesTupleBuf *buf);
 
 /* add (tree, vid) -> tuple to a batch */
 extern void tides_batch_add_version(tides_batch *b, uint64 tree, uint64 vid,

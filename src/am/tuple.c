@@ -46,8 +46,7 @@ normalize_lost_writers(TidesTuple *t)
 }
 
 TidesTuple *
-tides_tuple_from_value(const char *val, size_t vlen, uint64 vid, Oid relid,
-					   TidesTuple **buf, Size *bufsize)
+tides_tuple_from_value(const char *val, size_t vlen, uint64 vid, Oid relid, TidesTupleBuf *buf)
 {
 	TidesTuple *t;
 	uint32		len;
@@ -60,16 +59,16 @@ tides_tuple_from_value(const char *val, size_t vlen, uint64 vid, Oid relid,
 						(unsigned long long) vid, relid, vlen)));
 	len = (uint32) (vlen - TIDES_META_SIZE);
 	need = MAXALIGN(sizeof(TidesTuple)) + len;
-	if (*buf == NULL || *bufsize < need)
+	if (buf->t == NULL || buf->size < need)
 	{
 		Size		cap = Max(need, 1024);
 
-		if (*buf != NULL)
-			pfree(*buf);
-		*buf = palloc(cap);
-		*bufsize = cap;
+		if (buf->t != NULL)
+			pfree(buf->t);
+		buf->t = MemoryContextAlloc(buf->cxt, cap);
+		buf->size = cap;
 	}
-	t = *buf;
+	t = buf->t;
 	memcpy(&t->meta, val, TIDES_META_SIZE);
 	t->vid = vid;
 	t->htup.t_len = len;
@@ -88,7 +87,7 @@ tides_tuple_from_value(const char *val, size_t vlen, uint64 vid, Oid relid,
 }
 
 TidesTuple *
-tides_fetch_version(uint64 tree, uint64 vid, Oid relid, TidesTuple **buf, Size *bufsize)
+tides_fetch_version(uint64 tree, uint64 vid, Oid relid, TidesTupleBuf *buf)
 {
 	uint8		key[TIDES_ROW_KEY_LEN];
 	char	   *val;
@@ -98,7 +97,7 @@ tides_fetch_version(uint64 tree, uint64 vid, Oid relid, TidesTuple **buf, Size *
 	tides_row_key(key, tree, vid);
 	if (!tides_read(key, sizeof(key), &val, &vlen))
 		return NULL;
-	t = tides_tuple_from_value(val, vlen, vid, relid, buf, bufsize);
+	t = tides_tuple_from_value(val, vlen, vid, relid, buf);
 	pfree(val);
 	return t;
 }

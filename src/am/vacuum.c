@@ -184,13 +184,13 @@ scan_tree(VacState *vs)
 				if (freeze_version(vs, t))
 				{
 					LWLock	   *stripe = tides_row_lock(vs->tree, t->vid);
-					TidesTuple *cur = NULL;
-					Size		cursize = 0;
+					TidesTupleBuf cur;
 					TidesTuple *now;
 
 					/* freeze the newest state, under the row lock */
+					tides_tuple_buf_init(&cur, CurrentMemoryContext);
 					LWLockAcquire(stripe, LW_EXCLUSIVE);
-					now = tides_fetch_version(vs->tree, t->vid, RelationGetRelid(vs->rel), &cur, &cursize);
+					now = tides_fetch_version(vs->tree, t->vid, RelationGetRelid(vs->rel), &cur);
 					if (now != NULL && freeze_version(vs, now))
 					{
 						tides_batch_add_version(vs->b, vs->tree, now->vid, &now->meta,
@@ -201,8 +201,7 @@ scan_tree(VacState *vs)
 					LWLockRelease(stripe);
 					if (now != NULL)
 						track_version(vs, now);
-					if (cur)
-						pfree(cur);
+					tides_tuple_buf_free(&cur);
 					break;
 				}
 				track_version(vs, t);

@@ -493,8 +493,76 @@ tides_schedule_relation_drop(Relation rel)
 	tides_drop_tree_at_end(tides_rel_tree(rel), true);
 }
 
-/* remove a tree's data, counter, mappings and marker */
-static void
+#define SMALL_TREE_KEYS 4096
+
+/*
+ * Delete every key of a small tree with tombstones; false (nothing written)
+ * if the tree holds more than SMALL_TREE_KEYS keys.  Small trees are most
+ * trees (temporary work tables, tests); a dropped-prefix entry for each
+ * would cost every read a check until compaction frees its files.
+ */
+static bool
+delete_small_tree(tides_db *db, uint64 tree)
+{
+	uint8		lower[8],
+				upper[8];
+	tides_iter_options o;
+	tides_iter *it;
+	tides_batch *b = tides_batch_new();
+	int			n = 0;
+	bool		small = true;
+	tides_status s;
+
+	if (b == NULL)
+		return false;
+	tides_key_put_tree(lower, tree);
+	tides_key_put_tree(upper, tree + 1);
+	memset(&o, 0, sizeof(o));
+	o.lower = lower;
+	o.lower_len = sizeof(lower);
+	o.upper = upper;
+	o.upper_len = sizeof(upper);
+	o.fill_cache = false;
+	it = tides_iter_new(db, &o);
+	if (it == NULL)
+	{
+		tides_batch_free(b);
+		return false;
+	}
+	for (tides_iter_first(it); tides_iter_valid(it); tides_iter_next(it))
+	{
+		size_t		klen;
+		const void *k = tides_iter_key(it, &klen);
+
+		if (++n > SMALL_TREE_KEYS)
+		{
+			small = false;
+			break;
+		}
+		tides_batch_delete(b, k, klen);
+	}
+	small = small && tides_iter_status(it) == TIDES_OK;
+	tides_iter_free(it);
+	if (small && n > 0)
+	{
+		for (int attempt = 0;; attempt++)
+		{
+			s = tides_write(db, b, NULL);
+			if (s != TIDES_BUSY || attempt > 1000)
+				break;
+			pg_usleep(1000L);
+		}
+		small = s == TIDES_OK;
+	}
+	tides_batch_free(b);
+	return small;
+}
+
+/*
+ * Remove a tree's data, counter, mappings and marker.  False if the engine
+ * is too busy now (the marker stays; the next round retries).
+ */
+static bool
 drop_tree(uint64 tree)
 {
 	tides_db   *db = tides_engine();
@@ -509,19 +577,18 @@ drop_tree(uint64 tree)
 	char	   *val;
 	size_t		vlen;
 	tides_batch *b;
-	tides_status s;
 
-	tides_key_put_tree(prefix, tree);
-	for (int attempt = 0;; attempt++)
+	if (!delete_small_tree(db, tree))
 	{
+		tides_status s;
+
+		tides_key_put_tree(prefix, tree);
 		s = tides_drop_prefix(db, prefix, sizeof(prefix));
-		if (s != TIDES_BUSY)
-			break;
-		pg_usleep(10000L);
-		CHECK_FOR_INTERRUPTS();
+		if (s == TIDES_BUSY)
+			return false;
+		if (s != TIDES_OK)
+			tides_engine_error(s, "drop a tree");
 	}
-	if (s != TIDES_OK)
-		tides_engine_error(s, "drop a tree");
 
 	b = tides_local_batch();
 	if (tides_read(rkey, rklen, &val, &vlen) && vlen >= sizeof(TreeOwnerValue))
@@ -531,22 +598,20 @@ drop_tree(uint64 tree)
 		TreeMapValue mv;
 		char	   *mval;
 		size_t		mlen;
+		size_t		klen;
 
 		memcpy(&ov, val, sizeof(ov));
 		rnode.dbNode = ov.db;
 		rnode.spcNode = ov.spc;
 		rnode.relNode = ov.rel;
 		/* the relfilenode may map to a newer tree by now: only remove our own mapping */
+		klen = relmap_key(key, &rnode, ov.backend);
+		if (tides_read(key, klen, &mval, &mlen) && mlen >= sizeof(mv))
 		{
-			size_t		klen = relmap_key(key, &rnode, ov.backend);
-
-			if (tides_read(key, klen, &mval, &mlen) && mlen >= sizeof(mv))
-			{
-				memcpy(&mv, mval, sizeof(mv));
-				if (mv.tree == tree)
-					tides_batch_delete(b, key, klen);
-				pfree(mval);
-			}
+			memcpy(&mv, mval, sizeof(mv));
+			if (mv.tree == tree)
+				tides_batch_delete(b, key, klen);
+			pfree(mval);
 		}
 		pfree(val);
 	}
@@ -556,6 +621,7 @@ drop_tree(uint64 tree)
 	tides_batch_delete(b, dkey, dklen);
 	tides_write_batch(b);
 	forget_counter(tree);
+	return true;
 }
 
 /* what a marker's conditions say: drop now, keep for good, or wait */
@@ -647,21 +713,45 @@ tides_process_drops(void)
 		ntodo++;
 	}
 	tides_iter_free(it);
+	LWLockRelease(markers_lock());
+
+	/*
+	 * Act without the markers lock: dropping waits for the engine, and
+	 * transactions adding conditions must not wait for that.  A marker that
+	 * gained a condition meanwhile belongs to a tree someone still uses, and
+	 * its verdict is looked at again first.
+	 */
 	for (int i = 0; i < ntodo; i++)
 	{
+		uint8		dkey[24];
+		size_t		dklen = tree_meta_key(dkey, META_DROP, todo[i]);
+		char	   *val;
+		size_t		vlen;
+		bool		still;
+
+		LWLockAcquire(markers_lock(), LW_EXCLUSIVE);
+		still = tides_read(dkey, dklen, &val, &vlen);
+		if (still)
+		{
+			MarkerVerdict v = judge_marker((const DropCondition *) val,
+										   Min(vlen / sizeof(DropCondition), MAX_DROP_CONDITIONS));
+
+			still = (v == MARKER_DROP) == drop[i] && v != MARKER_WAIT;
+			pfree(val);
+		}
+		LWLockRelease(markers_lock());
+		if (!still)
+			continue;
 		if (drop[i])
 			drop_tree(todo[i]);
 		else
 		{
-			uint8		dkey[24];
-			size_t		dklen = tree_meta_key(dkey, META_DROP, todo[i]);
 			tides_batch *b = tides_local_batch();
 
 			tides_batch_delete(b, dkey, dklen);
 			tides_write_batch(b);
 		}
 	}
-	LWLockRelease(markers_lock());
 	if (todo)
 	{
 		pfree(todo);

@@ -302,7 +302,8 @@ as_user "$PG_BINDIR/initdb" -D "$PGDATA_DIR" -A trust --no-sync --no-instruction
 cp "$PGDATA_DIR/postgresql.conf" "$OUTDIR/postgresql.conf"
 
 SERVER_LOG="$RUN_DIR/log/postmaster.log"
-if ! as_user "$PG_BINDIR/pg_ctl" start -D "$PGDATA_DIR" -l "$SERVER_LOG" -w -t 120 >/dev/null; then
+# -c: crashing backends leave core files; their backtraces go to the results
+if ! as_user "$PG_BINDIR/pg_ctl" start -c -D "$PGDATA_DIR" -l "$SERVER_LOG" -w -t 120 >/dev/null; then
     cat "$SERVER_LOG" >&2 || true
     die "server did not start"
 fi
@@ -392,6 +393,16 @@ cp "$SERVER_LOG" "$OUTDIR/postmaster.log"
 CRASHES="$(grep -cE 'terminated by signal|was terminated by exception' "$SERVER_LOG" || true)"
 if [[ "$CRASHES" != 0 ]]; then
     log "ERROR: $CRASHES server process crash(es), see $OUTDIR/postmaster.log"
+    n=0
+    for core in "$PGDATA_DIR"/core*; do
+        [[ -f "$core" ]] || continue
+        n=$((n + 1))
+        if command -v gdb >/dev/null; then
+            gdb -batch -ex "bt 40" "$PG_BINDIR/postgres" "$core" >"$OUTDIR/core-$n.txt" 2>&1 || true
+            log "backtrace of $core in $OUTDIR/core-$n.txt"
+        fi
+        rm -f "$core"
+    done
 fi
 
 # ------------------------------------------------------------- summary -----
