@@ -214,6 +214,19 @@ rewrite_one(ClusterState *cs, HeapTuple tup, const TidesVersionMeta *oldmeta, ui
 	copy->t_data->t_infomask2 &= ~HEAP2_XACT_MASK;
 	copy->t_data->t_infomask2 |= tup->t_data->t_infomask2 & HEAP2_XACT_MASK;
 	freeze_for_rewrite(cs, copy->t_data, &meta);
+	copy->t_tableOid = RelationGetRelid(cs->new_rel);
+	if (HeapTupleHasExternal(copy) || copy->t_len > TOAST_TUPLE_THRESHOLD)
+	{
+		/* values move to the new relation's TOAST table, as heap's rewrite does */
+		HeapTuple	toasted = heap_toast_insert_or_update(cs->new_rel, copy, NULL,
+														  HEAP_INSERT_SKIP_FSM | HEAP_INSERT_NO_LOGICAL);
+
+		if (toasted != copy)
+		{
+			heap_freetuple(copy);
+			copy = toasted;
+		}
+	}
 	tides_vid_to_tid(new_vid, &copy->t_self);
 	copy->t_data->t_ctid = copy->t_self;
 

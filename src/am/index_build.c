@@ -175,8 +175,8 @@ tides_index_build_range_scan(Relation heapRelation, Relation indexRelation,
 	}
 
 	tides_tuple_buf_free(&rbuf);
-	if (own_scan)
-		table_endscan(scan);
+	/* as heap does, the scan ends here even when the caller began it */
+	table_endscan(scan);
 	if (need_unregister_snapshot)
 		UnregisterSnapshot(snapshot);
 	ExecDropSingleTupleTableSlot(slot);

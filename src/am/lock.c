@@ -518,15 +518,8 @@ tides_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot, TupleTableSlo
 	tmfd->traversed = false;
 	for (;;)
 	{
+		/* TM_Invisible goes back to the executor, which explains it (ON CONFLICT) */
 		result = lock_version(rel, tid, cid, mode, wait_policy, follow_updates, tmfd, &locked);
-		if (result == TM_Invisible)
-		{
-			if (locked)
-				heap_freetuple(locked);
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("attempted to lock invisible tuple")));
-		}
 		if (result != TM_Updated || !(flags & TUPLE_LOCK_FLAG_FIND_LAST_VERSION))
 			break;
 		if (locked)

@@ -26,6 +26,7 @@
 #include "pgstat.h"
 #include "storage/lmgr.h"
 #include "storage/predicate.h"
+#include "utils/combocid.h"
 #include "utils/datum.h"
 #include "utils/relcache.h"
 
@@ -43,6 +44,22 @@ check_row_size(Relation rel, HeapTuple tup)
 						(Size) tup->t_len, (Size) MaxHeapTupleSize)));
 }
 
+
+/*
+ * Record the deleting command.  meta.cmax is what visibility uses; t_cid gets
+ * what heap puts there (a combo id when the inserter is the current
+ * transaction), so the cmin/cmax system columns read as they do for heap.
+ */
+static void
+set_cmax(TidesTuple *t, CommandId cid)
+{
+	CommandId	c = cid;
+	bool		iscombo;
+
+	HeapTupleHeaderAdjustCmax(t->htup.t_data, &c, &iscombo);
+	HeapTupleHeaderSetCmax(t->htup.t_data, c, iscombo);
+	t->meta.cmax = cid;
+}
 
 /* ------------------------------------------------------------- insert */
 
@@ -374,7 +391,7 @@ tides_tuple_delete(Relation rel, ItemPointer tid, CommandId cid, Snapshot snapsh
 	t->htup.t_data->t_infomask |= new_infomask;
 	t->htup.t_data->t_infomask2 |= new_infomask2;
 	HeapTupleHeaderSetXmax(t->htup.t_data, new_xmax);
-	t->meta.cmax = cid;
+	set_cmax(t, cid);
 	tides_meta_set_xmax_writer(&t->meta);
 	t->htup.t_data->t_ctid = t->htup.t_self;
 	if (changingPart)
@@ -547,7 +564,7 @@ tides_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot, Command
 	t->htup.t_data->t_infomask |= im_old;
 	t->htup.t_data->t_infomask2 |= im2_old;
 	HeapTupleHeaderSetXmax(t->htup.t_data, xmax_old);
-	t->meta.cmax = cid;
+	set_cmax(t, cid);
 	tides_meta_set_xmax_writer(&t->meta);
 	t->htup.t_data->t_ctid = heaptup->t_self;
 

@@ -61,10 +61,11 @@ typedef struct TidesTuple
 
 #define TIDES_TUPLE_DATA(t) ((HeapTupleHeader) ((char *) (t) + MAXALIGN(sizeof(TidesTuple))))
 
+/* cmin of a version inserted by the current transaction (t_cid may be a combo id) */
 static inline CommandId
 tides_cmin(const TidesTuple *t)
 {
-	return HeapTupleHeaderGetRawCommandId(t->htup.t_data);
+	return HeapTupleHeaderGetCmin(t->htup.t_data);
 }
 
 /* ---- tuple.c */

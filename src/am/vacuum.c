@@ -236,6 +236,10 @@ tides_relation_vacuum(Relation rel, struct VacuumParams *params, BufferAccessStr
 	BlockNumber nblocks;
 	bool		do_indexes;
 
+	if (params->nworkers > 0 && RelationUsesLocalBuffers(rel))
+		ereport(WARNING,
+				(errmsg("disabling parallel option of vacuum on \"%s\" --- cannot vacuum temporary tables in parallel",
+						RelationGetRelationName(rel))));
 	memset(&vs, 0, sizeof(vs));
 	vs.rel = rel;
 	vs.tree = tides_rel_tree(rel);
