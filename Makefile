@@ -34,7 +34,7 @@ REGRESS_OPTS = --load-extension=tidesam --temp-config=test/regress.conf
 # no LLVM bitcode: the JIT never inlines access method code
 override with_llvm = no
 # rebuild objects when headers change
-autodepend = yes
+override autodepend = yes
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)

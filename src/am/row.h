@@ -1,6 +1,6 @@
 /*
  * row.h -- one row version being changed: where it lives, its stripe lock,
- * and its newest state.  Used by modify.c and lock.c.
+ * and its newest state.  Used by modify.c and tuple_lock.c.
  *
  * tides_row_lock_and_load() takes the stripe lock and reads the newest state;
  * while the lock is held nobody else can change the version, so a decision

@@ -394,7 +394,9 @@ tides_rel_tree(Relation rel)
 	ereport(WARNING,
 			(errcode(ERRCODE_DATA_CORRUPTED),
 			 errmsg("tides storage of relation \"%s\" is missing; it is treated as empty",
-					RelationGetRelationName(rel))));
+					RelationGetRelationName(rel)),
+			 errdetail("relfilenode %u/%u/%u, backend %d",
+					   rel->rd_node.spcNode, rel->rd_node.dbNode, rel->rd_node.relNode, rel->rd_backend)));
 	return tides_create_tree(rel, &rel->rd_node, rel->rd_rel->relpersistence);
 }
 

@@ -42,7 +42,12 @@ register_one(int kind, int index)
 	BackgroundWorker w;
 
 	memset(&w, 0, sizeof(w));
-	w.bgw_flags = BGWORKER_SHMEM_ACCESS;
+	/*
+	 * A connection (to no database) puts the worker in the proc array:
+	 * without it TransactionIdIsInProgress() run here skips the transaction
+	 * in proc array slot 0 (it takes that slot for its own).
+	 */
+	w.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
 	w.bgw_start_time = BgWorkerStart_RecoveryFinished;
 	w.bgw_restart_time = 1;
 	snprintf(w.bgw_library_name, BGW_MAXLEN, "tidesam");
@@ -129,6 +134,7 @@ tides_worker_main(Datum arg)
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
 
 	work_cxt = AllocSetContextCreate(TopMemoryContext, "tides worker", ALLOCSET_DEFAULT_SIZES);
 	db = tides_engine();

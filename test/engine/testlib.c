@@ -1,7 +1,9 @@
 /*
  * testlib.c -- helpers for the engine test programs.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "testlib.h"
 
 #include <ftw.h>

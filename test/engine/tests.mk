@@ -37,3 +37,21 @@ build/fuzz/make_seeds: test/engine/fuzz/make_seeds.c build/engine/libtides_engin
 .PHONY: engine-fuzz
 engine-fuzz: build/fuzz/fuzz_table build/fuzz/make_seeds
 	@mkdir -p build/fuzz/corpus && build/fuzz/make_seeds build/fuzz/corpus
+
+# Longer randomized runs of the model, crash, multi-process and corruption
+# tests (many more crash points, operations and seeds than engine-check).
+# E.g.: make engine-soak SOAK_SEEDS="1 2 3 4 5 6 7 8"
+SOAK_SEEDS         ?= 1 2 3
+SOAK_CRASH_POINTS  ?= 2000
+SOAK_MODEL_OPS     ?= 3000000
+
+.PHONY: engine-soak
+engine-soak: engine-tests
+	@set -e; for s in $(SOAK_SEEDS); do \
+	  echo "== seed $$s"; \
+	  TEST_SEED=$$s TEST_CRASH_POINTS=$(SOAK_CRASH_POINTS) bash test/engine/run.sh build/test/test_crash; \
+	  TEST_SEED=$$s TEST_OPS=$(SOAK_MODEL_OPS) bash test/engine/run.sh build/test/test_model; \
+	  TEST_SEED=$$s TEST_OPS=150000 bash test/engine/run.sh build/test/test_multiproc; \
+	  TEST_SEED=$$s TEST_CORRUPTION_ROUNDS=1500 bash test/engine/run.sh build/test/test_corruption; \
+	  TEST_SEED=$$s bash test/engine/run.sh build/test/test_fault build/test/test_skiplist build/test/test_log; \
+	done

@@ -102,6 +102,8 @@ typedef struct tides_shared
 	_Atomic uint32_t l0_files;	/* level-0 file count of the current version */
 	_Atomic uint64_t published_seq;
 	_Atomic uint64_t published_lsn;
+	atomic_uint publish_epoch;	/* bumped at every publish: a futex word */
+	atomic_uint publish_waiters;
 
 	uint32_t	nmemtables;
 	tides_memtable memtables[TIDES_MAX_MEMTABLES];
@@ -116,6 +118,7 @@ typedef struct tides_shared
 	_Atomic uint64_t next_file_number;
 	uint64_t	manifest_number;
 	uint64_t	manifest_size;
+	bool		manifest_dir_unsynced;	/* a rewrite's directory sync failed: retry first */
 	uint64_t	replay_lsn;
 	uint32_t	nskips;
 	tides_log_skip skips[TIDES_MAX_SKIPS];

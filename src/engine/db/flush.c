@@ -56,7 +56,16 @@ tides_flush_work(tides_db *db, bool *did)
 	if (!tides_mutex_trylock(&sh->flush_mutex))
 		return TIDES_OK;
 	m = tides_oldest_sealed(sh);
-	if (m == NULL || atomic_load_explicit(&m->writers, memory_order_acquire) != 0)
+	/*
+	 * Wait until every write into m is also published: a writer leaves
+	 * `writers` before it publishes, and a snapshot taken in between reads
+	 * at a sequence number below some of m's entries.  If the flush ran
+	 * then, it would not know that snapshot and could drop the older
+	 * version the snapshot (or a reader at that sequence number that pins
+	 * the next superversion) needs.
+	 */
+	if (m == NULL || atomic_load_explicit(&m->writers, memory_order_acquire) != 0 ||
+		atomic_load_explicit(&sh->published_seq, memory_order_acquire) < m->last_seq)
 	{
 		tides_mutex_unlock(&sh->flush_mutex);
 		return TIDES_OK;

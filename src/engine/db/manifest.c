@@ -9,7 +9,12 @@
  *
  * At load, a damaged record at the very end of the file (a torn append from
  * a crash: it claims more bytes than the file has, or the tail is zeros) is
- * the end of the manifest; a damaged record anywhere else is corruption.
+ * the end of the manifest; a damaged record anywhere else is corruption, and
+ * so is damage that cannot come from a torn append: in the first record
+ * (written and synced before CURRENT named the file), a complete last record
+ * with a bad checksum and no zeroed tail, a complete last record whose
+ * length field was damaged (its checksum matches the length the file holds),
+ * or a length running past the end with valid records after it.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -275,6 +280,7 @@ tides_manifest_rewrite(tides_db *db, tides_error *err)
 	int			fd,
 				r;
 	int64_t		w;
+	bool		renamed = false;
 
 	s = tides_manifest_state_edit(db, &e);
 	if (s != TIDES_OK)
@@ -310,22 +316,37 @@ tides_manifest_rewrite(tides_db *db, tides_error *err)
 		db->vfs->close(db->vfs, tfd);
 	}
 	if (r == 0)
+	{
 		r = db->vfs->rename(db->vfs, tmp, cur);
+		renamed = r == 0;
+	}
 	if (r == 0)
 		r = db->vfs->sync_dir(db->vfs, db->dir);
-	if (r != 0)
+	if (r != 0 && !renamed)
 	{
 		db->vfs->close(db->vfs, fd);
 		db->vfs->unlink(db->vfs, path);
 		return tides_fail_io(err, r, "install CURRENT for", path);
 	}
 
+	/* CURRENT names the new manifest now: never delete it */
 	if (db->manifest_fd >= 0)
 		db->vfs->close(db->vfs, db->manifest_fd);
 	db->manifest_fd = fd;
 	db->manifest_fd_number = number;
 	sh->manifest_number = number;
 	sh->manifest_size = size;
+	if (r != 0)
+	{
+		/*
+		 * The rename may not be durable: after a crash CURRENT may still
+		 * name the old manifest.  Keep that one, and let no edit be
+		 * appended to the new one before the directory is synced.
+		 */
+		sh->manifest_dir_unsynced = true;
+		return tides_fail_io(err, r, "sync directory after installing", path);
+	}
+	sh->manifest_dir_unsynced = false;
 	if (old != 0)
 	{
 		manifest_name(path, sizeof(path), db->dir, old);
@@ -343,25 +364,19 @@ tides_manifest_apply(tides_db *db, tides_edit *e, tides_error *err)
 
 	e->has_next_file = true;
 	e->next_file = atomic_load(&sh->next_file_number);
-	if (e->nadded > 0)
+	if (e->nadded > 0 || sh->manifest_dir_unsynced)
 	{
 		/*
 		 * The new files were fsynced, but their directory entries are
 		 * durable only once the directory is: without this, an OS crash can
-		 * leave a manifest naming files that no longer exist.
+		 * leave a manifest naming files that no longer exist.  (Also the
+		 * retry after a manifest rewrite whose directory sync failed.)
 		 */
 		int			r = db->vfs->sync_dir(db->vfs, db->dir);
 
 		if (r != 0)
 			return tides_fail_io(err, r, "sync directory", db->dir);
-	}
-	if (sh->manifest_size > MANIFEST_ROLL_SIZE)
-	{
-		/* apply in memory first, then write the whole state as a new manifest */
-		s = tides_version_apply_edit(db, e, err);
-		if (s == TIDES_OK)
-			s = tides_manifest_rewrite(db, err);
-		return s;
+		sh->manifest_dir_unsynced = false;
 	}
 	s = manifest_fd(db, err);
 	if (s != TIDES_OK)
@@ -370,7 +385,22 @@ tides_manifest_apply(tides_db *db, tides_edit *e, tides_error *err)
 	s = append_edit(db, db->manifest_fd, &sh->manifest_size, e, path, err);
 	if (s != TIDES_OK)
 		return s;
-	return tides_version_apply_edit(db, e, err);
+	s = tides_version_apply_edit(db, e, err);
+	if (s == TIDES_OK && sh->manifest_size > MANIFEST_ROLL_SIZE)
+	{
+		/*
+		 * Roll: write the whole state as a new manifest.  The edit is
+		 * already durable in the old one, so a failed roll costs nothing
+		 * but a retry at the next edit (applying the edit in memory first
+		 * and failing it afterwards would leave the version naming a file
+		 * its caller then deletes).
+		 */
+		tides_error ignored;
+
+		tides_error_clear(&ignored);
+		(void) tides_manifest_rewrite(db, &ignored);
+	}
+	return s;
 }
 
 /* ---- loading */
@@ -443,6 +473,76 @@ zeros_from(tides_db *db, int fd, uint64_t off, uint64_t size)
 }
 
 /*
+ * A complete last record whose length field is damaged claims bytes past
+ * the end of the file, like a torn append.  If the checksum matches once
+ * the length is taken to be what the file holds, it is the former.
+ */
+static bool
+whole_record_with_bad_length(tides_db *db, int fd, tides_buf *rec, uint64_t pos, uint64_t fsize)
+{
+	uint64_t	len = fsize - pos - TIDES_REC_HEADER;
+	uint32_t	stored;
+	bool		match;
+
+	if (len > (64u << 20) || !tides_buf_reserve(rec, TIDES_REC_HEADER + (size_t) len))
+		return false;
+	if (db->vfs->pread(db->vfs, fd, rec->data + TIDES_REC_HEADER, (size_t) len,
+					   pos + TIDES_REC_HEADER) != (int64_t) len)
+		return false;
+	stored = tides_get32(rec->data + 4);
+	tides_put32(rec->data + 4, (uint32_t) len);
+	match = tides_rec_check_crc(rec->data, (uint32_t) len);
+	tides_put32(rec->data + 4, stored);
+	return match;
+}
+
+/*
+ * Is there a valid record anywhere after pos?  Then the damaged record at
+ * pos was not the last one, whatever its length field claims (a flipped
+ * high bit of a length looks like a torn append that ran past the end).
+ * Records carry their own position, so a match is no accident.
+ */
+static bool
+later_record_exists(tides_db *db, int fd, uint64_t pos, uint64_t fsize)
+{
+	uint64_t	n = fsize - pos;
+	uint8_t    *buf;
+	bool		found = false;
+
+	if (n > (64u << 20) || (buf = malloc(n)) == NULL)
+		return true;			/* cannot tell: treat as corruption */
+	if (db->vfs->pread(db->vfs, fd, buf, n, pos) != (int64_t) n)
+	{
+		free(buf);
+		return true;
+	}
+	for (uint64_t q = 1; !found && q + TIDES_REC_HEADER <= n; q++)
+	{
+		uint32_t	len;
+		tides_rec_type type;
+
+		if (tides_get64(buf + q + 8) != pos + q)
+			continue;
+		if (tides_rec_check_header(buf + q, pos + q, n - q - TIDES_REC_HEADER, &len, &type) == TIDES_REC_OK &&
+			tides_rec_check_crc(buf + q, len))
+			found = true;
+	}
+	free(buf);
+	return found;
+}
+
+/* does the record at pos, ending at the end of the file, look torn? */
+static bool
+torn_tail(tides_db *db, int fd, uint64_t pos, uint64_t fsize)
+{
+	uint64_t	from = (pos + 512) & ~(uint64_t) 511;	/* first sector boundary after pos */
+
+	if (from >= fsize)
+		from = pos + TIDES_REC_HEADER;	/* within one sector: the data never came */
+	return from < fsize && zeros_from(db, fd, from, fsize);
+}
+
+/*
  * Read manifest `number` into *state; *end is where the valid records end
  * (a torn tail after it is not an error).
  */
@@ -491,10 +591,17 @@ manifest_read(tides_db *db, uint64_t number, tides_edit *state, uint64_t *end, i
 		if (tides_rec_check_header(rec.data, pos, (uint64_t) fsize - pos - TIDES_REC_HEADER,
 								   &len, &type) != TIDES_REC_OK || type != TIDES_REC_EDIT)
 		{
-			/* a torn append leaves zeros, or a length past the end of the file */
-			if (zeros_from(db, fd, pos, (uint64_t) fsize) ||
-				(tides_get64(rec.data + 8) == pos &&
-				 pos + TIDES_REC_HEADER + tides_get32(rec.data + 4) > (uint64_t) fsize))
+			/*
+			 * A torn append leaves zeros, or a length past the end of the
+			 * file.  Never the first record: a manifest is named by CURRENT
+			 * only after its state record was written and synced.
+			 */
+			if (pos > 0 &&
+				(zeros_from(db, fd, pos, (uint64_t) fsize) ||
+				 (tides_get64(rec.data + 8) == pos &&
+				  pos + TIDES_REC_HEADER + tides_get32(rec.data + 4) > (uint64_t) fsize &&
+				  !whole_record_with_bad_length(db, fd, &rec, pos, (uint64_t) fsize) &&
+				  !later_record_exists(db, fd, pos, (uint64_t) fsize))))
 				break;
 			s = tides_fail(err, TIDES_CORRUPTION,
 						   "manifest \"%s\" is corrupt: bad record header at offset %llu",
@@ -514,8 +621,16 @@ manifest_read(tides_db *db, uint64_t number, tides_edit *state, uint64_t *end, i
 		}
 		if (!tides_rec_check_crc(rec.data, len))
 		{
-			if (pos + TIDES_REC_HEADER + len == (uint64_t) fsize)
-				break;			/* the last record, torn: never acknowledged */
+			/*
+			 * The last record, torn: never acknowledged.  A torn append whose
+			 * length reached the file shows zeros where its data did not
+			 * arrive (blocks past the old end of an append-only file), from
+			 * a sector boundary on; a flipped byte in an acknowledged record
+			 * does not, and is corruption.
+			 */
+			if (pos > 0 && pos + TIDES_REC_HEADER + len == (uint64_t) fsize &&
+				torn_tail(db, fd, pos, (uint64_t) fsize))
+				break;
 			s = tides_fail(err, TIDES_CORRUPTION,
 						   "manifest \"%s\" is corrupt: checksum mismatch at offset %llu",
 						   path, (unsigned long long) pos);
@@ -537,6 +652,9 @@ manifest_read(tides_db *db, uint64_t number, tides_edit *state, uint64_t *end, i
 	}
 	tides_buf_free(&rec);
 	db->vfs->close(db->vfs, fd);
+	if (s == TIDES_OK && pos == 0)
+		s = tides_fail(err, TIDES_CORRUPTION,
+					   "manifest \"%s\" is corrupt: it holds no complete record", path);
 	if (s != TIDES_OK)
 		tides_edit_free(state);
 	*end = pos;

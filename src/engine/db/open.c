@@ -26,6 +26,8 @@
 #include "db/db_impl.h"
 #include "db/write_batch.h"
 
+#define TIDES_MAX_LSN ((uint64_t) 1 << 56)
+
 static tides_db *
 db_new(tides_shared *sh, const char *dir, const tides_options *opts, tides_vfs *vfs)
 {
@@ -375,8 +377,31 @@ recover(tides_db *db, tides_recovery_info *info, tides_error *err)
 	s = tides_manifest_load(db, &state, &exists, err);
 	if (s != TIDES_OK)
 		return s;
+	/* log positions no store can reach (they would wrap around in arithmetic) */
+	{
+		bool		bad = state.replay_lsn > TIDES_MAX_LSN;
+
+		for (uint32_t i = 0; i < state.nskips; i++)
+			bad |= state.skips[i].to > TIDES_MAX_LSN;
+		if (bad)
+		{
+			tides_edit_free(&state);
+			return tides_fail(err, TIDES_CORRUPTION,
+							  "manifest of \"%s\" names an impossible log position", db->dir);
+		}
+	}
 	if (exists && state.has_segment_size && state.segment_size > 0)
+	{
+		/* a size no store could have been created with: replay would never end */
+		if (state.segment_size < (64u << 10) || state.segment_size > ((uint64_t) 1 << 40))
+		{
+			tides_edit_free(&state);
+			return tides_fail(err, TIDES_CORRUPTION,
+							  "manifest of \"%s\" names an impossible log segment size %llu",
+							  db->dir, (unsigned long long) state.segment_size);
+		}
 		sh->log.segment_size = state.segment_size;
+	}
 	size = sh->log.segment_size;
 	s = tides_version_apply_edit(db, &state, err);
 	if (s != TIDES_OK)
@@ -617,6 +642,10 @@ tides_shutdown(tides_db *db)
 	tides_status s;
 
 	tides_error_clear(&err);
+	/* after a failed fsync a retried one proves nothing: see write.c */
+	if (atomic_load(&sh->sync_poisoned_lsn) > sh->replay_lsn)
+		return tides_fail(&db->err, TIDES_IO_ERROR,
+						  "an earlier log fsync failed; flush the memtables before shutting down");
 	s = tides_log_sync(&db->log, atomic_load(&sh->log.written_lsn), &err);
 	if (s == TIDES_OK)
 	{

@@ -271,7 +271,7 @@ rd_count(reader *r)
 tides_status
 tides_edit_decode(tides_edit *e, const uint8_t *p, size_t len, tides_error *err)
 {
-	reader		r = {p, p + len, false};
+	reader		r = {p, p != NULL ? p + len : p, false};	/* NULL + 0 is undefined */
 	tides_status s = TIDES_OK;
 
 	tides_edit_init(e);

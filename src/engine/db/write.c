@@ -136,6 +136,41 @@ tides_seal_memtable(tides_db *db)
 }
 
 /*
+ * Wait until every record before `start` is published.  The predecessors
+ * only copy memory (their pwrite is done), so spin briefly; but on a busy
+ * machine a predecessor may have lost its CPU, and spinning or yielding
+ * then only delays it further: sleep on the publish futex instead.
+ */
+static void
+wait_for_predecessors(tides_shared *sh, uint64_t start)
+{
+	for (int spins = 0; atomic_load_explicit(&sh->published_lsn, memory_order_acquire) != start; spins++)
+	{
+		unsigned	epoch;
+
+		if (spins < 100)
+		{
+			__builtin_ia32_pause();
+			continue;
+		}
+		atomic_fetch_add(&sh->publish_waiters, 1);
+		epoch = atomic_load(&sh->publish_epoch);
+		if (atomic_load(&sh->published_lsn) != start)
+			tides_futex_wait(&sh->publish_epoch, epoch, 1000);
+		atomic_fetch_sub(&sh->publish_waiters, 1);
+	}
+}
+
+/* make a publish known to writers sleeping in wait_for_predecessors */
+static void
+announce_publish(tides_shared *sh)
+{
+	atomic_fetch_add(&sh->publish_epoch, 1);
+	if (atomic_load(&sh->publish_waiters) > 0)
+		tides_futex_wake_all(&sh->publish_epoch);
+}
+
+/*
  * Move the log past a failed write: wait until every reserved record is
  * published, jump to the next segment, and make the skip durable in the
  * manifest.  Called with the write lock held and writers_paused set;
@@ -184,6 +219,7 @@ repair_log(tides_db *db)
 	{
 		sh->next_lsn = restart;
 		atomic_store(&sh->published_lsn, restart);
+		announce_publish(sh);
 		atomic_store(&sh->log.written_lsn, restart);
 		sh->log_broken_lsn = 0;
 	}
@@ -419,8 +455,7 @@ tides_write(tides_db *db, tides_batch *b, uint64_t *lsn_out)
 	atomic_fetch_sub_explicit(&mt->writers, 1, memory_order_release);
 
 	/* publish in log order */
-	while (atomic_load_explicit(&sh->published_lsn, memory_order_acquire) != start)
-		sched_yield();
+	wait_for_predecessors(sh, start);
 	/*
 	 * Whether an earlier record failed must be read before publishing: once
 	 * this record is published, a repair (which waits for exactly that) may
@@ -435,6 +470,7 @@ tides_write(tides_db *db, tides_batch *b, uint64_t *lsn_out)
 	atomic_store_explicit(&sh->published_seq, seq0 + b->count - 1, memory_order_release);
 	atomic_store_explicit(&sh->log.written_lsn, pos + rec_len, memory_order_release);
 	atomic_store_explicit(&sh->published_lsn, pos + rec_len, memory_order_release);
+	announce_publish(sh);
 
 	if (s != TIDES_OK)
 	{

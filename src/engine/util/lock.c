@@ -6,6 +6,26 @@
 #endif
 #include "util/lock.h"
 
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+void
+tides_futex_wait(atomic_uint *word, unsigned seen, unsigned timeout_us)
+{
+	struct timespec ts = {timeout_us / 1000000, (long) (timeout_us % 1000000) * 1000};
+
+	/* not FUTEX_PRIVATE: the word is shared between processes */
+	syscall(SYS_futex, (unsigned *) word, FUTEX_WAIT, seen, &ts, NULL, 0);
+}
+
+void
+tides_futex_wake_all(atomic_uint *word)
+{
+	syscall(SYS_futex, (unsigned *) word, FUTEX_WAKE, 0x7fffffff, NULL, NULL, 0);
+}
+
 void
 tides_mutex_init(tides_mutex *m)
 {

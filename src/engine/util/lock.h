@@ -64,6 +64,13 @@ tides_spin_unlock(tides_spinlock *l)
 	atomic_store_explicit(&l->v, 0, memory_order_release);
 }
 
+/*
+ * Futex waits on a 32-bit word in the shared region (Linux, process-shared):
+ * sleep until the word differs from `seen`, a wake, or timeout_us passes.
+ */
+void		tides_futex_wait(atomic_uint *word, unsigned seen, unsigned timeout_us);
+void		tides_futex_wake_all(atomic_uint *word);
+
 typedef struct tides_mutex
 {
 	pthread_mutex_t m;

@@ -1,5 +1,5 @@
 /*
- * lock.c -- table_tuple_lock: SELECT ... FOR UPDATE / NO KEY UPDATE / SHARE /
+ * tuple_lock.c -- table_tuple_lock: SELECT ... FOR UPDATE / NO KEY UPDATE / SHARE /
  * KEY SHARE, foreign-key checks, and the version-chain walk EvalPlanQual
  * needs (TUPLE_LOCK_FLAG_FIND_LAST_VERSION).
  *

@@ -1,0 +1,898 @@
+/*
+ * test_model.c -- randomized model test: the engine against an in-memory
+ * oracle, over TEST_OPS (default 1,000,000) mixed operations.
+ *
+ * Operations: single puts and deletes, multi-entry batches (with repeated
+ * keys), point reads (latest, at snapshots, into small buffers, of absent
+ * keys), iterator walks in both directions from seek / seek_for_prev /
+ * first / last with random lower/upper bounds, snapshots read much later,
+ * iterators created early and read after more writes, flushes and
+ * compactions and maintenance interleaved (memtable 64 KiB, segments
+ * 64 KiB, target files 64 KiB, level base 64 KiB, so many files and levels
+ * occur), dropped prefixes, periodic full scans in both directions, and a
+ * few restarts: process crash (drop the region without shutdown, recover
+ * into a fresh one) and one clean shutdown.  After a process crash every
+ * write that returned OK must still be there (it reached the kernel).
+ *
+ * Oracle: keys come from a fixed sorted key space (harness.h), so the oracle
+ * is an array of the current version per key rank (0: absent); values are
+ * regenerated from (rank, version).  Deterministic for a given TEST_SEED.
+ */
+#include "harness.h"
+
+#define MAX_SNAPS 6
+#define MAX_HELD 3
+#define KEYS 20000
+#define TREES 4
+
+typedef struct msnap
+{
+	bool		used;
+	tides_snapshot s;
+	uint32_t   *vers;
+	uint64_t	taken_at;
+} msnap;
+
+typedef struct held_iter
+{
+	bool		used;
+	tides_iter *it;
+	uint32_t   *vers;
+	uint64_t	taken_at;
+} held_iter;
+
+static keyspace ks;
+static uint32_t *cur;			/* current version per rank, 0 = absent */
+static uint32_t *nextver;
+static store st;
+static tides_rand rnd;
+static uint64_t opno;
+static uint64_t nops;
+static msnap snaps[MAX_SNAPS];
+static held_iter held[MAX_HELD];
+static uint32_t hot_base;
+static int	max_level_seen;
+static uint64_t max_files_seen;
+static struct
+{
+	uint64_t	puts,
+				dels,
+				batches,
+				gets,
+				scans,
+				steps,
+				snaps,
+				held,
+				busy,
+				crashes,
+				drops,
+				fullscans,
+				held_released;
+}			cnt;
+
+#define FAILF(...) \
+	do { \
+		test_failures++; \
+		fprintf(stderr, "test_model: op %llu (seed %llu): ", (unsigned long long) opno, \
+				(unsigned long long) test_seed); \
+		fprintf(stderr, __VA_ARGS__); \
+		fputc('\n', stderr); \
+	} while (0)
+
+static bool
+too_many_failures(void)
+{
+	return test_failures > 20;
+}
+
+static uint32_t
+pick_rank(void)
+{
+	if (tides_rand_uniform(&rnd, 2) == 0)
+		return (uint32_t) tides_rand_uniform(&rnd, ks.n);
+	if (tides_rand_uniform(&rnd, 1000) == 0)
+		hot_base = (uint32_t) tides_rand_uniform(&rnd, ks.n);
+	return (hot_base + (uint32_t) tides_rand_uniform(&rnd, 200)) % ks.n;
+}
+
+/* a version whose value is small enough for a batch */
+static uint32_t
+new_version(uint32_t rank, bool small)
+{
+	uint32_t	v = nextver[rank]++;
+
+	while (small && ks_value_len(rank, v, true) >= 64)
+		v = nextver[rank]++;
+	return v;
+}
+
+static void
+describe_value(const void *val, size_t n)
+{
+	if (n >= 8)
+		fprintf(stderr, " (value names rank %u version %u, %zu bytes)",
+				tides_get32(val), tides_get32((const uint8_t *) val + 4), n);
+	else
+		fprintf(stderr, " (value of %zu bytes)", n);
+}
+
+/* ------------------------------------------------------------ background */
+
+static void
+background(void)
+{
+	tides_status s;
+	tides_stats sts;
+
+	work_once(st.db, &s);
+	if (s != TIDES_OK)
+		FAILF("background work failed: %s: %s", tides_status_name(s), tides_errmsg(st.db));
+	if (opno % 4096 == 0)
+	{
+		tides_get_stats(st.db, &sts);
+		for (int l = 0; l < TIDES_MAX_LEVELS; l++)
+			if (sts.level_files[l] > 0 && l > max_level_seen)
+				max_level_seen = l;
+		{
+			uint64_t	files = 0;
+
+			for (int l = 0; l < TIDES_MAX_LEVELS; l++)
+				files += sts.level_files[l];
+			if (files > max_files_seen)
+				max_files_seen = files;
+		}
+	}
+}
+
+/* write a batch, retrying while the engine is busy */
+static bool
+write_batch(tides_batch *b)
+{
+	for (int tries = 0; tries < 100000; tries++)
+	{
+		tides_status s = tides_write(st.db, b, NULL);
+
+		if (s == TIDES_OK)
+			return true;
+		if (s != TIDES_BUSY)
+		{
+			FAILF("tides_write: %s: %s", tides_status_name(s), tides_errmsg(st.db));
+			return false;
+		}
+		cnt.busy++;
+		background();
+		if (tries == 1000)
+		{
+			/*
+			 * Long-lived iterators pin the memtables they saw: with a few of
+			 * them open every memtable slot can be pinned, and no flush can
+			 * free one.  Let them go (the application's way out).
+			 */
+			for (int i = 0; i < MAX_HELD; i++)
+				if (held[i].used)
+				{
+					tides_iter_free(held[i].it);
+					free(held[i].vers);
+					held[i].used = false;
+					cnt.held_released++;
+				}
+		}
+	}
+	FAILF("tides_write stayed busy");
+	return false;
+}
+
+/* ----------------------------------------------------------------- writes */
+
+static void
+op_put(void)
+{
+	uint32_t	r = pick_rank();
+	uint32_t	v = new_version(r, false);
+	uint8_t		val[KS_MAX_VALUE];
+	size_t		n = ks_value(r, v, true, val);
+	tides_batch *b = tides_batch_new();
+
+	CHECK_OK(tides_batch_put(b, ks.key[r], ks.len[r], val, n));
+	if (write_batch(b))
+		cur[r] = v;
+	tides_batch_free(b);
+	cnt.puts++;
+}
+
+static void
+op_delete(void)
+{
+	uint32_t	r = pick_rank();
+	tides_batch *b = tides_batch_new();
+
+	CHECK_OK(tides_batch_delete(b, ks.key[r], ks.len[r]));
+	if (write_batch(b))
+		cur[r] = 0;
+	tides_batch_free(b);
+	cnt.dels++;
+}
+
+static void
+op_batch(void)
+{
+	uint32_t	n = 2 + (uint32_t) tides_rand_uniform(&rnd, 15);
+	uint32_t	ranks[20],
+				vers[20];
+	tides_batch *b = tides_batch_new();
+
+	for (uint32_t i = 0; i < n; i++)
+	{
+		uint8_t		val[KS_MAX_VALUE];
+
+		/* sometimes the same key again: the later entry wins */
+		ranks[i] = (i > 0 && tides_rand_uniform(&rnd, 8) == 0) ? ranks[i - 1] : pick_rank();
+		if (tides_rand_uniform(&rnd, 4) == 0)
+		{
+			vers[i] = 0;
+			CHECK_OK(tides_batch_delete(b, ks.key[ranks[i]], ks.len[ranks[i]]));
+		}
+		else
+		{
+			size_t		vl;
+
+			vers[i] = new_version(ranks[i], true);
+			vl = ks_value(ranks[i], vers[i], true, val);
+			CHECK_OK(tides_batch_put(b, ks.key[ranks[i]], ks.len[ranks[i]], val, vl));
+		}
+	}
+	CHECK(tides_batch_count(b) == n);
+	if (write_batch(b))
+		for (uint32_t i = 0; i < n; i++)
+			cur[ranks[i]] = vers[i];
+	tides_batch_free(b);
+	cnt.batches++;
+}
+
+/* ------------------------------------------------------------------ reads */
+
+static void
+check_get(uint32_t r, const uint32_t *vers, const tides_snapshot *snap, const char *what)
+{
+	void	   *v = NULL;
+	size_t		n = 0;
+	tides_status s = tides_get(st.db, snap, ks.key[r], ks.len[r], &v, &n);
+	uint32_t	want = vers[r];
+
+	if (want == 0 ? s != TIDES_NOT_FOUND : (s != TIDES_OK || !ks_value_is(r, want, true, v, n)))
+	{
+		FAILF("%s of key rank %u: want %s version %u, got %s", what, r,
+			  want ? "present" : "absent", want, tides_status_name(s));
+		fprintf(stderr, "    key ");
+		print_key(stderr, ks.key[r], ks.len[r]);
+		if (s == TIDES_OK)
+			describe_value(v, n);
+		else if (s != TIDES_NOT_FOUND)
+			fprintf(stderr, " error: %s", tides_errmsg(st.db));
+		fputc('\n', stderr);
+	}
+	free(v);
+	cnt.gets++;
+}
+
+static void
+op_get(void)
+{
+	check_get(pick_rank(), cur, NULL, "get");
+}
+
+static void
+op_get_into(void)
+{
+	uint32_t	r = pick_rank();
+	uint8_t		buf[KS_MAX_VALUE];
+	size_t		cap = (size_t) tides_rand_uniform(&rnd, 48);
+	size_t		n = 0;
+	tides_status s = tides_get_into(st.db, NULL, ks.key[r], ks.len[r], buf, cap, &n);
+
+	if (cur[r] == 0)
+	{
+		if (s != TIDES_NOT_FOUND)
+			FAILF("get_into of absent rank %u gave %s", r, tides_status_name(s));
+	}
+	else
+	{
+		size_t		want = ks_value_len(r, cur[r], true);
+
+		if (want > cap ? (s != TIDES_INVALID || n != want) :
+			(s != TIDES_OK || !ks_value_is(r, cur[r], true, buf, n)))
+			FAILF("get_into rank %u cap %zu: want %zu bytes, got %s n=%zu", r, cap, want,
+				  tides_status_name(s), n);
+	}
+	cnt.gets++;
+}
+
+/* a probe that is not in the key space: a key plus a byte, or cut short */
+static size_t
+make_probe(uint8_t *out)
+{
+	uint32_t	r = (uint32_t) tides_rand_uniform(&rnd, ks.n);
+	size_t		n = ks.len[r];
+	int			kind = (int) tides_rand_uniform(&rnd, 4);
+
+	memcpy(out, ks.key[r], n);
+	if (kind == 0)
+		out[n++] = (uint8_t) tides_rand_uniform(&rnd, 256);
+	else if (kind == 1 && n > 1)
+		n = 1 + (size_t) tides_rand_uniform(&rnd, n - 1);
+	else if (kind == 2)
+		out[n - 1] ^= (uint8_t) (1 + tides_rand_uniform(&rnd, 255));
+	return n;
+}
+
+static void
+op_get_absent(void)
+{
+	uint8_t		p[400];
+	size_t		n = make_probe(p);
+	uint32_t	r = ks_lower_bound(&ks, p, n);
+	void	   *v = NULL;
+	size_t		vl;
+	tides_status s;
+
+	if (r < ks.n && ks_cmp_raw(ks.key[r], ks.len[r], p, n) == 0)
+	{
+		check_get(r, cur, NULL, "get(probe)");
+		return;
+	}
+	s = tides_get(st.db, NULL, p, n, &v, &vl);
+	if (s != TIDES_NOT_FOUND)
+		FAILF("get of a never-written key gave %s", tides_status_name(s));
+	free(v);
+	cnt.gets++;
+}
+
+/* ------------------------------------------------------------ iteration */
+
+typedef struct owalk
+{
+	const uint32_t *vers;
+	uint32_t	lo;				/* ranks [lo, hi) are inside the bounds */
+	uint32_t	hi;
+	int64_t		pos;			/* -1: invalid */
+} owalk;
+
+static int64_t
+o_next_from(const owalk *w, int64_t r)
+{
+	for (; r < (int64_t) w->hi; r++)
+		if (r >= (int64_t) w->lo && w->vers[r])
+			return r;
+	return -1;
+}
+
+static int64_t
+o_prev_from(const owalk *w, int64_t r)
+{
+	if (r >= (int64_t) w->hi)
+		r = (int64_t) w->hi - 1;
+	for (; r >= (int64_t) w->lo; r--)
+		if (w->vers[r])
+			return r;
+	return -1;
+}
+
+/* compare the iterator with the oracle position; false on mismatch */
+static bool
+compare_pos(tides_iter *it, const owalk *w, const char *what, int step)
+{
+	bool		valid = tides_iter_valid(it);
+
+	if (!valid && tides_iter_status(it) != TIDES_OK)
+	{
+		FAILF("%s step %d: iterator error %s: %s", what, step,
+			  tides_status_name(tides_iter_status(it)), tides_errmsg(st.db));
+		return false;
+	}
+	if (valid != (w->pos >= 0))
+	{
+		FAILF("%s step %d: iterator %s, oracle %s (rank %lld)", what, step,
+			  valid ? "valid" : "invalid", w->pos >= 0 ? "valid" : "invalid",
+			  (long long) w->pos);
+		if (valid)
+		{
+			size_t		kl,
+						vl;
+			const void *k = tides_iter_key(it, &kl);
+			const void *v = tides_iter_value(it, &vl);
+
+			fprintf(stderr, "    iterator at ");
+			print_key(stderr, k, kl);
+			describe_value(v, vl);
+			fputc('\n', stderr);
+		}
+		return false;
+	}
+	if (valid)
+	{
+		size_t		kl,
+					vl;
+		const void *k = tides_iter_key(it, &kl);
+		const void *v = tides_iter_value(it, &vl);
+		uint32_t	r = (uint32_t) w->pos;
+
+		if (ks_cmp_raw(k, kl, ks.key[r], ks.len[r]) != 0 ||
+			!ks_value_is(r, w->vers[r], true, v, vl))
+		{
+			FAILF("%s step %d: iterator and oracle differ (oracle rank %u version %u)",
+				  what, step, r, w->vers[r]);
+			fprintf(stderr, "    iterator at ");
+			print_key(stderr, k, kl);
+			describe_value(v, vl);
+			fprintf(stderr, "\n    oracle at   ");
+			print_key(stderr, ks.key[r], ks.len[r]);
+			fputc('\n', stderr);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* random bounds: none, or a key / probe, as lower and/or upper */
+static void
+random_bound(uint8_t *buf, size_t *len, bool *has)
+{
+	*has = tides_rand_uniform(&rnd, 3) != 0;
+	if (!*has)
+		return;
+	if (tides_rand_uniform(&rnd, 2) == 0)
+	{
+		uint32_t	r = (uint32_t) tides_rand_uniform(&rnd, ks.n);
+
+		memcpy(buf, ks.key[r], ks.len[r]);
+		*len = ks.len[r];
+	}
+	else
+		*len = make_probe(buf);
+}
+
+static void
+scan_with(tides_iter *it, owalk *w, const char *what)
+{
+	uint8_t		p[400];
+	size_t		pn;
+	int			start = (int) tides_rand_uniform(&rnd, 5);
+	int			steps = 1 + (int) tides_rand_uniform(&rnd, 24);
+	bool		fwd_bias = tides_rand_uniform(&rnd, 2) == 0;
+
+	switch (start)
+	{
+		case 0:
+			tides_iter_first(it);
+			w->pos = o_next_from(w, w->lo);
+			break;
+		case 1:
+			tides_iter_last(it);
+			w->pos = o_prev_from(w, (int64_t) w->hi - 1);
+			break;
+		case 2:
+		case 3:
+			pn = make_probe(p);
+			if (start == 3 && tides_rand_uniform(&rnd, 2))
+			{
+				uint32_t	r = (uint32_t) tides_rand_uniform(&rnd, ks.n);
+
+				memcpy(p, ks.key[r], ks.len[r]);
+				pn = ks.len[r];
+			}
+			tides_iter_seek(it, p, pn);
+			{
+				uint32_t	r = ks_lower_bound(&ks, p, pn);
+
+				w->pos = o_next_from(w, r < w->lo ? w->lo : r);
+			}
+			break;
+		default:
+			pn = make_probe(p);
+			tides_iter_seek_for_prev(it, p, pn);
+			{
+				uint32_t	r = ks_lower_bound(&ks, p, pn);
+				int64_t		last = (r < ks.n && ks_cmp_raw(ks.key[r], ks.len[r], p, pn) == 0) ? r : (int64_t) r - 1;
+
+				w->pos = last < (int64_t) w->lo ? -1 : o_prev_from(w, last);
+			}
+			break;
+	}
+	if (!compare_pos(it, w, what, 0))
+		return;
+	for (int i = 1; i <= steps && w->pos >= 0; i++)
+	{
+		bool		fwd = tides_rand_uniform(&rnd, 4) != 0 ? fwd_bias : !fwd_bias;
+
+		if (fwd)
+		{
+			tides_iter_next(it);
+			w->pos = o_next_from(w, w->pos + 1);
+		}
+		else
+		{
+			tides_iter_prev(it);
+			w->pos = o_prev_from(w, w->pos - 1);
+		}
+		cnt.steps++;
+		if (!compare_pos(it, w, what, i))
+			return;
+	}
+}
+
+static void
+op_scan(void)
+{
+	uint8_t		lo[400],
+				hi[400];
+	size_t		lol = 0,
+				hil = 0;
+	bool		haslo,
+				hashi;
+	tides_iter_options o;
+	tides_iter *it;
+	owalk		w;
+	msnap	   *sn = NULL;
+
+	memset(&o, 0, sizeof(o));
+	random_bound(lo, &lol, &haslo);
+	random_bound(hi, &hil, &hashi);
+	if (tides_rand_uniform(&rnd, 4) == 0)
+	{
+		int			i = (int) tides_rand_uniform(&rnd, MAX_SNAPS);
+
+		if (snaps[i].used)
+			sn = &snaps[i];
+	}
+	o.snap = sn ? &sn->s : NULL;
+	o.lower = haslo ? lo : NULL;
+	o.lower_len = lol;
+	o.upper = hashi ? hi : NULL;
+	o.upper_len = hil;
+	o.fill_cache = tides_rand_uniform(&rnd, 4) != 0;
+	it = tides_iter_new(st.db, &o);
+	if (it == NULL)
+	{
+		FAILF("tides_iter_new returned NULL");
+		return;
+	}
+	w.vers = sn ? sn->vers : cur;
+	w.lo = haslo ? ks_lower_bound(&ks, lo, lol) : 0;
+	w.hi = hashi ? ks_lower_bound(&ks, hi, hil) : ks.n;
+	w.pos = -1;
+	/* two walks on one iterator: repositioning must work */
+	scan_with(it, &w, sn ? "scan(snapshot)" : "scan");
+	if (tides_rand_uniform(&rnd, 2) == 0)
+		scan_with(it, &w, sn ? "rescan(snapshot)" : "rescan");
+	tides_iter_free(it);
+	cnt.scans++;
+}
+
+/* every key in order, both ways, against vers */
+static void
+full_scan(tides_iter *given, const uint32_t *vers, const char *what)
+{
+	tides_iter *it = given ? given : tides_iter_new(st.db, NULL);
+	owalk		w = {vers, 0, ks.n, -1};
+	uint64_t	n = 0;
+	int			step = 0;
+
+	if (it == NULL)
+	{
+		FAILF("tides_iter_new returned NULL");
+		return;
+	}
+	tides_iter_first(it);
+	w.pos = o_next_from(&w, 0);
+	while (compare_pos(it, &w, what, step++) && w.pos >= 0)
+	{
+		tides_iter_next(it);
+		w.pos = o_next_from(&w, w.pos + 1);
+		n++;
+	}
+	if (given == NULL || tides_rand_uniform(&rnd, 2) == 0)
+	{
+		tides_iter_last(it);
+		w.pos = o_prev_from(&w, (int64_t) ks.n - 1);
+		step = 0;
+		while (compare_pos(it, &w, what, -(step++)) && w.pos >= 0)
+		{
+			tides_iter_prev(it);
+			w.pos = o_prev_from(&w, w.pos - 1);
+		}
+	}
+	if (given == NULL)
+		tides_iter_free(it);
+	cnt.fullscans++;
+}
+
+/* -------------------------------------------------- snapshots, held iters */
+
+static void
+op_snapshot(void)
+{
+	int			i = (int) tides_rand_uniform(&rnd, MAX_SNAPS);
+	msnap	   *s = &snaps[i];
+
+	if (s->used)
+	{
+		/* read it once more in full before letting it go */
+		if (tides_rand_uniform(&rnd, 4) == 0)
+			for (int k = 0; k < 50; k++)
+				check_get((uint32_t) tides_rand_uniform(&rnd, ks.n), s->vers, &s->s, "get(old snapshot)");
+		tides_snapshot_release(st.db, &s->s);
+		free(s->vers);
+		s->used = false;
+		return;
+	}
+	CHECK_OK(tides_snapshot_acquire(st.db, &s->s));
+	s->vers = malloc(ks.n * sizeof(uint32_t));
+	memcpy(s->vers, cur, ks.n * sizeof(uint32_t));
+	s->taken_at = opno;
+	s->used = true;
+	cnt.snaps++;
+}
+
+static void
+op_get_snapshot(void)
+{
+	int			i = (int) tides_rand_uniform(&rnd, MAX_SNAPS);
+
+	if (!snaps[i].used)
+		return;
+	check_get(pick_rank(), snaps[i].vers, &snaps[i].s, "get(snapshot)");
+}
+
+static void
+op_held(void)
+{
+	int			i = (int) tides_rand_uniform(&rnd, MAX_HELD);
+	held_iter  *h = &held[i];
+
+	if (h->used)
+	{
+		char		what[64];
+
+		snprintf(what, sizeof(what), "held iterator from op %llu", (unsigned long long) h->taken_at);
+		full_scan(h->it, h->vers, what);
+		tides_iter_free(h->it);
+		free(h->vers);
+		h->used = false;
+		return;
+	}
+	h->it = tides_iter_new(st.db, NULL);
+	if (h->it == NULL)
+	{
+		FAILF("tides_iter_new returned NULL");
+		return;
+	}
+	h->vers = malloc(ks.n * sizeof(uint32_t));
+	memcpy(h->vers, cur, ks.n * sizeof(uint32_t));
+	h->taken_at = opno;
+	h->used = true;
+	cnt.held++;
+}
+
+static void
+release_all(void)
+{
+	for (int i = 0; i < MAX_SNAPS; i++)
+		if (snaps[i].used)
+		{
+			tides_snapshot_release(st.db, &snaps[i].s);
+			free(snaps[i].vers);
+			snaps[i].used = false;
+		}
+	for (int i = 0; i < MAX_HELD; i++)
+		if (held[i].used)
+		{
+			tides_iter_free(held[i].it);
+			free(held[i].vers);
+			held[i].used = false;
+		}
+}
+
+/* --------------------------------------------------- drops and restarts */
+
+static void
+op_drop_prefix(void)
+{
+	uint8_t		prefix[8];
+	uint64_t	tree = tides_rand_uniform(&rnd, TREES);
+	tides_status s;
+
+	tides_put_be64(prefix, tree);
+	s = tides_drop_prefix(st.db, prefix, 8);
+	if (s == TIDES_BUSY)
+		return;
+	if (s != TIDES_OK)
+	{
+		FAILF("drop_prefix: %s: %s", tides_status_name(s), tides_errmsg(st.db));
+		return;
+	}
+	for (uint32_t r = 0; r < ks.n; r++)
+		if (memcmp(ks.key[r], prefix, 8) == 0)
+		{
+			cur[r] = 0;
+			/* reads through snapshots honour the drop too */
+			for (int i = 0; i < MAX_SNAPS; i++)
+				if (snaps[i].used)
+					snaps[i].vers[r] = 0;
+		}
+	cnt.drops++;
+}
+
+static void
+restart(bool clean)
+{
+	tides_status s;
+	static const tides_compression comp[] = {TIDES_COMPRESS_LZ4, TIDES_COMPRESS_ZSTD, TIDES_COMPRESS_NONE};
+
+	release_all();
+	if (!clean && cnt.crashes % 2 == 0)
+	{
+		/* fill every memtable first: replay must flush to make room */
+		for (int i = 0; i < 100000; i++)
+		{
+			uint32_t	r = pick_rank();
+			uint32_t	v = new_version(r, true);
+			uint8_t		val[KS_MAX_VALUE];
+			size_t		n = ks_value(r, v, true, val);
+			tides_batch *b = tides_batch_new();
+			tides_status s2;
+
+			tides_batch_put(b, ks.key[r], ks.len[r], val, n);
+			s2 = tides_write(st.db, b, NULL);
+			tides_batch_free(b);
+			if (s2 == TIDES_OK)
+				cur[r] = v;
+			else
+			{
+				if (s2 != TIDES_BUSY)
+					FAILF("filling memtables: %s", tides_status_name(s2));
+				break;
+			}
+		}
+	}
+	if (clean)
+	{
+		s = tides_shutdown(st.db);
+		if (s != TIDES_OK)
+			FAILF("shutdown: %s: %s", tides_status_name(s), tides_errmsg(st.db));
+	}
+	store_crash(&st);
+	st.opts.compression = comp[cnt.crashes % 3];
+	st.opts.block_size = cnt.crashes % 2 ? 1024 : 4096;
+	s = store_open(&st);
+	if (s != TIDES_OK)
+	{
+		FAILF("recovery failed: %s: %s", tides_status_name(s), st.db ? tides_errmsg(st.db) : "");
+		exit(test_finish("test_model"));
+	}
+	cnt.crashes++;
+	fprintf(stderr, "test_model: op %llu: %s restart, replayed %llu batches (%llu bytes) in %.3fs\n",
+			(unsigned long long) opno, clean ? "clean" : "crash",
+			(unsigned long long) st.info.batches_replayed,
+			(unsigned long long) st.info.log_bytes_replayed, st.info.seconds);
+	full_scan(NULL, cur, "full scan after restart");
+}
+
+int
+main(int argc, char **argv)
+{
+	int			problems;
+	int			quiet = 0;
+
+	test_init(argc, argv);
+	nops = env_u64("TEST_OPS", 1000000);
+	tides_rand_seed(&rnd, test_seed * 0x9E3779B97F4A7C15ull + 1);
+	ks_init(&ks, KEYS, TREES, test_seed);
+	cur = calloc(ks.n, sizeof(uint32_t));
+	nextver = malloc(ks.n * sizeof(uint32_t));
+	for (uint32_t i = 0; i < ks.n; i++)
+		nextver[i] = 1;
+
+	memset(&st, 0, sizeof(st));
+	tides_options_default(&st.opts);
+	st.opts.memtable_size = 64 << 10;
+	st.opts.memtable_count = 4;
+	st.opts.block_cache_size = 2 << 20;
+	st.opts.meta_size = 4 << 20;
+	st.opts.block_size = 4096;
+	st.opts.log_segment_size = 64 << 10;
+	st.opts.target_file_size = 64 << 10;
+	st.opts.level_base_size = 64 << 10;
+	st.opts.level_size_ratio = 4;
+	st.opts.level0_compaction_trigger = 4;
+	st.opts.level0_slowdown_trigger = 8;
+	st.opts.level0_stop_trigger = 12;
+	st.opts.slowdown_delay_us = 0;
+	st.opts.max_open_files = 16;
+	st.opts.sync_mode = TIDES_SYNC_NONE;
+	st.dir = fast_tmpdir("model");
+	fprintf(stderr, "test_model: seed %llu, %llu ops, %u keys, dir %s\n",
+			(unsigned long long) test_seed, (unsigned long long) nops, ks.n, st.dir);
+	if (store_open(&st) != TIDES_OK)
+	{
+		FAILF("open failed");
+		return test_finish("test_model");
+	}
+
+	for (opno = 1; opno <= nops && !too_many_failures(); opno++)
+	{
+		uint64_t	p = tides_rand_uniform(&rnd, 1000);
+
+		if (p < 300)
+			op_put();
+		else if (p < 380)
+			op_delete();
+		else if (p < 440)
+			op_batch();
+		else if (p < 680)
+			op_get();
+		else if (p < 700)
+			op_get_into();
+		else if (p < 740)
+			op_get_snapshot();
+		else if (p < 800)
+			op_scan();
+		else if (p < 806)
+			op_snapshot();
+		else if (p < 808)
+			op_held();
+		else if (p < 810)
+		{
+			tides_status s = tides_seal_memtable(st.db);
+
+			if (s != TIDES_OK && s != TIDES_BUSY)
+				FAILF("seal: %s", tides_status_name(s));
+		}
+		else
+			op_get_absent();
+
+		if (opno % 16 == 0)
+			background();
+		if (opno % (nops / 6 + 1) == 0)
+			op_drop_prefix();
+		if (opno % 100000 == 0)
+			full_scan(NULL, cur, "periodic full scan");
+		if (opno == nops / 4 || opno == nops / 2 || opno == 3 * nops / 4)
+			restart(opno == nops / 2);
+	}
+
+	/* the end: settle everything, compare, verify, one last crash */
+	for (int i = 0; i < 100 && tides_seal_memtable(st.db) == TIDES_BUSY; i++)
+		drain(st.db);
+	if (drain(st.db) != TIDES_OK)
+		FAILF("final drain: %s", tides_errmsg(st.db));
+	full_scan(NULL, cur, "final full scan");
+	problems = tides_verify(st.db, report_problem, &quiet);
+	if (problems != 0)
+		FAILF("tides_verify found %d problems", problems);
+	restart(false);
+
+	fprintf(stderr, "test_model: %llu puts, %llu deletes, %llu batches, %llu gets, %llu scans "
+			"(%llu steps), %llu snapshots, %llu held iterators, %llu busy, %llu drops, "
+			"%llu restarts, %llu full scans, %llu held iterators released for a stall; deepest level %d, up to %llu files\n",
+			(unsigned long long) cnt.puts, (unsigned long long) cnt.dels,
+			(unsigned long long) cnt.batches, (unsigned long long) cnt.gets,
+			(unsigned long long) cnt.scans, (unsigned long long) cnt.steps,
+			(unsigned long long) cnt.snaps, (unsigned long long) cnt.held,
+			(unsigned long long) cnt.busy, (unsigned long long) cnt.drops,
+			(unsigned long long) cnt.crashes, (unsigned long long) cnt.fullscans,
+			(unsigned long long) cnt.held_released,
+			max_level_seen, (unsigned long long) max_files_seen);
+	if (max_level_seen < 2)
+		FAILF("the store never grew past level %d: options too large?", max_level_seen);
+	release_all();
+	store_crash(&st);
+	if (test_failures == 0)
+		test_rmdir(st.dir);
+	else
+		fprintf(stderr, "test_model: store kept in %s\n", st.dir);
+	free(st.dir);
+	free(cur);
+	free(nextver);
+	ks_free(&ks);
+	return test_finish("test_model");
+}
