@@ -13,6 +13,8 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "access/genam.h"
 #include "access/heaptoast.h"
 #include "access/multixact.h"
@@ -26,6 +28,7 @@
 #include "catalog/storage_xlog.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
+#include "optimizer/plancat.h"
 #include "storage/bufmgr.h"
 #include "storage/procarray.h"
 #include "storage/smgr.h"
@@ -73,31 +76,8 @@ void
 tides_relation_nontransactional_truncate(Relation rel)
 {
 	tides_replace_tree(rel);
-}
-
-/* write raw copies of every version of one tree into another */
-static void
-copy_tree(Relation rel, uint64 from, uint64 to)
-{
-	TidesCursor *c = tides_cursor_open(from, RelationGetRelid(rel), 0, TIDES_VID_MAX + 1);
-	TidesTuple *t;
-	tides_batch *b = tides_local_batch();
-
-	tides_batch_set_tag(b, tides_current_tag(), false);
-	while ((t = tides_cursor_next(c, ForwardScanDirection)) != NULL)
-	{
-		CHECK_FOR_INTERRUPTS();
-		tides_batch_add_version(b, to, t->vid, &t->meta, t->htup.t_data, t->htup.t_len);
-		if (tides_batch_bytes(b) >= (1 << 20))
-		{
-			tides_write_batch(b);
-			b = tides_local_batch();
-			tides_batch_set_tag(b, tides_current_tag(), false);
-		}
-	}
-	if (tides_batch_count(b) > 0)
-		tides_write_batch(b);
-	tides_cursor_close(c);
+	/* the main fork is empty anyway; this drops the visibility map */
+	RelationTruncate(rel, 0);
 }
 
 void
@@ -111,7 +91,7 @@ tides_relation_copy_data(Relation rel, const RelFileNode *newrnode)
 	create_storage(newrnode, persistence);
 	new_tree = tides_create_tree(rel, newrnode, persistence);
 	tides_copy_vid_counter(old_tree, new_tree);
-	copy_tree(rel, old_tree, new_tree);
+	tides_copy_tree(old_tree, new_tree);
 	tides_drop_tree_at_end(old_tree, true);
 }
 
@@ -431,30 +411,81 @@ tides_relation_copy_for_cluster(Relation OldTable, Relation NewTable, Relation O
 
 /* ---- sizes */
 
+/*
+ * The main fork's size is its virtual blocks: what ANALYZE, TABLESAMPLE and
+ * parallel scans iterate over.  The other forks (the visibility map) are
+ * real files.
+ */
 uint64
 tides_relation_size(Relation rel, ForkNumber forkNumber)
 {
-	uint64		blocks;
+	uint64		size = 0;
 
-	if (forkNumber != MAIN_FORKNUM && forkNumber != InvalidForkNumber)
-		return 0;
-	blocks = (tides_vid_high_water(tides_rel_tree(rel)) + TIDES_ROWS_PER_BLOCK - 1) /
-		TIDES_ROWS_PER_BLOCK;
-	return blocks * BLCKSZ;
+	if (forkNumber == MAIN_FORKNUM || forkNumber == InvalidForkNumber)
+		size = (tides_vid_high_water(tides_rel_tree(rel)) + TIDES_ROWS_PER_BLOCK - 1) /
+			TIDES_ROWS_PER_BLOCK * BLCKSZ;
+	for (ForkNumber f = MAIN_FORKNUM + 1; f <= MAX_FORKNUM; f++)
+	{
+		if (forkNumber != f && forkNumber != InvalidForkNumber)
+			continue;
+		if (smgrexists(RelationGetSmgr(rel), f))
+			size += (uint64) smgrnblocks(RelationGetSmgr(rel), f) * BLCKSZ;
+	}
+	return size;
 }
 
+/* what a row costs a heap page: header, alignment, line pointer */
 #define TIDES_OVERHEAD_BYTES_PER_TUPLE (MAXALIGN(SizeofHeapTupleHeader) + sizeof(ItemIdData))
 #define TIDES_USABLE_BYTES_PER_PAGE (BLCKSZ - SizeOfPageHeaderData)
 
+/*
+ * The planner's size estimate.  Row counts follow heap's rules (density
+ * measured by the last VACUUM or ANALYZE, per virtual block; ten pages for
+ * a table never vacuumed).  Pages, though, are not virtual blocks, which
+ * hold up to 291 rows whatever their width: the planner prices pages as
+ * the bytes a scan must read, so we report the pages these rows would fill
+ * -- about the bytes a tides scan reads too (key and version header take
+ * about what heap's line pointer and free space do).  That keeps plan
+ * choices, parallel worker counts included, where heap's would be.
+ */
 void
 tides_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNumber *pages,
 							 double *tuples, double *allvisfrac)
 {
-	table_block_relation_estimate_size(rel, attr_widths, pages, tuples, allvisfrac,
-									   TIDES_OVERHEAD_BYTES_PER_TUPLE,
-									   TIDES_USABLE_BYTES_PER_PAGE);
-	/* no visibility map: index-only scans always visit the table */
-	*allvisfrac = 0;
+	uint64		vids = tides_vid_high_water(tides_rel_tree(rel));
+	double		vblocks = ceil((double) vids / TIDES_ROWS_PER_BLOCK);
+	BlockNumber relpages = rel->rd_rel->relpages;
+	double		reltuples = rel->rd_rel->reltuples;
+	BlockNumber relallvisible = rel->rd_rel->relallvisible;
+	double		row_bytes = get_rel_data_width(rel, attr_widths) + TIDES_OVERHEAD_BYTES_PER_TUPLE;
+	double		rows_per_page = Max(1.0, floor(TIDES_USABLE_BYTES_PER_PAGE / row_bytes));
+	double		curpages;
+
+	if (reltuples >= 0 && relpages > 0)
+	{
+		*tuples = rint(reltuples / relpages * vblocks);
+		curpages = ceil(*tuples / rows_per_page);
+	}
+	else
+	{
+		/* no density measured: every row id handed out may hold a live row */
+		curpages = ceil(vids / rows_per_page);
+		if (curpages < 10 && reltuples < 0 && !rel->rd_rel->relhassubclass)
+			curpages = 10;
+		*tuples = rint(rows_per_page * curpages);
+	}
+	if (curpages == 0)
+	{
+		*pages = 0;
+		*tuples = 0;
+		*allvisfrac = 0;
+		return;
+	}
+	*pages = (BlockNumber) Min(curpages, (double) MaxBlockNumber);
+	if (relallvisible == 0 || relpages == 0)
+		*allvisfrac = 0;
+	else
+		*allvisfrac = Min(1.0, (double) relallvisible / Max(relpages, vblocks));
 }
 
 bool

@@ -110,6 +110,7 @@ insert_one(Relation rel, TupleTableSlot *slot, CommandId cid, int options, uint3
 	tides_batch_add_version(b, tree, vid, &meta, heaptup->t_data, heaptup->t_len);
 	tides_batch_set_tag(b, tides_current_tag(), false);
 	tides_write_batch(b);
+	tides_vm_clear(rel, vid);
 	pgstat_count_heap_insert(rel, 1);
 
 	if (heaptup != tup)
@@ -157,6 +158,7 @@ tides_tuple_complete_speculative(Relation rel, TupleTableSlot *slot, uint32 spec
 		t->htup.t_data->t_ctid = t->htup.t_self;
 		tides_row_write(&r, t, 0, NULL, NULL);
 		tides_row_close(&r);
+		tides_vm_clear(rel, r.vid);
 		return;
 	}
 
@@ -172,6 +174,7 @@ tides_tuple_complete_speculative(Relation rel, TupleTableSlot *slot, uint32 spec
 		tides_batch_set_tag(b, tides_current_tag(), false);
 		tides_write_batch(b);
 		tides_row_close(&r);
+		tides_vm_clear(rel, r.vid);
 		if (copy != NULL)
 		{
 			heap_toast_delete(rel, copy, true);
@@ -223,6 +226,7 @@ tides_multi_insert(Relation rel, TupleTableSlot **slots, int nslots, CommandId c
 	}
 	if (tides_batch_count(b) > 0)
 		tides_write_batch(b);
+	tides_vm_clear_range(rel, vid, nslots);
 	pgstat_count_heap_insert(rel, nslots);
 }
 
@@ -401,6 +405,7 @@ tides_tuple_delete(Relation rel, ItemPointer tid, CommandId cid, Snapshot snapsh
 		toast_copy = tides_tuple_copy_heap(t);
 	tides_row_write(&r, t, 0, NULL, NULL);
 	tides_row_close(&r);
+	tides_vm_clear(rel, r.vid);
 	tides_release_tuplock(rel, tid, LockTupleExclusive, &have_tuple_lock);
 	if (toast_copy != NULL)
 	{
@@ -570,6 +575,8 @@ tides_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot, Command
 
 	tides_row_write(&r, t, new_vid, heaptup, &newmeta);
 	tides_row_close(&r);
+	tides_vm_clear(rel, r.vid);
+	tides_vm_clear(rel, new_vid);
 	tides_release_tuplock(rel, otid, *lockmode, &have_tuple_lock);
 	pgstat_count_heap_update(rel, false);
 

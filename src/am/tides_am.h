@@ -241,6 +241,13 @@ extern Oid	tides_relation_toast_am(Relation rel);
 extern void tides_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNumber *pages,
 										 double *tuples, double *allvisfrac);
 
+/* ---- vm.c: the visibility map for index-only scans */
+
+extern void tides_vm_clear(Relation rel, uint64 vid);
+extern void tides_vm_clear_range(Relation rel, uint64 first_vid, uint64 nvids);
+extern bool tides_vm_block_visible_to_all(TidesTuple *t, TransactionId oldest_xmin);
+extern bool tides_vm_mark_block(Relation rel, uint64 tree, BlockNumber blk, TransactionId oldest_xmin);
+
 /* ---- vacuum.c */
 
 extern void tides_relation_vacuum(Relation rel, struct VacuumParams *params,

@@ -147,6 +147,7 @@ apply_lock(RowRef *r, TidesTuple *t, LockTupleMode mode)
 		t->htup.t_data->t_ctid = t->htup.t_self;
 	tides_meta_set_xmax_writer(&t->meta);
 	tides_row_write(r, t, 0, NULL, NULL);
+	tides_vm_clear(r->rel, r->vid);
 }
 
 /*

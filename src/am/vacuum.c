@@ -53,6 +53,11 @@ typedef struct VacState
 	double		removed;
 	double		frozen;
 	tides_batch *b;
+	/* visibility map: the block being scanned and whether all of it is visible */
+	BlockNumber cur_block;
+	bool		cur_all_visible;
+	BlockNumber hw_blocks;		/* blocks wholly below the vid high-water mark */
+	BlockNumber all_visible_blocks;
 } VacState;
 
 static void
@@ -159,6 +164,22 @@ track_version(VacState *vs, TidesTuple *t)
 	}
 }
 
+/* finish blocks before `upto`: mark the all-visible ones (empty ones are) */
+static void
+close_blocks(VacState *vs, BlockNumber upto)
+{
+	for (; vs->cur_block < upto && vs->cur_block < vs->hw_blocks; vs->cur_block++)
+	{
+		if (vs->cur_all_visible &&
+			tides_vm_mark_block(vs->rel, vs->tree, vs->cur_block, vs->OldestXmin))
+			vs->all_visible_blocks++;
+		vs->cur_all_visible = true;
+	}
+	if (vs->cur_block < upto)
+		vs->cur_block = upto;
+	vs->cur_all_visible = true;
+}
+
 static void
 scan_tree(VacState *vs)
 {
@@ -171,6 +192,10 @@ scan_tree(VacState *vs)
 		uint8		key[TIDES_ROW_KEY_LEN];
 
 		vacuum_delay_point();
+		if (t->vid / TIDES_ROWS_PER_BLOCK != vs->cur_block)
+			close_blocks(vs, (BlockNumber) (t->vid / TIDES_ROWS_PER_BLOCK));
+		if (!tides_vm_block_visible_to_all(t, vs->OldestXmin))
+			vs->cur_all_visible = false;
 		switch (tides_satisfies_vacuum(t, vs->OldestXmin, &dead_after))
 		{
 			case HEAPTUPLE_DEAD:
@@ -223,6 +248,7 @@ scan_tree(VacState *vs)
 	}
 	flush_batch(vs);
 	tides_cursor_close(c);
+	close_blocks(vs, vs->hw_blocks);
 }
 
 void
@@ -261,6 +287,14 @@ tides_relation_vacuum(Relation rel, struct VacuumParams *params, BufferAccessStr
 			tides_engine_error(s, "sync the log before freezing");
 	}
 	vs.b = tides_local_batch();
+	vs.cur_block = 0;
+	vs.cur_all_visible = true;
+	/*
+	 * The last block may be partly handed out; its bit can be set like any
+	 * other, since a later insert clears it after writing (see vm.c).
+	 */
+	vs.hw_blocks = (BlockNumber) ((tides_vid_high_water(vs.tree) + TIDES_ROWS_PER_BLOCK - 1) /
+								  TIDES_ROWS_PER_BLOCK);
 
 	pgstat_progress_start_command(PROGRESS_COMMAND_VACUUM, RelationGetRelid(rel));
 	pgstat_progress_update_param(PROGRESS_VACUUM_PHASE, PROGRESS_VACUUM_PHASE_SCAN_HEAP);
@@ -297,7 +331,7 @@ tides_relation_vacuum(Relation rel, struct VacuumParams *params, BufferAccessStr
 
 	nblocks = (BlockNumber) ((tides_vid_high_water(vs.tree) + TIDES_ROWS_PER_BLOCK - 1) /
 							 TIDES_ROWS_PER_BLOCK);
-	vac_update_relstats(rel, nblocks, vs.live, 0, nindexes > 0,
+	vac_update_relstats(rel, nblocks, vs.live, Min(vs.all_visible_blocks, nblocks), nindexes > 0,
 						vs.new_frozen_xid, vs.new_min_multi,
 						&frozenxid_updated, &minmulti_updated, false);
 	pgstat_report_vacuum(RelationGetRelid(rel), rel->rd_rel->relisshared,

@@ -6,6 +6,12 @@
  * object access hook sees the drop (still inside the dropping transaction),
  * and we record that the relation's tree goes when that transaction commits.
  * DROP DATABASE takes every tree of the database with it.
+ *
+ * Databases are copied and moved below the table AM too: CREATE DATABASE
+ * copies the template's files and ALTER DATABASE SET TABLESPACE moves them,
+ * neither through a table AM callback.  A utility hook follows each with the
+ * matching change to the engine's trees (see tides_copy_database and
+ * tides_move_database).
  */
 #include "postgres.h"
 
@@ -14,13 +20,20 @@
 #include "catalog/objectaccess.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_database.h"
+#include "commands/dbcommands.h"
+#include "commands/defrem.h"
+#include "access/xact.h"
+#include "nodes/parsenodes.h"
+#include "tcop/utility.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 
 #include "tides_pg.h"
 
 extern void tides_schedule_database_drop(Oid dboid);
 
 static object_access_hook_type prev_object_access_hook = NULL;
+static ProcessUtility_hook_type prev_process_utility = NULL;
 
 static void
 tides_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId, void *arg)
@@ -43,6 +56,83 @@ tides_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subI
 		tides_schedule_database_drop(objectId);
 }
 
+/* a database's default tablespace */
+static Oid
+database_tablespace(Oid dboid)
+{
+	HeapTuple	tup = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(dboid));
+	Oid			spc;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for database %u", dboid);
+	spc = ((Form_pg_database) GETSTRUCT(tup))->dattablespace;
+	ReleaseSysCache(tup);
+	return spc;
+}
+
+static const char *
+createdb_template(CreatedbStmt *stmt)
+{
+	ListCell   *lc;
+
+	foreach(lc, stmt->options)
+	{
+		DefElem    *d = lfirst(lc);
+
+		if (strcmp(d->defname, "template") == 0 && d->arg != NULL)
+			return defGetString(d);
+	}
+	return "template1";
+}
+
+static bool
+alterdb_sets_tablespace(AlterDatabaseStmt *stmt)
+{
+	ListCell   *lc;
+
+	foreach(lc, stmt->options)
+	{
+		if (strcmp(((DefElem *) lfirst(lc))->defname, "tablespace") == 0)
+			return true;
+	}
+	return false;
+}
+
+static void
+tides_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
+					  ProcessUtilityContext context, ParamListInfo params,
+					  QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
+{
+	Node	   *node = pstmt->utilityStmt;
+	Oid			src_db = InvalidOid;
+	Oid			old_spc = InvalidOid;
+
+	if (IsA(node, CreatedbStmt))
+		src_db = get_database_oid(createdb_template((CreatedbStmt *) node), false);
+	else if (IsA(node, AlterDatabaseStmt) && alterdb_sets_tablespace((AlterDatabaseStmt *) node))
+	{
+		src_db = get_database_oid(((AlterDatabaseStmt *) node)->dbname, false);
+		old_spc = database_tablespace(src_db);
+	}
+
+	if (prev_process_utility)
+		prev_process_utility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
+
+	if (!OidIsValid(src_db))
+		return;
+	CommandCounterIncrement();
+	if (IsA(node, CreatedbStmt))
+	{
+		Oid			dst_db = get_database_oid(((CreatedbStmt *) node)->dbname, false);
+
+		tides_copy_database(src_db, database_tablespace(src_db), dst_db, database_tablespace(dst_db));
+	}
+	else if (database_tablespace(src_db) != old_spc)
+		tides_move_database(src_db, old_spc, database_tablespace(src_db));
+}
+
 void		tides_hooks_init(void);
 
 void
@@ -50,4 +140,6 @@ tides_hooks_init(void)
 {
 	prev_object_access_hook = object_access_hook;
 	object_access_hook = tides_object_access;
+	prev_process_utility = ProcessUtility_hook;
+	ProcessUtility_hook = tides_process_utility;
 }

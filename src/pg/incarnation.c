@@ -33,7 +33,10 @@
 #include "access/xlog_internal.h"
 #include "catalog/pg_control.h"
 #include "common/controldata_utils.h"
+#include "common/relpath.h"
 #include "miscadmin.h"
+
+#include <unistd.h>
 
 #include "tides_pg.h"
 
@@ -78,6 +81,81 @@ tides_capture_control_file(void)
 	pfree(cf);
 }
 
+/* unlink every segment of one fork file */
+static void
+unlink_fork(const char *path)
+{
+	char		seg[MAXPGPATH];
+
+	(void) unlink(path);
+	for (int i = 1;; i++)
+	{
+		snprintf(seg, sizeof(seg), "%s.%d", path, i);
+		if (unlink(seg) != 0)
+			break;
+	}
+}
+
+/*
+ * After redo: delete the visibility map forks of tides relations.  They are
+ * not WAL-logged, and a clear lost in the crash could leave a bit that
+ * claims an updated row is visible to all (see src/am/vm.c).
+ */
+static void
+reset_visibility_maps(void)
+{
+	tides_options o;
+	tides_db   *db = NULL;
+	char		dir[MAXPGPATH];
+	uint8		lower[9],
+				upper[9];
+	tides_iter_options io;
+	tides_iter *it;
+	int			n = 0;
+
+	if (!tides_shared->engine_ok)
+		return;
+	tides_fill_options(&o);
+	snprintf(dir, sizeof(dir), "%s/pg_tides", DataDir);
+	if (tides_open(tides_shared->region, dir, &o, NULL, false, NULL, &db) != TIDES_OK)
+	{
+		if (db)
+			tides_close(db);
+		return;
+	}
+	meta_key(lower, META_TREEMAP);
+	meta_key(upper, META_TREEMAP + 1);
+	memset(&io, 0, sizeof(io));
+	io.lower = lower;
+	io.lower_len = sizeof(lower);
+	io.upper = upper;
+	io.upper_len = sizeof(upper);
+	it = tides_iter_new(db, &io);
+	for (tides_iter_first(it); it && tides_iter_valid(it); tides_iter_next(it))
+	{
+		size_t		vlen;
+		const char *v = tides_iter_value(it, &vlen);
+		RelFileNode rnode;
+		int32		backend;
+		char	   *path;
+
+		/* TreeOwnerValue: db, spc, rel, backend, persistence */
+		if (vlen < 17)
+			continue;
+		memcpy(&rnode.dbNode, v, 4);
+		memcpy(&rnode.spcNode, v + 4, 4);
+		memcpy(&rnode.relNode, v + 8, 4);
+		memcpy(&backend, v + 12, 4);
+		path = relpathbackend(rnode, backend, VISIBILITYMAP_FORKNUM);
+		unlink_fork(path);
+		pfree(path);
+		n++;
+	}
+	tides_iter_free(it);
+	tides_close(db);
+	ereport(LOG, (errmsg("tides: reset the visibility maps of %d relations after crash recovery", n)));
+}
+
 static void
 rmgr_cleanup(void)
 {
@@ -87,6 +165,7 @@ rmgr_cleanup(void)
 	tides_shared->start_next_fxid = U64FromFullTransactionId(ReadNextFullTransactionId());
 	tides_shared->start_next_multi = ReadNextMultiXactId();
 	tides_shared->start_from_redo = true;
+	reset_visibility_maps();
 }
 
 static void

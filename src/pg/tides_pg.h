@@ -238,6 +238,9 @@ extern uint64 tides_alloc_vids(uint64 tree, uint32 n);
 
 /* start to_tree's numbering at from_tree's high-water mark */
 extern void tides_copy_vid_counter(uint64 from_tree, uint64 to_tree);
+extern void tides_copy_tree(uint64 from, uint64 to);
+extern void tides_copy_database(Oid src_db, Oid src_spc, Oid dst_db, Oid dst_spc);
+extern void tides_move_database(Oid db, Oid old_spc, Oid new_spc);
 
 /* one past the largest vid handed out (for relation_size) */
 extern uint64 tides_vid_high_water(uint64 tree);

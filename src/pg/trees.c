@@ -77,6 +77,12 @@ put32be(uint8 *p, uint32 v)
 	p[3] = v;
 }
 
+static uint32
+get32be(const uint8 *p)
+{
+	return ((uint32) p[0] << 24) | ((uint32) p[1] << 16) | ((uint32) p[2] << 8) | p[3];
+}
+
 static size_t
 relmap_key(uint8 *key, const RelFileNode *rnode, BackendId backend)
 {
@@ -426,6 +432,211 @@ tides_replace_tree(Relation rel)
 	tides_drop_tree_at_end(old, true);
 	set_rel_cache(rel, tree, rel->rd_rel->relpersistence);
 	return tree;
+}
+
+/*
+ * Copy every key of one tree into another, byte for byte.  Row versions keep
+ * their vids, xmin and xmax, so the copy is visible exactly as the original
+ * is, and index entries keep pointing at the same TIDs.  The writes carry the
+ * current transaction's tag: a copy whose transaction does not commit never
+ * appears (and the new tree's drop marker removes what was written).
+ */
+void
+tides_copy_tree(uint64 from, uint64 to)
+{
+	uint8		lower[8],
+				upper[8];
+	tides_iter_options o;
+	tides_iter *it;
+	tides_batch *b = NULL;
+	uint8	   *key = NULL;
+	size_t		keycap = 0;
+
+	tides_xact_note_write();
+	tides_key_put_tree(lower, from);
+	tides_key_put_tree(upper, from + 1);
+	memset(&o, 0, sizeof(o));
+	o.lower = lower;
+	o.lower_len = sizeof(lower);
+	o.upper = upper;
+	o.upper_len = sizeof(upper);
+	o.fill_cache = false;
+	it = tides_iter_new(tides_engine(), &o);
+	if (it == NULL)
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	for (tides_iter_first(it); tides_iter_valid(it); tides_iter_next(it))
+	{
+		size_t		klen,
+					vlen;
+		const uint8 *k = tides_iter_key(it, &klen);
+		const char *v = tides_iter_value(it, &vlen);
+
+		CHECK_FOR_INTERRUPTS();
+		if (klen > keycap)
+		{
+			keycap = Max(klen, 64);
+			key = key ? repalloc(key, keycap) : palloc(keycap);
+		}
+		memcpy(key, k, klen);
+		tides_key_put_tree(key, to);
+		if (b == NULL)
+		{
+			b = tides_local_batch();
+			tides_batch_set_tag(b, tides_current_tag(), false);
+		}
+		if (tides_batch_put(b, key, klen, v, vlen) != TIDES_OK)
+			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+		if (tides_batch_bytes(b) >= (1 << 20))
+		{
+			tides_write_batch(b);
+			b = NULL;
+		}
+	}
+	if (tides_iter_status(it) != TIDES_OK)
+	{
+		tides_status s = tides_iter_status(it);
+
+		tides_iter_free(it);
+		tides_engine_error(s, "read a tree to copy it");
+	}
+	tides_iter_free(it);
+	if (b != NULL && tides_batch_count(b) > 0)
+		tides_write_batch(b);
+	if (key)
+		pfree(key);
+}
+
+/*
+ * CREATE DATABASE: give the new database a copy of every tides tree of its
+ * template.  PostgreSQL copies the catalogs and the relation files (empty
+ * for tides, apart from visibility maps); the rows live here, under the
+ * template's relfilenodes, so each is copied to a new tree mapped to the same
+ * relfilenode in the new database.  Relations in the template's default
+ * tablespace move to the new database's default tablespace, as their files
+ * do.  Runs inside the CREATE DATABASE transaction: if it does not commit,
+ * the new trees are dropped.
+ */
+void
+tides_copy_database(Oid src_db, Oid src_spc, Oid dst_db, Oid dst_spc)
+{
+	uint8		lower[13],
+				upper[13];
+	tides_iter_options o;
+	tides_iter *it;
+	typedef struct
+	{
+		RelFileNode rnode;
+		TreeMapValue map;
+	} Source;
+	Source	   *src = NULL;
+	int			n = 0,
+				cap = 0;
+
+	meta_key(lower, META_RELMAP);
+	put32be(lower + 9, src_db);
+	meta_key(upper, META_RELMAP);
+	put32be(upper + 9, src_db + 1);
+	memset(&o, 0, sizeof(o));
+	o.lower = lower;
+	o.lower_len = sizeof(lower);
+	o.upper = upper;
+	o.upper_len = sizeof(upper);
+	it = tides_iter_new(tides_engine(), &o);
+	if (it == NULL)
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	for (tides_iter_first(it); tides_iter_valid(it); tides_iter_next(it))
+	{
+		size_t		klen,
+					vlen;
+		const uint8 *k = tides_iter_key(it, &klen);
+		const char *v = tides_iter_value(it, &vlen);
+
+		/* key: meta(9) db spc rel backend; temporary relations stay behind */
+		if (klen != 25 || vlen < sizeof(TreeMapValue) ||
+			get32be(k + 21) != (uint32) InvalidBackendId)
+			continue;
+		if (n == cap)
+		{
+			cap = cap ? cap * 2 : 64;
+			src = src ? repalloc(src, cap * sizeof(Source)) : palloc(cap * sizeof(Source));
+		}
+		src[n].rnode.spcNode = get32be(k + 13);
+		src[n].rnode.dbNode = src_db;
+		src[n].rnode.relNode = get32be(k + 17);
+		memcpy(&src[n].map, v, sizeof(TreeMapValue));
+		n++;
+	}
+	tides_iter_free(it);
+
+	for (int i = 0; i < n; i++)
+	{
+		RelFileNode dst = src[i].rnode;
+		uint64		tree = alloc_tree_id();
+
+		dst.dbNode = dst_db;
+		if (dst.spcNode == src_spc)
+			dst.spcNode = dst_spc;
+		write_mapping(&dst, InvalidBackendId, tree, src[i].map.persistence);
+		tides_drop_tree_at_end(tree, false);
+		if (tides_vid_high_water(src[i].map.tree) > 0)
+			tides_copy_vid_counter(src[i].map.tree, tree);
+		tides_copy_tree(src[i].map.tree, tree);
+	}
+	if (src)
+		pfree(src);
+}
+
+/*
+ * ALTER DATABASE SET TABLESPACE: PostgreSQL moves the files of every relation
+ * in the database's default tablespace, keeping their relfilenodes; the
+ * mappings of their trees follow.  Runs in the command's transaction, whose
+ * seal makes the new mappings durable.
+ */
+void
+tides_move_database(Oid db, Oid old_spc, Oid new_spc)
+{
+	uint8		lower[13],
+				upper[13];
+	tides_iter_options o;
+	tides_iter *it;
+	tides_batch *b;
+
+	tides_xact_note_write();
+	meta_key(lower, META_RELMAP);
+	put32be(lower + 9, db);
+	meta_key(upper, META_RELMAP);
+	put32be(upper + 9, db + 1);
+	memset(&o, 0, sizeof(o));
+	o.lower = lower;
+	o.lower_len = sizeof(lower);
+	o.upper = upper;
+	o.upper_len = sizeof(upper);
+	it = tides_iter_new(tides_engine(), &o);
+	if (it == NULL)
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	for (tides_iter_first(it); tides_iter_valid(it); tides_iter_next(it))
+	{
+		size_t		klen,
+					vlen;
+		const uint8 *k = tides_iter_key(it, &klen);
+		const char *v = tides_iter_value(it, &vlen);
+		RelFileNode rnode;
+		TreeMapValue mv;
+
+		if (klen != 25 || vlen < sizeof(mv) || get32be(k + 13) != old_spc)
+			continue;
+		memcpy(&mv, v, sizeof(mv));
+		rnode.spcNode = new_spc;
+		rnode.dbNode = db;
+		rnode.relNode = get32be(k + 17);
+		write_mapping(&rnode, (BackendId) get32be(k + 21), mv.tree, mv.persistence);
+		b = tides_local_batch();
+		tides_batch_set_tag(b, tides_current_tag(), false);
+		if (tides_batch_delete(b, k, klen) != TIDES_OK)
+			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+		tides_write_batch(b);
+	}
+	tides_iter_free(it);
 }
 
 /* ---- transactional drops */

@@ -146,8 +146,14 @@ tides_worker_main(Datum arg)
 		long		timeout = 1000;
 		bool		did = false;
 		tides_status st = TIDES_OK;
-		MemoryContext old = MemoryContextSwitchTo(work_cxt);
+		MemoryContext old;
 
+		/*
+		 * We sit in the proc array, so DROP TABLESPACE and DROP DATABASE
+		 * wait for us to absorb their proc-signal barriers.
+		 */
+		CHECK_FOR_INTERRUPTS();
+		old = MemoryContextSwitchTo(work_cxt);
 		if (ConfigReloadPending)
 		{
 			ConfigReloadPending = false;

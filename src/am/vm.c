@@ -1,0 +1,164 @@
+/*
+ * vm.c -- a visibility map for tides tables, so index-only scans can skip
+ * the table for versions every snapshot sees.
+ *
+ * PostgreSQL's index-only scan consults the table's visibility map fork by
+ * the TID's block number.  tides keeps a real VISIBILITYMAP_FORKNUM file in
+ * PostgreSQL's own format, one ALL_VISIBLE bit per virtual block (291 vids).
+ * Nothing else of heap's map is used (no ALL_FROZEN, no page skipping).
+ *
+ *   - VACUUM sets a block's bit when every version in it is live, inserted
+ *     by a transaction older than OldestXmin (so visible to every snapshot)
+ *     and not deleted, updated or locked.  It decides while holding the map
+ *     page's buffer lock, re-reading the block's versions under that lock.
+ *   - Every change to a version (insert, delete, update, lock, a failed
+ *     speculative insertion) clears the bit of the version's block, AFTER the
+ *     engine write, taking the same buffer lock.  Either the writer's clear
+ *     comes after VACUUM's set, or VACUUM's re-read comes after the write and
+ *     sees it: a set bit is never stale.
+ *
+ * The map is not WAL-logged.  A bit set on disk is always valid on its own
+ * (VACUUM makes the commits it relies on durable first), but a lost clear
+ * would not be: so after any crash that needed WAL redo, the startup
+ * process deletes the map forks of all tides relations before the first
+ * connection (src/pg/incarnation.c).  Without redo, no transaction since the
+ * last checkpoint is durable, so no change the map could miss survives.
+ */
+#include "postgres.h"
+
+#include "access/visibilitymap.h"
+#include "storage/bufmgr.h"
+#include "storage/lmgr.h"
+#include "storage/smgr.h"
+#include "utils/inval.h"
+
+#include "tides_am.h"
+
+#define MAPSIZE (BLCKSZ - MAXALIGN(SizeOfPageHeaderData))
+#define HEAPBLOCKS_PER_BYTE (BITS_PER_BYTE / BITS_PER_HEAPBLOCK)
+#define HEAPBLOCKS_PER_PAGE (MAPSIZE * HEAPBLOCKS_PER_BYTE)
+#define HEAPBLK_TO_MAPBLOCK(x) ((x) / HEAPBLOCKS_PER_PAGE)
+#define HEAPBLK_TO_MAPBYTE(x) (((x) % HEAPBLOCKS_PER_PAGE) / HEAPBLOCKS_PER_BYTE)
+#define HEAPBLK_TO_OFFSET(x) (((x) % HEAPBLOCKS_PER_BYTE) * BITS_PER_HEAPBLOCK)
+
+/* the map page for blk, if the fork has it (never extends) */
+static Buffer
+map_page(Relation rel, BlockNumber blk)
+{
+	SMgrRelation reln = RelationGetSmgr(rel);
+	BlockNumber cached = reln->smgr_cached_nblocks[VISIBILITYMAP_FORKNUM];
+	Buffer		buf = InvalidBuffer;
+
+	/*
+	 * Another backend's VACUUM may have created or extended the fork since
+	 * we looked; a clear must not miss that, so ask the kernel again.
+	 */
+	if (cached == InvalidBlockNumber || HEAPBLK_TO_MAPBLOCK(blk) >= cached)
+		reln->smgr_cached_nblocks[VISIBILITYMAP_FORKNUM] = InvalidBlockNumber;
+	visibilitymap_pin(rel, blk, &buf);
+	return buf;
+}
+
+void
+tides_vm_clear(Relation rel, uint64 vid)
+{
+	BlockNumber blk = (BlockNumber) (vid / TIDES_ROWS_PER_BLOCK);
+	Buffer		buf = map_page(rel, blk);
+
+	if (BufferIsValid(buf))
+	{
+		visibilitymap_clear(rel, blk, buf, VISIBILITYMAP_VALID_BITS);
+		ReleaseBuffer(buf);
+	}
+}
+
+void
+tides_vm_clear_range(Relation rel, uint64 first_vid, uint64 nvids)
+{
+	BlockNumber first = (BlockNumber) (first_vid / TIDES_ROWS_PER_BLOCK);
+	BlockNumber last = (BlockNumber) ((first_vid + nvids - 1) / TIDES_ROWS_PER_BLOCK);
+
+	for (BlockNumber b = first; b <= last; b++)
+		tides_vm_clear(rel, (uint64) b * TIDES_ROWS_PER_BLOCK);
+}
+
+/* make sure the map fork has the page for blk (as visibilitymap.c's vm_extend) */
+static void
+extend_map(Relation rel, BlockNumber blk)
+{
+	BlockNumber want = HEAPBLK_TO_MAPBLOCK(blk) + 1;
+	SMgrRelation reln;
+	PGAlignedBlock pg;
+	BlockNumber now;
+
+	PageInit((Page) pg.data, BLCKSZ, 0);
+	LockRelationForExtension(rel, ExclusiveLock);
+	reln = RelationGetSmgr(rel);
+	if (!smgrexists(reln, VISIBILITYMAP_FORKNUM))
+		smgrcreate(reln, VISIBILITYMAP_FORKNUM, false);
+	reln->smgr_cached_nblocks[VISIBILITYMAP_FORKNUM] = InvalidBlockNumber;
+	now = smgrnblocks(reln, VISIBILITYMAP_FORKNUM);
+	while (now < want)
+	{
+		PageSetChecksumInplace((Page) pg.data, now);
+		smgrextend(reln, VISIBILITYMAP_FORKNUM, now, pg.data, false);
+		now++;
+	}
+	CacheInvalidateSmgr(reln->smgr_rnode);
+	UnlockRelationForExtension(rel, ExclusiveLock);
+}
+
+bool
+tides_vm_block_visible_to_all(TidesTuple *t, TransactionId oldest_xmin)
+{
+	HeapTupleHeader h = t->htup.t_data;
+	TransactionId dead_after;
+
+	if (tides_satisfies_vacuum(t, oldest_xmin, &dead_after) != HEAPTUPLE_LIVE)
+		return false;
+	if (!HeapTupleHeaderXminFrozen(h) &&
+		!TransactionIdPrecedes(HeapTupleHeaderGetXmin(h), oldest_xmin))
+		return false;
+	return (h->t_infomask & HEAP_XMAX_INVALID) != 0;
+}
+
+bool
+tides_vm_mark_block(Relation rel, uint64 tree, BlockNumber blk, TransactionId oldest_xmin)
+{
+	Buffer		buf;
+	Page		page;
+	uint8	   *map;
+	bool		all = true;
+	TidesCursor *c;
+	TidesTuple *t;
+	uint32		byte = HEAPBLK_TO_MAPBYTE(blk);
+	uint8		bit = VISIBILITYMAP_ALL_VISIBLE << HEAPBLK_TO_OFFSET(blk);
+
+	buf = map_page(rel, blk);
+	if (!BufferIsValid(buf))
+	{
+		extend_map(rel, blk);
+		buf = map_page(rel, blk);
+		if (!BufferIsValid(buf))
+			return false;
+	}
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	page = BufferGetPage(buf);
+	map = (uint8 *) PageGetContents(page);
+	if (!(map[byte] & bit))
+	{
+		/* decide under the lock every clear takes: see the file comment */
+		c = tides_cursor_open(tree, RelationGetRelid(rel), (uint64) blk * TIDES_ROWS_PER_BLOCK,
+							  (uint64) (blk + 1) * TIDES_ROWS_PER_BLOCK);
+		while (all && (t = tides_cursor_next(c, ForwardScanDirection)) != NULL)
+			all = tides_vm_block_visible_to_all(t, oldest_xmin);
+		tides_cursor_close(c);
+		if (all)
+		{
+			map[byte] |= bit;
+			MarkBufferDirty(buf);
+		}
+	}
+	UnlockReleaseBuffer(buf);
+	return all;
+}
