@@ -43,9 +43,7 @@ tides_cursor_open(uint64 tree, Oid relid, uint64 lo_vid, uint64 hi_vid)
 	o.upper = c->upper;
 	o.upper_len = sizeof(c->upper);
 	o.fill_cache = true;
-	c->it = tides_iter_new(tides_engine(), &o);
-	if (c->it == NULL)
-		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("could not open a tides scan")));
+	c->it = tides_open_iter(tides_engine(), &o);
 	return c;
 }
 
@@ -127,7 +125,7 @@ tides_cursor_close(TidesCursor *c)
 {
 	if (c == NULL)
 		return;
-	tides_iter_free(c->it);
+	tides_close_iter(c->it);
 	tides_tuple_buf_free(&c->buf);
 	pfree(c);
 }

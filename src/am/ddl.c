@@ -93,6 +93,8 @@ tides_relation_copy_data(Relation rel, const RelFileNode *newrnode)
 	tides_copy_vid_counter(old_tree, new_tree);
 	tides_copy_tree(old_tree, new_tree);
 	tides_drop_tree_at_end(old_tree, true);
+	/* as heap does: the old files (the visibility map) go at commit */
+	RelationDropStorage(rel);
 }
 
 /* ---- CLUSTER and VACUUM FULL */
@@ -240,7 +242,7 @@ rewrite_one(ClusterState *cs, HeapTuple tup, const TidesVersionMeta *oldmeta, ui
 	{
 		tides_write_batch(cs->b);
 		cs->b = tides_local_batch();
-		tides_batch_set_tag(cs->b, tides_current_tag(), false);
+		tides_xact_tag_batch(cs->b);
 	}
 	heap_freetuple(copy);
 	pfree(values);
@@ -303,7 +305,7 @@ tides_relation_copy_for_cluster(Relation OldTable, Relation NewTable, Relation O
 	cs.xid_cutoff = *xid_cutoff;
 	cs.multi_cutoff = *multi_cutoff;
 	cs.b = tides_local_batch();
-	tides_batch_set_tag(cs.b, tides_current_tag(), false);
+	tides_xact_tag_batch(cs.b);
 	*num_tuples = *tups_vacuumed = *tups_recently_dead = 0;
 
 	if (OldIndex != NULL && use_sort)
@@ -397,7 +399,7 @@ tides_relation_copy_for_cluster(Relation OldTable, Relation NewTable, Relation O
 			else
 				t->htup.t_data->t_ctid = t->htup.t_self;	/* successor was dead: chain ends */
 			b = tides_local_batch();
-			tides_batch_set_tag(b, tides_current_tag(), false);
+			tides_xact_tag_batch(b);
 			tides_batch_add_version(b, cs.new_tree, t->vid, &t->meta, t->htup.t_data, t->htup.t_len);
 			tides_write_batch(b);
 		}

@@ -72,6 +72,7 @@ tides_index_fetch_tuple(IndexFetchTableData *scan, ItemPointer tid, Snapshot sna
 	*call_again = false;
 	if (all_dead)
 		*all_dead = false;
+	pgstat_count_buffer_hit(rel);
 	t = fetch(f->tree, rel, tid, &f->buf);
 	if (t == NULL)
 	{

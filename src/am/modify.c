@@ -108,7 +108,7 @@ insert_one(Relation rel, TupleTableSlot *slot, CommandId cid, int options, uint3
 	tides_meta_init_insert(&meta);
 	b = tides_local_batch();
 	tides_batch_add_version(b, tree, vid, &meta, heaptup->t_data, heaptup->t_len);
-	tides_batch_set_tag(b, tides_current_tag(), false);
+	tides_xact_tag_batch(b);
 	tides_write_batch(b);
 	tides_vm_clear(rel, vid);
 	pgstat_count_heap_insert(rel, 1);
@@ -171,7 +171,7 @@ tides_tuple_complete_speculative(Relation rel, TupleTableSlot *slot, uint32 spec
 		tides_row_key(key, r.tree, r.vid);
 		if (tides_batch_delete(b, key, sizeof(key)) != TIDES_OK)
 			elog(ERROR, "out of memory");
-		tides_batch_set_tag(b, tides_current_tag(), false);
+		tides_xact_tag_batch(b);
 		tides_write_batch(b);
 		tides_row_close(&r);
 		tides_vm_clear(rel, r.vid);
@@ -201,7 +201,7 @@ tides_multi_insert(Relation rel, TupleTableSlot **slots, int nslots, CommandId c
 	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
 	tides_meta_init_insert(&meta);
 	b = tides_local_batch();
-	tides_batch_set_tag(b, tides_current_tag(), false);
+	tides_xact_tag_batch(b);
 	for (int i = 0; i < nslots; i++)
 	{
 		bool		should_free;
@@ -221,7 +221,7 @@ tides_multi_insert(Relation rel, TupleTableSlot **slots, int nslots, CommandId c
 		{
 			tides_write_batch(b);
 			b = tides_local_batch();
-			tides_batch_set_tag(b, tides_current_tag(), false);
+			tides_xact_tag_batch(b);
 		}
 	}
 	if (tides_batch_count(b) > 0)

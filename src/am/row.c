@@ -100,6 +100,6 @@ tides_row_write(RowRef *r, TidesTuple *t, uint64 new_vid, HeapTuple newtup, cons
 	tides_batch_add_version(b, r->tree, r->vid, &t->meta, t->htup.t_data, t->htup.t_len);
 	if (newtup != NULL)
 		tides_batch_add_version(b, r->tree, new_vid, newmeta, newtup->t_data, newtup->t_len);
-	tides_batch_set_tag(b, tides_current_tag(), false);
+	tides_xact_tag_batch(b);
 	tides_write_batch(b);
 }

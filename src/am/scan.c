@@ -39,6 +39,7 @@ typedef struct TidesScanDescData
 	uint64		hi_vid;			/* exclusive */
 	/* parallel: the block being scanned */
 	BlockNumber cur_block;
+	BlockNumber stat_block;		/* last block counted in pg_statio */
 	bool		parallel_started;
 	ParallelBlockTableScanWorkerData pbw;
 	/* bitmap, sample, analyze: visible versions of the current block */
@@ -83,6 +84,7 @@ tides_scan_begin(Relation rel, Snapshot snapshot, int nkeys, struct ScanKeyData 
 	s->lo_vid = 0;
 	s->hi_vid = TIDES_VID_MAX + 1;
 	s->cur_block = InvalidBlockNumber;
+	s->stat_block = InvalidBlockNumber;
 	s->page_block = InvalidBlockNumber;
 	s->cxt = CurrentMemoryContext;
 	s->page_cxt = AllocSetContextCreate(CurrentMemoryContext, "tides scan page", ALLOCSET_DEFAULT_SIZES);
@@ -265,6 +267,12 @@ next_visible(TidesScanDesc s, ScanDirection dir, TupleTableSlot *slot)
 				return false;
 			}
 			continue;
+		}
+		if (t->vid / TIDES_ROWS_PER_BLOCK != s->stat_block)
+		{
+			/* pg_statio counts the (virtual) blocks a scan visits */
+			s->stat_block = t->vid / TIDES_ROWS_PER_BLOCK;
+			pgstat_count_buffer_hit(rel);
 		}
 		visible = tides_visible(t, snap);
 		tides_ssi_conflict_out(visible, rel, t, snap);

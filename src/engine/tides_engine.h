@@ -138,7 +138,8 @@ typedef struct tides_options
 	uint32_t	sync_interval_ms;	/* for TIDES_SYNC_INTERVAL (200) */
 
 	uint32_t	max_open_files;		/* per-process SSTable descriptor cache (256) */
-	bool		paranoid_checks;	/* verify block checksums on every read (true) */
+	bool		paranoid_checks;	/* (true) currently has no effect: blocks are
+									 * checksummed whenever read from a file */
 
 	/* called (by the writer) when background work became due; may be NULL */
 	void		(*wakeup) (void *arg, int kind);
@@ -220,6 +221,14 @@ size_t		tides_batch_bytes(const tides_batch *b);
  * reused.
  */
 void		tides_batch_set_tag(tides_batch *b, uint64_t tag, bool seal);
+
+/*
+ * In FULL mode tides_write() of an untagged batch, or of a seal, returns
+ * only once the batch is durable.  A caller that makes a series of such
+ * writes durable at once with tides_sync(force) later (VACUUM freezing row
+ * by row) marks each batch with this; the mark is cleared with the batch.
+ */
+void		tides_batch_defer_sync(tides_batch *b);
 
 /*
  * Recovery keeps reporting an unsealed tag (after every further crash) until

@@ -22,6 +22,7 @@
 #include "catalog/pg_database.h"
 #include "commands/dbcommands.h"
 #include "commands/defrem.h"
+#include "commands/tablespace.h"
 #include "access/xact.h"
 #include "nodes/parsenodes.h"
 #include "tcop/utility.h"
@@ -85,17 +86,20 @@ createdb_template(CreatedbStmt *stmt)
 	return "template1";
 }
 
-static bool
-alterdb_sets_tablespace(AlterDatabaseStmt *stmt)
+/* the tablespace ALTER DATABASE ... SET TABLESPACE names, or NULL */
+static char *
+alterdb_tablespace(AlterDatabaseStmt *stmt)
 {
 	ListCell   *lc;
 
 	foreach(lc, stmt->options)
 	{
-		if (strcmp(((DefElem *) lfirst(lc))->defname, "tablespace") == 0)
-			return true;
+		DefElem    *d = lfirst(lc);
+
+		if (strcmp(d->defname, "tablespace") == 0)
+			return defGetString(d);
 	}
-	return false;
+	return NULL;
 }
 
 static void
@@ -106,13 +110,17 @@ tides_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnly
 	Node	   *node = pstmt->utilityStmt;
 	Oid			src_db = InvalidOid;
 	Oid			old_spc = InvalidOid;
+	Oid			new_spc = InvalidOid;
 
 	if (IsA(node, CreatedbStmt))
 		src_db = get_database_oid(createdb_template((CreatedbStmt *) node), false);
-	else if (IsA(node, AlterDatabaseStmt) && alterdb_sets_tablespace((AlterDatabaseStmt *) node))
+	else if (IsA(node, AlterDatabaseStmt) && alterdb_tablespace((AlterDatabaseStmt *) node) != NULL)
 	{
 		src_db = get_database_oid(((AlterDatabaseStmt *) node)->dbname, false);
 		old_spc = database_tablespace(src_db);
+		new_spc = get_tablespace_oid(alterdb_tablespace((AlterDatabaseStmt *) node), false);
+		if (new_spc != old_spc)
+			tides_move_database(src_db, old_spc, new_spc, false);
 	}
 
 	if (prev_process_utility)
@@ -129,8 +137,8 @@ tides_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnly
 
 		tides_copy_database(src_db, database_tablespace(src_db), dst_db, database_tablespace(dst_db));
 	}
-	else if (database_tablespace(src_db) != old_spc)
-		tides_move_database(src_db, old_spc, database_tablespace(src_db));
+	else if (database_tablespace(src_db) == new_spc && new_spc != old_spc)
+		tides_move_database(src_db, old_spc, new_spc, true);
 }
 
 void		tides_hooks_init(void);

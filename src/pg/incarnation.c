@@ -238,9 +238,7 @@ scan_meta(tides_db *db, char kind, void (*fn) (const uint8 *, size_t, const void
 	o.lower_len = sizeof(lower);
 	o.upper = upper;
 	o.upper_len = sizeof(upper);
-	it = tides_iter_new(db, &o);
-	if (it == NULL)
-		elog(ERROR, "tides: could not read metadata");
+	it = tides_open_iter(db, &o);
 	for (tides_iter_first(it); tides_iter_valid(it); tides_iter_next(it))
 	{
 		size_t		klen,
@@ -254,10 +252,10 @@ scan_meta(tides_db *db, char kind, void (*fn) (const uint8 *, size_t, const void
 	{
 		tides_status s = tides_iter_status(it);
 
-		tides_iter_free(it);
+		tides_close_iter(it);
 		tides_engine_error(s, "read metadata");
 	}
-	tides_iter_free(it);
+	tides_close_iter(it);
 }
 
 static void

@@ -248,4 +248,5 @@ _PG_init(void)
 	tides_register_workers();
 	tides_xact_init();
 	tides_hooks_init();
+	tides_iterators_init();
 }

@@ -240,7 +240,7 @@ extern uint64 tides_alloc_vids(uint64 tree, uint32 n);
 extern void tides_copy_vid_counter(uint64 from_tree, uint64 to_tree);
 extern void tides_copy_tree(uint64 from, uint64 to);
 extern void tides_copy_database(Oid src_db, Oid src_spc, Oid dst_db, Oid dst_spc);
-extern void tides_move_database(Oid db, Oid old_spc, Oid new_spc);
+extern void tides_move_database(Oid db, Oid old_spc, Oid new_spc, bool finish);
 
 /* one past the largest vid handed out (for relation_size) */
 extern uint64 tides_vid_high_water(uint64 tree);
@@ -248,13 +248,24 @@ extern uint64 tides_vid_high_water(uint64 tree);
 /* drop trees whose transactions have ended (maintenance worker) */
 extern void tides_process_drops(void);
 
+/* ------------------------------------------------------ iterators (iterators.c) */
+/* an engine iterator released with the current resource owner; never NULL */
+extern tides_iter *tides_open_iter(tides_db *db, const tides_iter_options *o);
+extern void tides_close_iter(tides_iter *it);
+/* background workers, after an error: close every iterator of this process */
+extern void tides_close_all_iters(void);
+extern void tides_iterators_init(void);
+
 /* ------------------------------------------------------ transactions (xact.c) */
 
 /* called before a transaction's first tides write: tags, callbacks */
 extern void tides_xact_note_write(void);
 
-/* the tag of the current top-level transaction */
-extern uint64 tides_current_tag(void);
+/* tag a batch as the current transaction's (after tides_xact_note_write) */
+extern void tides_xact_tag_batch(tides_batch *b);
+
+/* the transaction must be durable when it commits, whatever the sync mode */
+extern void tides_xact_force_durable(void);
 
 extern void tides_xact_init(void);
 

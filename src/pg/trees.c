@@ -355,7 +355,7 @@ write_mapping(const RelFileNode *rnode, BackendId backend, uint64 tree, char per
 		tides_batch_put(b, rkey, rklen, &ov, sizeof(ov)) != TIDES_OK)
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
 	tides_xact_note_write();
-	tides_batch_set_tag(b, tides_current_tag(), false);
+	tides_xact_tag_batch(b);
 	tides_write_batch(b);
 }
 
@@ -461,9 +461,7 @@ tides_copy_tree(uint64 from, uint64 to)
 	o.upper = upper;
 	o.upper_len = sizeof(upper);
 	o.fill_cache = false;
-	it = tides_iter_new(tides_engine(), &o);
-	if (it == NULL)
-		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	it = tides_open_iter(tides_engine(), &o);
 	for (tides_iter_first(it); tides_iter_valid(it); tides_iter_next(it))
 	{
 		size_t		klen,
@@ -482,7 +480,7 @@ tides_copy_tree(uint64 from, uint64 to)
 		if (b == NULL)
 		{
 			b = tides_local_batch();
-			tides_batch_set_tag(b, tides_current_tag(), false);
+			tides_xact_tag_batch(b);
 		}
 		if (tides_batch_put(b, key, klen, v, vlen) != TIDES_OK)
 			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
@@ -496,10 +494,10 @@ tides_copy_tree(uint64 from, uint64 to)
 	{
 		tides_status s = tides_iter_status(it);
 
-		tides_iter_free(it);
+		tides_close_iter(it);
 		tides_engine_error(s, "read a tree to copy it");
 	}
-	tides_iter_free(it);
+	tides_close_iter(it);
 	if (b != NULL && tides_batch_count(b) > 0)
 		tides_write_batch(b);
 	if (key)
@@ -532,6 +530,8 @@ tides_copy_database(Oid src_db, Oid src_spc, Oid dst_db, Oid dst_spc)
 	int			n = 0,
 				cap = 0;
 
+	tides_xact_note_write();
+	tides_xact_force_durable();
 	meta_key(lower, META_RELMAP);
 	put32be(lower + 9, src_db);
 	meta_key(upper, META_RELMAP);
@@ -541,9 +541,7 @@ tides_copy_database(Oid src_db, Oid src_spc, Oid dst_db, Oid dst_spc)
 	o.lower_len = sizeof(lower);
 	o.upper = upper;
 	o.upper_len = sizeof(upper);
-	it = tides_iter_new(tides_engine(), &o);
-	if (it == NULL)
-		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	it = tides_open_iter(tides_engine(), &o);
 	for (tides_iter_first(it); tides_iter_valid(it); tides_iter_next(it))
 	{
 		size_t		klen,
@@ -566,7 +564,7 @@ tides_copy_database(Oid src_db, Oid src_spc, Oid dst_db, Oid dst_spc)
 		memcpy(&src[n].map, v, sizeof(TreeMapValue));
 		n++;
 	}
-	tides_iter_free(it);
+	tides_close_iter(it);
 
 	for (int i = 0; i < n; i++)
 	{
@@ -589,19 +587,22 @@ tides_copy_database(Oid src_db, Oid src_spc, Oid dst_db, Oid dst_spc)
 /*
  * ALTER DATABASE SET TABLESPACE: PostgreSQL moves the files of every relation
  * in the database's default tablespace, keeping their relfilenodes; the
- * mappings of their trees follow.  Runs in the command's transaction, whose
- * seal makes the new mappings durable.
+ * mappings of their trees follow, in two steps because movedb() commits the
+ * catalog change in the middle of the command.  Before it, each tree gets a
+ * second mapping under the new tablespace (either catalog state then finds
+ * its rows); after it, the old mappings go and the owners say where the
+ * files are now.
  */
 void
-tides_move_database(Oid db, Oid old_spc, Oid new_spc)
+tides_move_database(Oid db, Oid old_spc, Oid new_spc, bool finish)
 {
 	uint8		lower[13],
 				upper[13];
 	tides_iter_options o;
 	tides_iter *it;
-	tides_batch *b;
 
 	tides_xact_note_write();
+	tides_xact_force_durable();
 	meta_key(lower, META_RELMAP);
 	put32be(lower + 9, db);
 	meta_key(upper, META_RELMAP);
@@ -611,9 +612,7 @@ tides_move_database(Oid db, Oid old_spc, Oid new_spc)
 	o.lower_len = sizeof(lower);
 	o.upper = upper;
 	o.upper_len = sizeof(upper);
-	it = tides_iter_new(tides_engine(), &o);
-	if (it == NULL)
-		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	it = tides_open_iter(tides_engine(), &o);
 	for (tides_iter_first(it); tides_iter_valid(it); tides_iter_next(it))
 	{
 		size_t		klen,
@@ -621,7 +620,10 @@ tides_move_database(Oid db, Oid old_spc, Oid new_spc)
 		const uint8 *k = tides_iter_key(it, &klen);
 		const char *v = tides_iter_value(it, &vlen);
 		RelFileNode rnode;
+		BackendId	backend;
 		TreeMapValue mv;
+		tides_batch *b;
+		uint8		key[40];
 
 		if (klen != 25 || vlen < sizeof(mv) || get32be(k + 13) != old_spc)
 			continue;
@@ -629,14 +631,26 @@ tides_move_database(Oid db, Oid old_spc, Oid new_spc)
 		rnode.spcNode = new_spc;
 		rnode.dbNode = db;
 		rnode.relNode = get32be(k + 17);
-		write_mapping(&rnode, (BackendId) get32be(k + 21), mv.tree, mv.persistence);
-		b = tides_local_batch();
-		tides_batch_set_tag(b, tides_current_tag(), false);
-		if (tides_batch_delete(b, k, klen) != TIDES_OK)
-			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+		backend = (BackendId) get32be(k + 21);
+		if (finish)
+		{
+			/* the new forward mapping exists; now the owner, and the old one goes */
+			write_mapping(&rnode, backend, mv.tree, mv.persistence);
+			b = tides_local_batch();
+			tides_xact_tag_batch(b);
+			if (tides_batch_delete(b, k, klen) != TIDES_OK)
+				ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+		}
+		else
+		{
+			b = tides_local_batch();
+			tides_xact_tag_batch(b);
+			if (tides_batch_put(b, key, relmap_key(key, &rnode, backend), v, vlen) != TIDES_OK)
+				ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+		}
 		tides_write_batch(b);
 	}
-	tides_iter_free(it);
+	tides_close_iter(it);
 }
 
 /* ---- transactional drops */
@@ -695,7 +709,7 @@ tides_drop_tree_at_end(uint64 tree, bool at_commit)
 		LWLockRelease(markers_lock());
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
 	}
-	tides_batch_set_tag(b, tides_current_tag(), false);
+	tides_xact_tag_batch(b);
 	tides_write_batch(b);
 	LWLockRelease(markers_lock());
 }
@@ -736,12 +750,7 @@ delete_small_tree(tides_db *db, uint64 tree)
 	o.upper = upper;
 	o.upper_len = sizeof(upper);
 	o.fill_cache = false;
-	it = tides_iter_new(db, &o);
-	if (it == NULL)
-	{
-		tides_batch_free(b);
-		return false;
-	}
+	it = tides_open_iter(db, &o);
 	for (tides_iter_first(it); tides_iter_valid(it); tides_iter_next(it))
 	{
 		size_t		klen;
@@ -755,7 +764,7 @@ delete_small_tree(tides_db *db, uint64 tree)
 		tides_batch_delete(b, k, klen);
 	}
 	small = small && tides_iter_status(it) == TIDES_OK;
-	tides_iter_free(it);
+	tides_close_iter(it);
 	if (small && n > 0)
 	{
 		for (int attempt = 0;; attempt++)
@@ -893,12 +902,7 @@ tides_process_drops(void)
 	o.upper = upper;
 	o.upper_len = sizeof(upper);
 	LWLockAcquire(markers_lock(), LW_EXCLUSIVE);
-	it = tides_iter_new(db, &o);
-	if (it == NULL)
-	{
-		LWLockRelease(markers_lock());
-		return;
-	}
+	it = tides_open_iter(db, &o);
 	for (tides_iter_first(it); tides_iter_valid(it); tides_iter_next(it))
 	{
 		size_t		klen,
@@ -925,7 +929,7 @@ tides_process_drops(void)
 		drop[ntodo] = verdict == MARKER_DROP;
 		ntodo++;
 	}
-	tides_iter_free(it);
+	tides_close_iter(it);
 	LWLockRelease(markers_lock());
 
 	/*
@@ -997,9 +1001,7 @@ tides_schedule_database_drop(Oid dboid)
 	o.upper_len = dboid == UINT32_MAX ? 9 : sizeof(upper);
 	if (dboid == UINT32_MAX)
 		upper[8] = META_RELMAP + 1;
-	it = tides_iter_new(tides_engine(), &o);
-	if (it == NULL)
-		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	it = tides_open_iter(tides_engine(), &o);
 	for (tides_iter_first(it); tides_iter_valid(it); tides_iter_next(it))
 	{
 		size_t		vlen;
@@ -1016,7 +1018,7 @@ tides_schedule_database_drop(Oid dboid)
 		}
 		trees[n++] = mv.tree;
 	}
-	tides_iter_free(it);
+	tides_close_iter(it);
 	for (int i = 0; i < n; i++)
 		tides_drop_tree_at_end(trees[i], true);
 	if (trees)

@@ -168,6 +168,7 @@ tides_worker_main(Datum arg)
 			EmitErrorReport();
 			FlushErrorState();
 			LWLockReleaseAll();
+			tides_close_all_iters();
 			st = TIDES_IO_ERROR;
 		}
 		PG_END_TRY();

@@ -16,17 +16,31 @@
  *             PostgreSQL is about to flush its commit record synchronously:
  *             then the tides records are made durable first, so an OS crash
  *             cannot keep the commit and lose the rows (D3b).
+ * PostgreSQL itself flushes the commit record synchronously also when the
+ * transaction drops or replaces relation files (TRUNCATE, DROP, CLUSTER) and
+ * after ForceSyncCommit (CREATE DATABASE and friends, which tell us through
+ * tides_xact_force_durable): then too the tides records go first.
+ *
+ * ON COMMIT DELETE ROWS truncates temporary tables after the PRE_COMMIT
+ * callbacks, that is after the seal.  A tagged write then would reopen the
+ * tag and make recovery judge the whole transaction lost; those writes go
+ * untagged (temporary relations do not survive a crash anyway) and without
+ * a sync of their own.
+ *
  * An aborted transaction seals its tag too, so the engine can forget it.
  */
 #include "postgres.h"
 
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "catalog/storage.h"
 #include "miscadmin.h"
 
 #include "tides_pg.h"
 
 static bool xact_wrote = false;
+static bool xact_sealed = false;
+static bool xact_force_durable = false;
 static uint64 xact_tag = 0;
 
 void
@@ -40,11 +54,40 @@ tides_xact_note_write(void)
 	}
 }
 
-uint64
-tides_current_tag(void)
+void
+tides_xact_tag_batch(tides_batch *b)
 {
 	Assert(xact_wrote);
-	return xact_tag;
+	if (xact_sealed)
+	{
+		tides_batch_set_tag(b, 0, false);
+		tides_batch_defer_sync(b);
+	}
+	else
+		tides_batch_set_tag(b, xact_tag, false);
+}
+
+void
+tides_xact_force_durable(void)
+{
+	xact_force_durable = true;
+}
+
+/* will PostgreSQL flush this transaction's commit record before returning? */
+static bool
+commit_will_be_flushed(void)
+{
+	RelFileNode *rels;
+	int			nrels;
+
+	if (xact_force_durable)
+		return true;
+	if (XactLastRecEnd != 0 && synchronous_commit > SYNCHRONOUS_COMMIT_OFF)
+		return true;
+	nrels = smgrGetPendingDeletes(true, &rels);
+	if (rels)
+		pfree(rels);
+	return nrels > 0;
 }
 
 /* write the sealing batch; returns its log position */
@@ -104,23 +147,29 @@ tides_xact_callback(XactEvent event, void *arg)
 	{
 		case XACT_EVENT_PRE_COMMIT:
 			if (xact_wrote)
-				seal_and_sync(XactLastRecEnd != 0 && synchronous_commit > SYNCHRONOUS_COMMIT_OFF);
+			{
+				seal_and_sync(commit_will_be_flushed());
+				xact_sealed = true;
+			}
 			break;
 		case XACT_EVENT_PRE_PREPARE:
 			/* PREPARE always flushes its WAL record: the rows go first */
 			if (xact_wrote)
+			{
 				seal_and_sync(true);
+				xact_sealed = true;
+			}
 			break;
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
-			if (xact_wrote)
+			if (xact_wrote && !xact_sealed)
 				seal_quietly();
-			xact_wrote = false;
+			xact_wrote = xact_sealed = xact_force_durable = false;
 			break;
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:
 		case XACT_EVENT_PREPARE:
-			xact_wrote = false;
+			xact_wrote = xact_sealed = xact_force_durable = false;
 			break;
 		default:
 			break;

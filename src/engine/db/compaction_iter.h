@@ -50,8 +50,9 @@ typedef struct tides_compaction_counts
 
 /*
  * Run the input from its current position to its end, or until emit returns
- * a non-OK status.  *at_key_boundary (optional) tells emit whether the entry
- * starts a new user key (outputs may only be cut there).
+ * a non-OK status.  (emit is not told about user-key boundaries: a table
+ * writer that cuts outputs tracks the last user key itself, see
+ * tides_table_writer_add.)
  */
 tides_status tides_compaction_run(tides_iiter *input, const tides_compaction_rules *rules,
 								  tides_emit_fn emit, void *arg,

@@ -19,6 +19,8 @@
  *   sv_lock        the sv pointer (readers take it shared to pin sv)
  *   flush_mutex    one flush at a time (flushes must go oldest first)
  *   tag_lock       the open-tag table
+ *   obsolete_lock  the obsolete-file list (a leaf, like the heap lock and the
+ *                  block cache's locks)
  *
  * Reader protocol: take seq = published_seq, then pin the current
  * superversion.  Every entry with seq <= published_seq is in a memtable of

@@ -1,6 +1,13 @@
 /*
  * merge_iter.h -- merge several internal iterators into one ordered stream,
  * and concatenate the files of one sorted level.
+ *
+ * Both yield internal keys in tides_ikey_cmp order and support seek, first,
+ * last, next and prev (a direction change repositions every child, as in
+ * LevelDB).  The merge allocates only on a direction change; the level
+ * iterator opens a file iterator (through the table cache) each time it
+ * enters a file.  They never fail loudly: the first child error ends
+ * validity and is reported through tides_iiter_status() (util/iterator.h).
  */
 #ifndef TIDES_DB_MERGE_ITER_H
 #define TIDES_DB_MERGE_ITER_H

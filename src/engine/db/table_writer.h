@@ -2,6 +2,10 @@
  * table_writer.h -- writing output SSTables for flush and compaction: new
  * file numbers, cutting outputs at a target size on user-key boundaries,
  * fsync before the file can be published, and cleanup on failure.
+ *
+ * Contract: the caller publishes w->outputs with a manifest edit; it may call
+ * tides_table_writer_discard() only while no durable edit or installed
+ * version names any of them (discard unlinks every output unconditionally).
  */
 #ifndef TIDES_DB_TABLE_WRITER_H
 #define TIDES_DB_TABLE_WRITER_H

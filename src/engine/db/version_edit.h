@@ -11,7 +11,7 @@
  *
  *   1 replay_lsn        varint: log position recovery replays from
  *   2 next_file         varint: next file number to hand out
- *   3 last_seq          varint: sequence numbers below are all used
+ *   3 last_seq          varint: highest sequence number used so far
  *   4 segment_size      varint: log segment size the log was written with
  *   5 add_file          u8 level, varints number size min_seq max_seq
  *                       entries deletions, slices smallest largest

@@ -489,7 +489,7 @@ tides_write(tides_db *db, tides_batch *b, uint64_t *lsn_out)
 	tides_count(&sh->counters, user_bytes_written, payload_len);
 	if (lsn_out)
 		*lsn_out = pos + rec_len;
-	if (db->opts.sync_mode == TIDES_SYNC_FULL && (tag == 0 || seal))
+	if (db->opts.sync_mode == TIDES_SYNC_FULL && (tag == 0 || seal) && !b->defer_sync)
 		s = tides_sync(db, pos + rec_len, false);
 out:
 	if (heights != heights_buf)

@@ -22,6 +22,7 @@ batch_reset(tides_batch *b)
 	b->count = 0;
 	b->arena_bytes = 0;
 	b->max_key_len = 0;
+	b->defer_sync = false;
 }
 
 tides_batch *
@@ -107,6 +108,12 @@ tides_batch_set_tag(tides_batch *b, uint64_t tag, bool seal)
 		return;
 	tides_put64(h + 12, tag);
 	h[20] = seal ? TIDES_BATCH_FLAG_SEAL : 0;
+}
+
+void
+tides_batch_defer_sync(tides_batch *b)
+{
+	b->defer_sync = true;
 }
 
 tides_status

@@ -2,13 +2,16 @@
  * memtable.h -- one memtable: an arena in the shared region holding a
  * skiplist of internal keys, plus the bookkeeping that ties it to the log.
  *
- * States (field `state`), changed only under the engine's write lock or, for
- * FLUSHED -> FREE, by whoever drops the last reference:
+ * States (field `state`):
  *
  *   FREE -> ACTIVE      the write path takes a free slot for new writes
+ *                       (write lock; recovery activates the first one alone)
  *   ACTIVE -> SEALED    full (or sealed on request); no new reservations
+ *                       (write lock)
  *   SEALED -> FLUSHED   flush wrote it to an SSTable and installed the file
+ *                       (version mutex, db/flush.c)
  *   FLUSHED -> FREE     refs reached zero: no reader can see it any more
+ *                       (whoever drops the last reference)
  *
  * `writers` counts writes that reserved space here and have not finished
  * linking their nodes; flush waits (returns busy) until it is zero, so a

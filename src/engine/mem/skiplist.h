@@ -5,8 +5,9 @@
  * (the write path reserves a batch's bytes in one step under the write lock,
  * then fills them without locks) and linked with compare-and-swap, so any
  * number of processes insert concurrently while others read.  Links are
- * 32-bit offsets from the arena base, which keeps nodes small and makes the
- * structure independent of where the arena is mapped.
+ * 32-bit offsets from the arena base, which keeps nodes small; the arena's
+ * base address itself is stored as a pointer (tides_skiplist.arena), so the
+ * region must still be mapped at the same address everywhere.
  *
  * Rules:
  *   - keys are internal keys, unique (the sequence number in the trailer
