@@ -6,6 +6,8 @@
  * bounded to [tree|lo_vid, tree|hi_vid), whose entries are turned into
  * TidesTuples in a reused buffer.  The cursor reads the engine as of its
  * creation (a consistent view); visibility is the caller's business.
+ * Stubs (redirects and dead items, see tides_am.h) are skipped unless the
+ * caller asks for them.
  */
 #include "postgres.h"
 
@@ -20,6 +22,7 @@ struct TidesCursor
 	uint8		upper[TIDES_ROW_KEY_LEN];
 	bool		started;
 	bool		pending;		/* the iterator is on the next entry to return */
+	bool		stubs;			/* return stubs too */
 	TidesTupleBuf buf;
 };
 
@@ -72,8 +75,8 @@ current(TidesCursor *c)
 	return tides_tuple_from_value(v, vlen, tides_row_key_vid(k), c->relid, &c->buf);
 }
 
-TidesTuple *
-tides_cursor_next(TidesCursor *c, ScanDirection dir)
+static TidesTuple *
+step(TidesCursor *c, ScanDirection dir)
 {
 	if (c->pending)
 	{
@@ -103,6 +106,22 @@ tides_cursor_next(TidesCursor *c, ScanDirection dir)
 			tides_iter_first(c->it);
 	}
 	return current(c);
+}
+
+TidesTuple *
+tides_cursor_next(TidesCursor *c, ScanDirection dir)
+{
+	TidesTuple *t;
+
+	while ((t = step(c, dir)) != NULL && TIDES_IS_STUB(t) && !c->stubs)
+		;
+	return t;
+}
+
+void
+tides_cursor_include_stubs(TidesCursor *c)
+{
+	c->stubs = true;
 }
 
 /* position so that the next tides_cursor_next(dir) returns vid (or the next one in dir) */

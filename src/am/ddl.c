@@ -153,7 +153,32 @@ freeze_for_rewrite(ClusterState *cs, HeapTupleHeader h, TidesVersionMeta *meta)
 		TransactionId xmax = HeapTupleHeaderGetRawXmax(h);
 		bool		stale;
 
-		if (h->t_infomask & HEAP_XMAX_IS_MULTI)
+		if ((h->t_infomask & HEAP_XMAX_IS_MULTI) && MultiXactIdPrecedes(xmax, cs->multi_cutoff) &&
+			!HEAP_XMAX_IS_LOCKED_ONLY(h->t_infomask))
+		{
+			/*
+			 * The new relminmxid promises no older multixact: one that
+			 * carries an update gives way to its updater (FreezeMultiXactId),
+			 * whose fate is settled and durable (tides_sync_before_freezing).
+			 */
+			TransactionId upd = HeapTupleGetUpdateXid(h);
+
+			h->t_infomask &= ~(HEAP_XMAX_BITS | HEAP_XMAX_COMMITTED | HEAP_XMAX_INVALID);
+			if (TransactionIdIsValid(upd) && TransactionIdDidCommit(upd))
+			{
+				HeapTupleHeaderSetXmax(h, upd);
+				h->t_infomask |= HEAP_XMAX_COMMITTED;
+			}
+			else
+			{
+				HeapTupleHeaderSetXmax(h, InvalidTransactionId);
+				h->t_infomask |= HEAP_XMAX_INVALID;
+				h->t_infomask2 &= ~HEAP_KEYS_UPDATED;
+			}
+			meta->xmax_inc = 0;
+			stale = false;
+		}
+		else if (h->t_infomask & HEAP_XMAX_IS_MULTI)
 			stale = MultiXactIdPrecedes(xmax, cs->multi_cutoff) &&
 				HEAP_XMAX_IS_LOCKED_ONLY(h->t_infomask) && !MultiXactIdIsRunning(xmax, true);
 		else
@@ -193,8 +218,11 @@ rewrite_one(ClusterState *cs, HeapTuple tup, const TidesVersionMeta *oldmeta, ui
 	memcpy(&copy->t_data->t_choice, &tup->t_data->t_choice, sizeof(copy->t_data->t_choice));
 	copy->t_data->t_infomask &= ~HEAP_XACT_MASK;
 	copy->t_data->t_infomask |= tup->t_data->t_infomask & HEAP_XACT_MASK;
+	/* every version of the new relation is its own root: no HOT bits */
 	copy->t_data->t_infomask2 &= ~HEAP2_XACT_MASK;
-	copy->t_data->t_infomask2 |= tup->t_data->t_infomask2 & HEAP2_XACT_MASK;
+	meta.flags = TIDES_VF_NONE;
+	meta.hot_depth = 0;
+	meta.link = 0;
 	freeze_for_rewrite(cs, copy->t_data, &meta);
 	copy->t_tableOid = RelationGetRelid(cs->new_rel);
 	if (HeapTupleHasExternal(copy) || copy->t_len > TOAST_TUPLE_THRESHOLD)
@@ -297,6 +325,8 @@ tides_relation_copy_for_cluster(Relation OldTable, Relation NewTable, Relation O
 	TidesTupleBuf buf;
 
 	tides_xact_note_write();
+	/* the rewrite freezes and keeps hint bits: as VACUUM, commits first */
+	tides_sync_before_freezing();
 	tides_tuple_buf_init(&buf, CurrentMemoryContext);
 	memset(&cs, 0, sizeof(cs));
 	cs.old_rel = OldTable;

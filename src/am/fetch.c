@@ -67,31 +67,20 @@ tides_index_fetch_tuple(IndexFetchTableData *scan, ItemPointer tid, Snapshot sna
 	TidesIndexFetchData *f = (TidesIndexFetchData *) scan;
 	Relation	rel = f->base.rel;
 	TidesTuple *t;
-	bool		visible;
 
-	*call_again = false;
-	if (all_dead)
-		*all_dead = false;
+	pgstat_count_buffer_read(rel);
 	pgstat_count_buffer_hit(rel);
-	t = fetch(f->tree, rel, tid, &f->buf);
+	t = tides_hot_search(rel, f->tree, tid, snapshot, &f->buf, all_dead, !*call_again);
 	if (t == NULL)
 	{
-		/* removed: dead to everyone, and its TID is never reused */
-		if (all_dead)
-			*all_dead = true;
+		/* the end of the chain (a removed root reads as dead: TIDs are never reused) */
+		*call_again = false;
 		return false;
 	}
-	visible = tides_visible(t, snapshot);
-	tides_ssi_conflict_out(visible, rel, t, snapshot);
-	if (visible)
-	{
-		PredicateLockTID(rel, &t->htup.t_self, snapshot, HeapTupleHeaderGetXmin(t->htup.t_data));
-		tides_store_in_slot(t, slot);
-		return true;
-	}
-	if (all_dead)
-		*all_dead = tides_surely_dead(t, GlobalVisTestFor(rel));
-	return false;
+	/* only a non-MVCC snapshot can see more than one member of a chain */
+	*call_again = !IsMVCCSnapshot(snapshot);
+	tides_store_in_slot(t, slot);
+	return true;
 }
 
 bool
@@ -178,31 +167,27 @@ tides_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot, Snapshot snap
 	return visible;
 }
 
+/*
+ * Which index entries may go (heap_index_delete_tuples): those whose whole
+ * chain is dead to everyone.  Every entry is judged; unlike heap there is no
+ * page to read anyway, so bottom-up deletion gains nothing from stopping
+ * early.
+ */
 TransactionId
 tides_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate)
 {
 	uint64		tree = tides_rel_tree(rel);
 	GlobalVisState *vistest = GlobalVisTestFor(rel);
 	TransactionId latest_removed = InvalidTransactionId;
-	TidesTupleBuf buf;
 
-	tides_tuple_buf_init(&buf, CurrentMemoryContext);
 	for (int i = 0; i < delstate->ndeltids; i++)
 	{
 		TM_IndexDelete *d = &delstate->deltids[i];
 		TM_IndexStatus *st = &delstate->status[d->id];
-		TidesTuple *t = fetch(tree, rel, &d->tid, &buf);
+		uint64		vid;
 
-		if (t == NULL)
-			st->knowndeletable = true;
-		else if (tides_surely_dead(t, vistest))
-		{
-			st->knowndeletable = true;
-			HeapTupleHeaderAdvanceLatestRemovedXid(t->htup.t_data, &latest_removed);
-		}
-		else
-			st->knowndeletable = false;
+		st->knowndeletable = tides_tid_to_vid(&d->tid, &vid) &&
+			tides_hot_chain_dead(rel, tree, vid, vistest, &latest_removed);
 	}
-	tides_tuple_buf_free(&buf);
 	return latest_removed;
 }

@@ -6,8 +6,16 @@
  * The rules are heap's heapam_index_build_range_scan: dead versions are
  * skipped; recently dead ones are indexed as not alive; versions being
  * inserted or deleted by other transactions are indexed, after waiting for
- * the other transaction when uniqueness is being checked.  With no HOT
- * chains, every version is its own root.
+ * the other transaction when uniqueness is being checked.
+ *
+ * Index entries point at HOT chain roots (hot.c), so the scan goes root by
+ * root and walks each chain, indexing a member under its root's TID.  As in
+ * heap, a recently dead member that was HOT-updated is not indexed (only the
+ * chain's newest state is), which makes the chain "broken" for snapshots
+ * that still see the old state: ii_BrokenHotChain tells PostgreSQL to hide
+ * the index from them (indcheckxmin).  A block range (BRIN) is summarized
+ * from the chains rooted in it, wherever their members live: a bitmap page
+ * is read the same way, root by root.
  */
 #include "postgres.h"
 
@@ -28,6 +36,112 @@
 
 #include "tides_am.h"
 
+/* how one chain member is to be indexed */
+typedef struct BuildState
+{
+	Relation	heap;
+	uint64		tree;
+	struct IndexInfo *index_info;
+	bool		anyvisible;
+	bool		checking_uniqueness;
+	bool		is_system_catalog;
+	TransactionId OldestXmin;
+	double		reltuples;
+	TidesTupleBuf rbuf;
+} BuildState;
+
+/*
+ * Judge one member against OldestXmin (SnapshotAny builds): whether to index
+ * it and whether it is alive.  May wait for a concurrent writer and judge
+ * the member again; *tp then points at its fresh state (NULL: it is gone).
+ */
+static bool
+judge_member(BuildState *bs, TidesTuple **tp, bool *alive)
+{
+	TidesTuple *t = *tp;
+	TransactionId dead_after;
+	TransactionId xwait;
+
+recheck:
+	switch (tides_satisfies_vacuum(t, bs->OldestXmin, &dead_after))
+	{
+		case HEAPTUPLE_DEAD:
+			return false;
+		case HEAPTUPLE_LIVE:
+			*alive = true;
+			bs->reltuples += 1;
+			return true;
+		case HEAPTUPLE_RECENTLY_DEAD:
+			*alive = false;
+			if (HeapTupleHeaderIsHotUpdated(t->htup.t_data))
+			{
+				/* only the chain's newest state is indexed */
+				bs->index_info->ii_BrokenHotChain = true;
+				return false;
+			}
+			return true;
+		case HEAPTUPLE_INSERT_IN_PROGRESS:
+			*alive = true;
+			if (bs->anyvisible)
+			{
+				bs->reltuples += 1;
+				return true;
+			}
+			xwait = HeapTupleHeaderGetXmin(t->htup.t_data);
+			if (TransactionIdIsCurrentTransactionId(xwait))
+			{
+				bs->reltuples += 1;
+				return true;
+			}
+			if (!bs->is_system_catalog)
+				elog(WARNING, "concurrent insert in progress within table \"%s\"",
+					 RelationGetRelationName(bs->heap));
+			if (bs->checking_uniqueness)
+			{
+				/* the outcome decides whether the entry may conflict */
+				XactLockTableWait(xwait, bs->heap, &t->htup.t_self, XLTW_InsertIndexUnique);
+				CHECK_FOR_INTERRUPTS();
+				t = *tp = tides_fetch_version(bs->tree, t->vid, RelationGetRelid(bs->heap), &bs->rbuf);
+				if (t == NULL)
+					return false;
+				goto recheck;
+			}
+			return true;
+		case HEAPTUPLE_DELETE_IN_PROGRESS:
+			*alive = false;
+			if (bs->anyvisible)
+			{
+				bs->reltuples += 1;
+				return true;
+			}
+			xwait = HeapTupleHeaderGetUpdateXid(t->htup.t_data);
+			if (TransactionIdIsCurrentTransactionId(xwait))
+			{
+				if (HeapTupleHeaderIsHotUpdated(t->htup.t_data))
+				{
+					bs->index_info->ii_BrokenHotChain = true;
+					return false;
+				}
+				return true;
+			}
+			if (!bs->is_system_catalog)
+				elog(WARNING, "concurrent delete in progress within table \"%s\"",
+					 RelationGetRelationName(bs->heap));
+			if (bs->checking_uniqueness || HeapTupleHeaderIsHotUpdated(t->htup.t_data))
+			{
+				XactLockTableWait(xwait, bs->heap, &t->htup.t_self, XLTW_InsertIndexUnique);
+				CHECK_FOR_INTERRUPTS();
+				t = *tp = tides_fetch_version(bs->tree, t->vid, RelationGetRelid(bs->heap), &bs->rbuf);
+				if (t == NULL)
+					return false;
+				goto recheck;
+			}
+			bs->reltuples += 1;
+			return true;
+	}
+	return false;
+}
+
 double
 tides_index_build_range_scan(Relation heapRelation, Relation indexRelation,
 							 struct IndexInfo *indexInfo, bool allow_sync, bool anyvisible,
@@ -35,11 +149,8 @@ tides_index_build_range_scan(Relation heapRelation, Relation indexRelation,
 							 IndexBuildCallback callback, void *callback_state,
 							 TableScanDesc scan)
 {
-	bool		checking_uniqueness = indexInfo->ii_Unique || indexInfo->ii_ExclusionOps != NULL;
-	bool		is_system_catalog = IsSystemRelation(heapRelation);
 	Datum		values[INDEX_MAX_KEYS];
 	bool		isnull[INDEX_MAX_KEYS];
-	double		reltuples = 0;
 	EState	   *estate = CreateExecutorState();
 	ExprContext *econtext = GetPerTupleExprContext(estate);
 	TupleTableSlot *slot = table_slot_create(heapRelation, NULL);
@@ -47,20 +158,28 @@ tides_index_build_range_scan(Relation heapRelation, Relation indexRelation,
 	Snapshot	snapshot;
 	bool		need_unregister_snapshot = false;
 	bool		own_scan = scan == NULL;
-	TransactionId OldestXmin = InvalidTransactionId;
-	TidesTuple *t;
-	bool		visible;
-	uint64		tree = tides_rel_tree(heapRelation);
-	TidesTupleBuf rbuf;
+	TidesTuple *root;
+	BuildState	bs;
+	TidesTupleBuf walkbuf;
+	Oid			relid = RelationGetRelid(heapRelation);
 
+	memset(&bs, 0, sizeof(bs));
+	bs.heap = heapRelation;
+	bs.tree = tides_rel_tree(heapRelation);
+	bs.index_info = indexInfo;
+	bs.anyvisible = anyvisible;
+	bs.checking_uniqueness = indexInfo->ii_Unique || indexInfo->ii_ExclusionOps != NULL;
+	bs.is_system_catalog = IsSystemRelation(heapRelation);
+	bs.OldestXmin = InvalidTransactionId;
+	tides_tuple_buf_init(&bs.rbuf, CurrentMemoryContext);
+	tides_tuple_buf_init(&walkbuf, CurrentMemoryContext);
 	econtext->ecxt_scantuple = slot;
-	tides_tuple_buf_init(&rbuf, CurrentMemoryContext);
 	predicate = ExecPrepareQual(indexInfo->ii_Predicate, estate);
 	if (!IsBootstrapProcessingMode() && !indexInfo->ii_Concurrent)
-		OldestXmin = GetOldestNonRemovableTransactionId(heapRelation);
+		bs.OldestXmin = GetOldestNonRemovableTransactionId(heapRelation);
 	if (own_scan)
 	{
-		if (!TransactionIdIsValid(OldestXmin))
+		if (!TransactionIdIsValid(bs.OldestXmin))
 		{
 			snapshot = RegisterSnapshot(GetTransactionSnapshot());
 			need_unregister_snapshot = true;
@@ -75,106 +194,72 @@ tides_index_build_range_scan(Relation heapRelation, Relation indexRelation,
 		snapshot = scan->rs_snapshot;
 	if (progress)
 		pgstat_progress_update_param(PROGRESS_SCAN_BLOCKS_TOTAL,
-									 (tides_vid_high_water(tree) + TIDES_ROWS_PER_BLOCK - 1) / TIDES_ROWS_PER_BLOCK);
+									 (tides_vid_high_water(bs.tree) + TIDES_ROWS_PER_BLOCK - 1) / TIDES_ROWS_PER_BLOCK);
 
-	while ((t = tides_scan_next_version(scan, &visible)) != NULL)
+	while ((root = tides_scan_next_root(scan)) != NULL)
 	{
-		bool		alive = true;
+		ItemPointerData root_tid = root->htup.t_self;
+		TidesTuple *t;
+		TransactionId prev_xmax = InvalidTransactionId;
 
 		CHECK_FOR_INTERRUPTS();
 		if (progress)
 			pgstat_progress_update_param(PROGRESS_SCAN_BLOCKS_DONE,
-										 ItemPointerGetBlockNumber(&t->htup.t_self));
-		if (snapshot == SnapshotAny)
+										 ItemPointerGetBlockNumber(&root_tid));
+		if (snapshot != SnapshotAny)
 		{
-			bool		index_it = false;
-			TransactionId dead_after;
-			TransactionId xwait;
+			/* an MVCC build indexes the one member its snapshot sees */
+			ItemPointerData tid = root_tid;
 
-	recheck:
-			switch (tides_satisfies_vacuum(t, OldestXmin, &dead_after))
-			{
-				case HEAPTUPLE_DEAD:
-					index_it = false;
-					break;
-				case HEAPTUPLE_LIVE:
-					index_it = true;
-					alive = true;
-					break;
-				case HEAPTUPLE_RECENTLY_DEAD:
-					index_it = true;
-					alive = false;
-					break;
-				case HEAPTUPLE_INSERT_IN_PROGRESS:
-					xwait = HeapTupleHeaderGetXmin(t->htup.t_data);
-					if (anyvisible || TransactionIdIsCurrentTransactionId(xwait))
-					{
-						index_it = true;
-						alive = true;
-						break;
-					}
-					if (!is_system_catalog)
-						elog(WARNING, "concurrent insert in progress within table \"%s\"",
-							 RelationGetRelationName(heapRelation));
-					if (checking_uniqueness)
-					{
-						/* the outcome decides whether the entry may conflict */
-						XactLockTableWait(xwait, heapRelation, &t->htup.t_self, XLTW_InsertIndexUnique);
-						CHECK_FOR_INTERRUPTS();
-						t = tides_fetch_version(tree, t->vid, RelationGetRelid(heapRelation), &rbuf);
-						if (t == NULL)
-							break;		/* removed meanwhile: nothing to index */
-						goto recheck;
-					}
-					index_it = true;
-					alive = true;
-					break;
-				case HEAPTUPLE_DELETE_IN_PROGRESS:
-					xwait = HeapTupleHeaderGetUpdateXid(t->htup.t_data);
-					if (anyvisible)
-					{
-						index_it = true;
-						alive = true;
-						break;
-					}
-					if (TransactionIdIsCurrentTransactionId(xwait))
-					{
-						index_it = true;
-						alive = false;
-						break;
-					}
-					if (!is_system_catalog)
-						elog(WARNING, "concurrent delete in progress within table \"%s\"",
-							 RelationGetRelationName(heapRelation));
-					if (checking_uniqueness)
-					{
-						XactLockTableWait(xwait, heapRelation, &t->htup.t_self, XLTW_InsertIndexUnique);
-						CHECK_FOR_INTERRUPTS();
-						t = tides_fetch_version(tree, t->vid, RelationGetRelid(heapRelation), &rbuf);
-						if (t == NULL)
-							break;
-						goto recheck;
-					}
-					index_it = true;
-					alive = true;
-					break;
-			}
-			if (!index_it || t == NULL)
+			t = tides_hot_search(heapRelation, bs.tree, &tid, snapshot, &walkbuf, NULL, true);
+			if (t == NULL)
 				continue;
+			bs.reltuples += 1;
+			MemoryContextReset(econtext->ecxt_per_tuple_memory);
+			tides_store_in_slot(t, slot);
+			if (predicate != NULL && !ExecQual(predicate, econtext))
+				continue;
+			FormIndexDatum(indexInfo, slot, estate, values, isnull);
+			callback(indexRelation, &root_tid, values, isnull, true, callback_state);
+			continue;
 		}
-		else if (!visible)
-			continue;
 
-		reltuples += 1;
-		MemoryContextReset(econtext->ecxt_per_tuple_memory);
-		tides_store_in_slot(t, slot);
-		if (predicate != NULL && !ExecQual(predicate, econtext))
-			continue;
-		FormIndexDatum(indexInfo, slot, estate, values, isnull);
-		callback(indexRelation, &t->htup.t_self, values, isnull, alive, callback_state);
+		/* SnapshotAny: every member that some snapshot may still need */
+		t = TIDES_IS_STUB(root) ? tides_fetch_version(bs.tree, root->meta.link, relid, &walkbuf) : root;
+		while (t != NULL)
+		{
+			bool		alive = true;
+			uint64		next;
+			bool		more;
+
+			if (TransactionIdIsValid(prev_xmax) &&
+				!TransactionIdEquals(prev_xmax, HeapTupleHeaderGetXmin(t->htup.t_data)))
+				break;
+			if (judge_member(&bs, &t, &alive))
+			{
+				MemoryContextReset(econtext->ecxt_per_tuple_memory);
+				tides_store_in_slot(t, slot);
+				if (predicate == NULL || ExecQual(predicate, econtext))
+				{
+					FormIndexDatum(indexInfo, slot, estate, values, isnull);
+					callback(indexRelation, &root_tid, values, isnull, alive, callback_state);
+				}
+			}
+			if (t == NULL)
+				break;
+			more = HeapTupleHeaderIsHotUpdated(t->htup.t_data) &&
+				tides_tid_to_vid(&t->htup.t_data->t_ctid, &next);
+			if (!more)
+				break;
+			prev_xmax = HeapTupleHeaderGetUpdateXid(t->htup.t_data);
+			t = tides_fetch_version(bs.tree, next, relid, &walkbuf);
+			if (t != NULL && !HeapTupleHeaderIsHeapOnly(t->htup.t_data))
+				break;
+		}
 	}
 
-	tides_tuple_buf_free(&rbuf);
+	tides_tuple_buf_free(&bs.rbuf);
+	tides_tuple_buf_free(&walkbuf);
 	/* as heap does, the scan ends here even when the caller began it */
 	table_endscan(scan);
 	if (need_unregister_snapshot)
@@ -183,9 +268,16 @@ tides_index_build_range_scan(Relation heapRelation, Relation indexRelation,
 	FreeExecutorState(estate);
 	indexInfo->ii_ExpressionsState = NIL;
 	indexInfo->ii_PredicateState = NULL;
-	return reltuples;
+	return bs.reltuples;
 }
 
+/*
+ * CREATE INDEX CONCURRENTLY's validation: insert what the reference
+ * snapshot sees but the index lacks.  Roots come in TID order and so do the
+ * index's TIDs (a sorted datum stream): merge them, and for each root the
+ * index lacks, index the chain member the snapshot sees under the root's
+ * TID.
+ */
 void
 tides_index_validate_scan(Relation heapRelation, Relation indexRelation,
 						  struct IndexInfo *indexInfo, Snapshot snapshot,
@@ -200,23 +292,26 @@ tides_index_validate_scan(Relation heapRelation, Relation indexRelation,
 	ExprState  *predicate;
 	ItemPointerData indexcursor;
 	bool		tuplesort_empty = false;
-	TidesTuple *t;
-	bool		visible;
+	TidesTuple *root;
+	TidesTupleBuf walkbuf;
+	uint64		tree = tides_rel_tree(heapRelation);
 
 	econtext->ecxt_scantuple = slot;
 	predicate = ExecPrepareQual(indexInfo->ii_Predicate, estate);
+	tides_tuple_buf_init(&walkbuf, CurrentMemoryContext);
 	scan = table_beginscan_strat(heapRelation, snapshot, 0, NULL, true, false);
 	ItemPointerSetInvalid(&indexcursor);
 
-	/* versions come in TID order, and so do the index's TIDs: merge them */
-	while ((t = tides_scan_next_version(scan, &visible)) != NULL)
+	while ((root = tides_scan_next_root(scan)) != NULL)
 	{
-		ItemPointer tid = &t->htup.t_self;
+		ItemPointerData root_tid = root->htup.t_self;
+		ItemPointerData tid = root_tid;
+		TidesTuple *t;
 
 		CHECK_FOR_INTERRUPTS();
 		state->htups += 1;
 		while (!tuplesort_empty &&
-			   (!ItemPointerIsValid(&indexcursor) || ItemPointerCompare(&indexcursor, tid) < 0))
+			   (!ItemPointerIsValid(&indexcursor) || ItemPointerCompare(&indexcursor, &root_tid) < 0))
 		{
 			Datum		ts_val;
 			bool		ts_isnull;
@@ -225,21 +320,23 @@ tides_index_validate_scan(Relation heapRelation, Relation indexRelation,
 			if (!tuplesort_empty)
 				itemptr_decode(&indexcursor, DatumGetInt64(ts_val));
 		}
-		if (!visible)
-			continue;
-		if (!tuplesort_empty && ItemPointerEquals(&indexcursor, tid))
+		if (!tuplesort_empty && ItemPointerEquals(&indexcursor, &root_tid))
 			continue;			/* already in the index */
+		t = tides_hot_search(heapRelation, tree, &tid, snapshot, &walkbuf, NULL, true);
+		if (t == NULL)
+			continue;
 		MemoryContextReset(econtext->ecxt_per_tuple_memory);
 		tides_store_in_slot(t, slot);
 		if (predicate != NULL && !ExecQual(predicate, econtext))
 			continue;
 		FormIndexDatum(indexInfo, slot, estate, values, isnull);
-		index_insert(indexRelation, values, isnull, tid, heapRelation,
+		index_insert(indexRelation, values, isnull, &root_tid, heapRelation,
 					 indexInfo->ii_Unique ? UNIQUE_CHECK_YES : UNIQUE_CHECK_NO,
 					 false, indexInfo);
 		state->tups_inserted += 1;
 	}
 	table_endscan(scan);
+	tides_tuple_buf_free(&walkbuf);
 	ExecDropSingleTupleTableSlot(slot);
 	FreeExecutorState(estate);
 	indexInfo->ii_ExpressionsState = NIL;

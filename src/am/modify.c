@@ -162,15 +162,16 @@ tides_tuple_complete_speculative(Relation rel, TupleTableSlot *slot, uint32 spec
 		return;
 	}
 
-	/* the insertion lost: the version vanishes for everybody */
+	/*
+	 * The insertion lost: the version vanishes for everybody.  Its index
+	 * entries exist, so it leaves a dead stub for VACUUM to collect (heap
+	 * makes the tuple dead; an index-only scan must not trust the block).
+	 */
 	{
-		uint8		key[TIDES_ROW_KEY_LEN];
 		tides_batch *b = tides_local_batch();
 		HeapTuple	copy = HeapTupleHasExternal(&t->htup) ? tides_tuple_copy_heap(t) : NULL;
 
-		tides_row_key(key, r.tree, r.vid);
-		if (tides_batch_delete(b, key, sizeof(key)) != TIDES_OK)
-			elog(ERROR, "out of memory");
+		tides_batch_add_stub(b, r.tree, r.vid, TIDES_VF_DEAD, 0);
 		tides_xact_tag_batch(b);
 		tides_write_batch(b);
 		tides_row_close(&r);
@@ -364,6 +365,7 @@ tides_tuple_delete(Relation rel, ItemPointer tid, CommandId cid, Snapshot snapsh
 	bool		checked,
 				remains;
 	TidesTuple *t;
+	uint64		root_vid;
 	TransactionId xid = GetCurrentTransactionId();
 	TransactionId new_xmax;
 	uint16		new_infomask,
@@ -396,16 +398,17 @@ tides_tuple_delete(Relation rel, ItemPointer tid, CommandId cid, Snapshot snapsh
 	t->htup.t_data->t_infomask2 |= new_infomask2;
 	HeapTupleHeaderSetXmax(t->htup.t_data, new_xmax);
 	set_cmax(t, cid);
-	tides_meta_set_xmax_writer(&t->meta);
+	tides_meta_set_xmax_writer(&t->meta, true);
 	t->htup.t_data->t_ctid = t->htup.t_self;
 	if (changingPart)
 		HeapTupleHeaderSetMovedPartitions(t->htup.t_data);
 	if (HeapTupleHasExternal(&t->htup) &&
 		(rel->rd_rel->relkind == RELKIND_RELATION || rel->rd_rel->relkind == RELKIND_MATVIEW))
 		toast_copy = tides_tuple_copy_heap(t);
+	root_vid = tides_root_vid(t);
 	tides_row_write(&r, t, 0, NULL, NULL);
 	tides_row_close(&r);
-	tides_vm_clear(rel, r.vid);
+	tides_vm_clear_chain(rel, r.vid, root_vid);
 	tides_release_tuplock(rel, tid, LockTupleExclusive, &have_tuple_lock);
 	if (toast_copy != NULL)
 	{
@@ -476,6 +479,8 @@ tides_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot, Command
 				im2_new;
 	uint64		new_vid;
 	TidesVersionMeta newmeta;
+	bool		hot;
+	uint64		root_vid;
 
 	if (IsInParallelMode())
 		ereport(ERROR,
@@ -512,6 +517,7 @@ tides_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot, Command
 	t = r.t;
 	CheckForSerializableConflictIn(rel, otid, ItemPointerGetBlockNumber(otid));
 	MultiXactIdSetOldestMember();
+	hot = tides_hot_update_allowed(rel, t, newtup);
 
 	/* the old version keeps its lockers next to us */
 	tides_compute_new_xmax(HeapTupleHeaderGetRawXmax(t->htup.t_data), t->htup.t_data->t_infomask,
@@ -556,6 +562,16 @@ tides_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot, Command
 	tides_vid_to_tid(new_vid, &heaptup->t_self);
 	heaptup->t_data->t_ctid = heaptup->t_self;
 	tides_meta_init_insert(&newmeta);
+	if (hot)
+	{
+		/* the new version joins the old one's chain: no index entries */
+		HeapTupleHeaderSetHotUpdated(t->htup.t_data);
+		HeapTupleHeaderSetHeapOnly(heaptup->t_data);
+		newmeta.link = tides_root_vid(t);
+		newmeta.hot_depth = t->meta.hot_depth + 1;
+	}
+	else
+		HeapTupleHeaderClearHotUpdated(t->htup.t_data);
 	if (TransactionIdIsValid(xmax_new))
 	{
 		/* the inherited lockers were written by other transactions */
@@ -570,15 +586,17 @@ tides_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot, Command
 	t->htup.t_data->t_infomask2 |= im2_old;
 	HeapTupleHeaderSetXmax(t->htup.t_data, xmax_old);
 	set_cmax(t, cid);
-	tides_meta_set_xmax_writer(&t->meta);
+	tides_meta_set_xmax_writer(&t->meta, true);
 	t->htup.t_data->t_ctid = heaptup->t_self;
 
+	root_vid = tides_root_vid(t);
 	tides_row_write(&r, t, new_vid, heaptup, &newmeta);
 	tides_row_close(&r);
-	tides_vm_clear(rel, r.vid);
+	/* the root's bit covers the whole chain, the new version included */
+	tides_vm_clear_chain(rel, r.vid, root_vid);
 	tides_vm_clear(rel, new_vid);
 	tides_release_tuplock(rel, otid, *lockmode, &have_tuple_lock);
-	pgstat_count_heap_update(rel, false);
+	pgstat_count_heap_update(rel, hot);
 
 	slot->tts_tableOid = RelationGetRelid(rel);
 	slot->tts_tid = heaptup->t_self;
@@ -588,7 +606,6 @@ tides_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot, Command
 	heap_freetuple(oldcopy);
 	if (should_free)
 		heap_freetuple(newtup);
-	/* no HOT: every update gets new index entries */
-	*update_indexes = true;
+	*update_indexes = !hot;
 	return TM_Ok;
 }

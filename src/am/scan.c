@@ -40,6 +40,7 @@ typedef struct TidesScanDescData
 	/* parallel: the block being scanned */
 	BlockNumber cur_block;
 	BlockNumber stat_block;		/* last block counted in pg_statio */
+	bool		want_stubs;		/* cursors return stubs (tides_scan_next_root) */
 	bool		parallel_started;
 	ParallelBlockTableScanWorkerData pbw;
 	/* bitmap, sample, analyze: visible versions of the current block */
@@ -230,14 +231,18 @@ open_next_range_in_cxt(TidesScanDesc s)
 			return false;		/* the one range was done */
 		s->cur_block = 0;
 		s->cursor = tides_cursor_open(s->tree, RelationGetRelid(s->base.rs_rd), s->lo_vid, s->hi_vid);
-		return true;
 	}
-	s->cur_block = parallel_next_block(s);
-	if (s->cur_block == InvalidBlockNumber)
-		return false;
-	s->cursor = tides_cursor_open(s->tree, RelationGetRelid(s->base.rs_rd),
-								  block_first_vid(s->cur_block),
-								  block_first_vid(s->cur_block + 1));
+	else
+	{
+		s->cur_block = parallel_next_block(s);
+		if (s->cur_block == InvalidBlockNumber)
+			return false;
+		s->cursor = tides_cursor_open(s->tree, RelationGetRelid(s->base.rs_rd),
+									  block_first_vid(s->cur_block),
+									  block_first_vid(s->cur_block + 1));
+	}
+	if (s->want_stubs)
+		tides_cursor_include_stubs(s->cursor);
 	return true;
 }
 
@@ -272,6 +277,7 @@ next_visible(TidesScanDesc s, ScanDirection dir, TupleTableSlot *slot)
 		{
 			/* pg_statio counts the (virtual) blocks a scan visits */
 			s->stat_block = t->vid / TIDES_ROWS_PER_BLOCK;
+			pgstat_count_buffer_read(rel);
 			pgstat_count_buffer_hit(rel);
 		}
 		visible = tides_visible(t, snap);
@@ -286,14 +292,16 @@ next_visible(TidesScanDesc s, ScanDirection dir, TupleTableSlot *slot)
 }
 
 /*
- * The next version the scan reaches, with its visibility to the scan's
- * snapshot; invisible versions are returned too (index builds judge them).
+ * The next HOT chain root the scan reaches, visible or not: a version that
+ * is not heap-only, or a redirect stub (index builds walk each chain from
+ * its root, see index_build.c).
  */
 TidesTuple *
-tides_scan_next_version(TableScanDesc sscan, bool *visible)
+tides_scan_next_root(TableScanDesc sscan)
 {
 	TidesScanDesc s = (TidesScanDesc) sscan;
 
+	s->want_stubs = true;
 	if (s->cursor == NULL && !open_next_range(s))
 		return NULL;
 	for (;;)
@@ -302,8 +310,9 @@ tides_scan_next_version(TableScanDesc sscan, bool *visible)
 
 		if (t != NULL)
 		{
-			*visible = tides_visible(t, s->base.rs_snapshot);
-			return t;
+			if (TIDES_IS_STUB(t) ? TIDES_IS_REDIRECT(t) : !HeapTupleHeaderIsHeapOnly(t->htup.t_data))
+				return t;
+			continue;
 		}
 		if (s->base.rs_parallel == NULL || !open_next_range(s))
 			return NULL;
@@ -393,13 +402,6 @@ page_add(TidesScanDesc s, TidesTuple *t)
 	MemoryContextSwitchTo(old);
 }
 
-/* fetch one vid's newest version into the scan's buffer */
-static TidesTuple *
-fetch_vid(TidesScanDesc s, uint64 vid)
-{
-	return tides_fetch_version(s->tree, vid, RelationGetRelid(s->base.rs_rd), &s->fetchbuf);
-}
-
 /* collect all versions of a block (no visibility filter) */
 static void
 load_block_versions(TidesScanDesc s, BlockNumber block)
@@ -418,6 +420,25 @@ load_block_versions(TidesScanDesc s, BlockNumber block)
 	tides_cursor_close(c);
 }
 
+/* the member of the chain rooted at vid that the scan sees, into the page */
+static void
+add_chain_member(TidesScanDesc s, uint64 vid)
+{
+	ItemPointerData tid;
+	TidesTuple *t;
+
+	tides_vid_to_tid(vid, &tid);
+	t = tides_hot_search(s->base.rs_rd, s->tree, &tid, s->base.rs_snapshot, &s->fetchbuf, NULL, true);
+	if (t != NULL)
+		page_add(s, t);
+}
+
+/*
+ * A bitmap page names chain roots (index entries point at roots only), so
+ * each offset, or for a lossy page each root in the block, is walked to the
+ * member the snapshot sees -- which may live in another block.  Heap-only
+ * versions in this block are reached from their own roots.
+ */
 bool
 tides_scan_bitmap_next_block(TableScanDesc sscan, struct TBMIterateResult *tbmres)
 {
@@ -435,35 +456,38 @@ tides_scan_bitmap_next_block(TableScanDesc sscan, struct TBMIterateResult *tbmre
 		{
 			ItemPointerData tid;
 			uint64		vid;
-			TidesTuple *t;
-			bool		visible;
 
 			ItemPointerSet(&tid, block, tbmres->offsets[i]);
-			if (!tides_tid_to_vid(&tid, &vid))
-				continue;
-			t = fetch_vid(s, vid);
-			if (t == NULL)
-				continue;
-			visible = tides_visible(t, snap);
-			tides_ssi_conflict_out(visible, rel, t, snap);
-			if (visible)
-			{
-				PredicateLockTID(rel, &t->htup.t_self, snap, HeapTupleHeaderGetXmin(t->htup.t_data));
-				page_add(s, t);
-			}
+			if (tides_tid_to_vid(&tid, &vid))
+				add_chain_member(s, vid);
 		}
 	}
 	else
 	{
-		/* lossy: every version of the block */
 		TidesCursor *c = tides_cursor_open(s->tree, RelationGetRelid(rel),
 										   block_first_vid(block), block_first_vid(block + 1));
 		TidesTuple *t;
 
+		tides_cursor_include_stubs(c);
 		while ((t = tides_cursor_next(c, ForwardScanDirection)) != NULL)
 		{
-			bool		visible = tides_visible(t, snap);
+			bool		visible;
 
+			if (TIDES_IS_STUB(t))
+			{
+				if (TIDES_IS_REDIRECT(t))
+					add_chain_member(s, t->vid);
+				continue;
+			}
+			if (HeapTupleHeaderIsHeapOnly(t->htup.t_data))
+				continue;
+			if (HeapTupleHeaderIsHotUpdated(t->htup.t_data))
+			{
+				/* point reads: the cursor's position and tuple stay valid */
+				add_chain_member(s, t->vid);
+				continue;
+			}
+			visible = tides_visible(t, snap);
 			tides_ssi_conflict_out(visible, rel, t, snap);
 			if (visible)
 			{

@@ -41,13 +41,30 @@ typedef struct TidesVersionMeta
 	TransactionId xmin_top;
 	uint32		xmax_inc;
 	TransactionId xmax_top;
-	uint32		flags;
+	uint16		flags;
+	uint16		hot_depth;		/* HOT updates from the chain's root to this version */
+	uint64		link;			/* heap-only version: its root; stub: see below */
 } TidesVersionMeta;
 
 #define TIDES_META_SIZE sizeof(TidesVersionMeta)
 
-/* flags */
-#define TIDES_VF_NONE 0
+/*
+ * flags.  A stub is a key whose value is only a meta header, standing where
+ * a version was (heap's non-normal line pointers):
+ *   REDIRECT  the root of a HOT chain whose first versions were pruned;
+ *             link is the first remaining version (LP_REDIRECT)
+ *   DEAD      a removed version whose index entries may still exist; goes
+ *             once VACUUM has removed them (LP_DEAD)
+ */
+#define TIDES_VF_NONE		0x0000
+#define TIDES_VF_REDIRECT	0x0001
+#define TIDES_VF_DEAD		0x0002
+#define TIDES_VF_STUB		(TIDES_VF_REDIRECT | TIDES_VF_DEAD)
+/* the xmax was written by its updater (delete or update), not a locker */
+#define TIDES_VF_XMAX_BY_UPDATER 0x0004
+
+/* HOT chains are cut after this many HOT updates (see hot.c) */
+#define TIDES_MAX_HOT_DEPTH 32
 
 /* a row version in backend memory */
 typedef struct TidesTuple
@@ -60,6 +77,17 @@ typedef struct TidesTuple
 } TidesTuple;
 
 #define TIDES_TUPLE_DATA(t) ((HeapTupleHeader) ((char *) (t) + MAXALIGN(sizeof(TidesTuple))))
+
+/* a stub (meta only, no heap tuple: htup.t_data is NULL) */
+#define TIDES_IS_STUB(t) (((t)->meta.flags & TIDES_VF_STUB) != 0)
+#define TIDES_IS_REDIRECT(t) (((t)->meta.flags & TIDES_VF_REDIRECT) != 0)
+
+/* the vid of the root of the HOT chain a version belongs to */
+static inline uint64
+tides_root_vid(const TidesTuple *t)
+{
+	return HeapTupleHeaderIsHeapOnly(t->htup.t_data) ? t->meta.link : t->vid;
+}
 
 /* cmin of a version inserted by the current transaction (t_cid may be a combo id) */
 static inline CommandId
@@ -103,8 +131,13 @@ tides_tuple_buf_free(TidesTupleBuf *b)
 extern TidesTuple *tides_tuple_from_value(const char *val, size_t vlen, uint64 vid, Oid relid,
 										  TidesTupleBuf *buf);
 
-/* read the newest state of a version; NULL if absent */
+/* read the newest state of a version; NULL if absent or a stub */
 extern TidesTuple *tides_fetch_version(uint64 tree, uint64 vid, Oid relid, TidesTupleBuf *buf);
+/* the same, returning stubs too */
+extern TidesTuple *tides_fetch_entry(uint64 tree, uint64 vid, Oid relid, TidesTupleBuf *buf);
+
+/* add a stub (flags TIDES_VF_REDIRECT with its target, or TIDES_VF_DEAD) to a batch */
+extern void tides_batch_add_stub(tides_batch *b, uint64 tree, uint64 vid, uint16 flags, uint64 link);
 
 /* add (tree, vid) -> tuple to a batch */
 extern void tides_batch_add_version(tides_batch *b, uint64 tree, uint64 vid,
@@ -112,7 +145,7 @@ extern void tides_batch_add_version(tides_batch *b, uint64 tree, uint64 vid,
 
 /* meta for a version being written by the current transaction */
 extern void tides_meta_init_insert(TidesVersionMeta *m);
-extern void tides_meta_set_xmax_writer(TidesVersionMeta *m);
+extern void tides_meta_set_xmax_writer(TidesVersionMeta *m, bool is_update);
 
 /* a palloc'd copy as a plain HeapTuple (for slots that must own it) */
 extern HeapTuple tides_tuple_copy_heap(const TidesTuple *t);
@@ -194,13 +227,15 @@ extern bool tides_scan_analyze_next_tuple(TableScanDesc scan, TransactionId Olde
 										  double *liverows, double *deadrows,
 										  TupleTableSlot *slot);
 
-extern TidesTuple *tides_scan_next_version(TableScanDesc sscan, bool *visible);
+extern TidesTuple *tides_scan_next_root(TableScanDesc sscan);
 extern void tides_scan_set_block_range(TableScanDesc sscan, BlockNumber start, BlockNumber nblocks);
 
 /* a raw cursor over one tree's versions, used by scans, vacuum, builds */
 typedef struct TidesCursor TidesCursor;
 
 extern TidesCursor *tides_cursor_open(uint64 tree, Oid relid, uint64 lo_vid, uint64 hi_vid);
+/* also return stubs (VACUUM, the visibility map, lossy bitmap pages) */
+extern void tides_cursor_include_stubs(TidesCursor *c);
 extern TidesTuple *tides_cursor_next(TidesCursor *c, ScanDirection dir);
 extern void tides_cursor_seek(TidesCursor *c, uint64 vid, ScanDirection dir);
 extern void tides_cursor_close(TidesCursor *c);
@@ -241,9 +276,18 @@ extern Oid	tides_relation_toast_am(Relation rel);
 extern void tides_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNumber *pages,
 										 double *tuples, double *allvisfrac);
 
+/* ---- hot.c: heap-only versions and their chains */
+
+extern TidesTuple *tides_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
+									TidesTupleBuf *buf, bool *all_dead, bool first_call);
+extern bool tides_hot_update_allowed(Relation rel, TidesTuple *old, HeapTuple newtup);
+extern bool tides_hot_chain_dead(Relation rel, uint64 tree, uint64 root_vid, GlobalVisState *vistest,
+								 TransactionId *latest_removed);
+
 /* ---- vm.c: the visibility map for index-only scans */
 
 extern void tides_vm_clear(Relation rel, uint64 vid);
+extern void tides_vm_clear_chain(Relation rel, uint64 vid, uint64 root_vid);
 extern void tides_vm_clear_range(Relation rel, uint64 first_vid, uint64 nvids);
 extern bool tides_vm_block_visible_to_all(TidesTuple *t, TransactionId oldest_xmin);
 extern bool tides_vm_mark_block(Relation rel, uint64 tree, BlockNumber blk, TransactionId oldest_xmin);
@@ -252,6 +296,7 @@ extern bool tides_vm_mark_block(Relation rel, uint64 tree, BlockNumber blk, Tran
 
 extern void tides_relation_vacuum(Relation rel, struct VacuumParams *params,
 								  BufferAccessStrategy bstrategy);
+extern void tides_sync_before_freezing(void);
 
 /* ---- index_build.c */
 

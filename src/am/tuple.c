@@ -33,7 +33,17 @@ normalize_lost_writers(TidesTuple *t)
 		bool		lost;
 
 		if (h->t_infomask & HEAP_XMAX_IS_MULTI)
-			lost = tides_multi_lost(t->meta.xmax_inc, xmax);
+		{
+			/*
+			 * A multixact written by an updater whose tides writes were cut
+			 * short stands for that lost update.  One written by a lost
+			 * locker keeps its updater, who is judged on its own (its new
+			 * version carries its fate); the lost lock is harmless.
+			 */
+			lost = tides_multi_lost(t->meta.xmax_inc, xmax) ||
+				((t->meta.flags & TIDES_VF_XMAX_BY_UPDATER) &&
+				 tides_writer_lost(t->meta.xmax_inc, t->meta.xmax_top, t->meta.xmax_top));
+		}
 		else
 			lost = tides_writer_lost(t->meta.xmax_inc, t->meta.xmax_top, xmax);
 		if (lost)
@@ -51,13 +61,20 @@ tides_tuple_from_value(const char *val, size_t vlen, uint64 vid, Oid relid, Tide
 	TidesTuple *t;
 	uint32		len;
 	Size		need;
+	TidesVersionMeta meta;
 
-	if (vlen < TIDES_META_SIZE + SizeofHeapTupleHeader)
+	if (vlen < TIDES_META_SIZE)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("tides: row version %llu of relation %u is too short (%zu bytes)",
 						(unsigned long long) vid, relid, vlen)));
+	memcpy(&meta, val, TIDES_META_SIZE);
 	len = (uint32) (vlen - TIDES_META_SIZE);
+	if ((meta.flags & TIDES_VF_STUB) ? len != 0 : len < SizeofHeapTupleHeader)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("tides: row version %llu of relation %u has a bad length (%zu bytes, flags %x)",
+						(unsigned long long) vid, relid, vlen, meta.flags)));
 	need = MAXALIGN(sizeof(TidesTuple)) + len;
 	if (buf->t == NULL || buf->size < need)
 	{
@@ -69,11 +86,17 @@ tides_tuple_from_value(const char *val, size_t vlen, uint64 vid, Oid relid, Tide
 		buf->size = cap;
 	}
 	t = buf->t;
-	memcpy(&t->meta, val, TIDES_META_SIZE);
+	t->meta = meta;
 	t->vid = vid;
 	t->htup.t_len = len;
 	t->htup.t_tableOid = relid;
 	tides_vid_to_tid(vid, &t->htup.t_self);
+	if (meta.flags & TIDES_VF_STUB)
+	{
+		t->htup.t_data = NULL;
+		t->stored_infomask = 0;
+		return t;
+	}
 	t->htup.t_data = TIDES_TUPLE_DATA(t);
 	memcpy(t->htup.t_data, val + TIDES_META_SIZE, len);
 	if (t->htup.t_data->t_hoff > len || t->htup.t_data->t_hoff < SizeofHeapTupleHeader)
@@ -87,7 +110,7 @@ tides_tuple_from_value(const char *val, size_t vlen, uint64 vid, Oid relid, Tide
 }
 
 TidesTuple *
-tides_fetch_version(uint64 tree, uint64 vid, Oid relid, TidesTupleBuf *buf)
+tides_fetch_entry(uint64 tree, uint64 vid, Oid relid, TidesTupleBuf *buf)
 {
 	uint8		key[TIDES_ROW_KEY_LEN];
 	char	   *val;
@@ -100,6 +123,29 @@ tides_fetch_version(uint64 tree, uint64 vid, Oid relid, TidesTupleBuf *buf)
 	t = tides_tuple_from_value(val, vlen, vid, relid, buf);
 	pfree(val);
 	return t;
+}
+
+TidesTuple *
+tides_fetch_version(uint64 tree, uint64 vid, Oid relid, TidesTupleBuf *buf)
+{
+	TidesTuple *t = tides_fetch_entry(tree, vid, relid, buf);
+
+	return t != NULL && TIDES_IS_STUB(t) ? NULL : t;
+}
+
+void
+tides_batch_add_stub(tides_batch *b, uint64 tree, uint64 vid, uint16 flags, uint64 link)
+{
+	uint8		key[TIDES_ROW_KEY_LEN];
+	TidesVersionMeta m;
+
+	Assert(flags == TIDES_VF_REDIRECT || flags == TIDES_VF_DEAD);
+	memset(&m, 0, sizeof(m));
+	m.flags = flags;
+	m.link = link;
+	tides_row_key(key, tree, vid);
+	if (tides_batch_put(b, key, sizeof(key), &m, sizeof(m)) != TIDES_OK)
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory building a tides batch")));
 }
 
 void
@@ -133,10 +179,14 @@ tides_meta_init_insert(TidesVersionMeta *m)
 }
 
 void
-tides_meta_set_xmax_writer(TidesVersionMeta *m)
+tides_meta_set_xmax_writer(TidesVersionMeta *m, bool is_update)
 {
 	m->xmax_inc = tides_shared->incarnation;
 	m->xmax_top = GetTopTransactionId();
+	if (is_update)
+		m->flags |= TIDES_VF_XMAX_BY_UPDATER;
+	else
+		m->flags &= ~TIDES_VF_XMAX_BY_UPDATER;
 }
 
 HeapTuple

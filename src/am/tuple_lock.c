@@ -145,9 +145,9 @@ apply_lock(RowRef *r, TidesTuple *t, LockTupleMode mode)
 	HeapTupleHeaderSetXmax(t->htup.t_data, new_xmax);
 	if (HEAP_XMAX_IS_LOCKED_ONLY(im))
 		t->htup.t_data->t_ctid = t->htup.t_self;
-	tides_meta_set_xmax_writer(&t->meta);
+	tides_meta_set_xmax_writer(&t->meta, false);
 	tides_row_write(r, t, 0, NULL, NULL);
-	tides_vm_clear(r->rel, r->vid);
+	tides_vm_clear_chain(r->rel, r->vid, tides_root_vid(t));
 }
 
 /*
@@ -167,6 +167,9 @@ lock_update_chain(Relation rel, TransactionId prior_xmax, ItemPointerData ctid, 
 		bool		self = false;
 
 		CHECK_FOR_INTERRUPTS();
+		/* a row moved to another partition continues nowhere we can lock */
+		if (ItemPointerIndicatesMovedPartitions(&ctid))
+			return TM_Ok;
 		tides_row_open(&r, rel, &ctid);
 		t = tides_row_lock_and_load(&r);
 		if (t == NULL ||

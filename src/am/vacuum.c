@@ -1,23 +1,31 @@
 /*
  * vacuum.c -- VACUUM for tides tables.
  *
- * One pass over the tree's newest versions:
+ * One pass over the tree in vid order (heap's lazy_scan_heap), then index
+ * passes (lazy_vacuum):
  *   - a version dead to every snapshot (HEAPTUPLE_DEAD against OldestXmin)
- *     is deleted from the engine, and its TID collected for the indexes;
+ *     that indexes point at becomes a dead stub (heap's LP_DEAD) and its TID
+ *     is collected; after every index has dropped the collected TIDs
+ *     (ambulkdelete) the stubs go and their blocks may be marked all-visible.
+ *     A table without indexes loses its dead versions at once.  With
+ *     INDEX_CLEANUP off the stubs stay, and keep their blocks out of the
+ *     visibility map, until a later VACUUM removes their index entries.
+ *   - a HOT chain (see hot.c) is pruned from its root: members dead to all
+ *     go, and a dead root becomes a redirect to the first member that
+ *     remains, or a dead stub if none does (heap_prune_chain).
  *   - a live version whose inserter is older than the freeze limit is
  *     rewritten frozen, and expired lockers are cleared;
  *   - the oldest xid and multixact still stored are tracked, so that the
  *     relfrozenxid/relminmxid reported are true (DESIGN.md D7).
- * Then every index drops entries for the collected TIDs (ambulkdelete),
- * statistics go to pg_class and to the cumulative stats system.
- *
- * TIDs are never reused, so a version can be deleted before its index
- * entries are: an index entry whose version is gone just reads as dead.
+ * When the collected TIDs fill maintenance_work_mem, an index pass runs
+ * before the scan goes on.  Statistics go to pg_class and to the
+ * cumulative stats system.
  *
  * Freezing persists "committed" (D5).  Before it may, the inserter's commit
  * record and its tides records must be durable: VACUUM first flushes WAL and
  * syncs the tides log, and freezes only xids older than OldestXmin, all of
- * whose transactions had ended by then.
+ * whose transactions had ended by then.  VACUUM's own writes are not synced
+ * one by one; one sync makes them durable before relfrozenxid moves.
  */
 #include "postgres.h"
 
@@ -32,8 +40,10 @@
 #include "commands/vacuum.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "postmaster/autovacuum.h"
 #include "storage/procarray.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 
 #include "tides_am.h"
 
@@ -47,7 +57,14 @@ typedef struct VacState
 	MultiXactId MultiXactCutoff;
 	TransactionId new_frozen_xid;
 	MultiXactId new_min_multi;
-	VacDeadItems *dead;
+	VacDeadItems *dead;			/* TIDs of dead stubs, for the indexes */
+	int			max_dead;
+	Relation   *indrels;
+	int			nindexes;
+	bool		do_indexes;
+	BufferAccessStrategy bstrategy;
+	int			elevel;
+	int			index_passes;
 	double		live;
 	double		recently_dead;
 	double		removed;
@@ -74,20 +91,49 @@ track_multi(VacState *vs, MultiXactId multi)
 		vs->new_min_multi = multi;
 }
 
+/* VACUUM's batch: not synced write by write (see the file comment) */
+static tides_batch *
+vac_batch(VacState *vs)
+{
+	if (vs->b == NULL)
+	{
+		vs->b = tides_local_batch();
+		tides_batch_defer_sync(vs->b);
+	}
+	return vs->b;
+}
+
+/* write what is pending; anything that may use the local batch comes after */
 static void
 flush_batch(VacState *vs)
 {
-	if (tides_batch_count(vs->b) > 0)
+	if (vs->b != NULL && tides_batch_count(vs->b) > 0)
 		tides_write_batch(vs->b);
-	vs->b = tides_local_batch();
+	vs->b = NULL;
 }
+
+static void
+delete_key(VacState *vs, uint64 vid)
+{
+	uint8		key[TIDES_ROW_KEY_LEN];
+
+	tides_row_key(key, vs->tree, vid);
+	if (tides_batch_delete(vac_batch(vs), key, sizeof(key)) != TIDES_OK)
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory building a tides batch")));
+	if (tides_batch_bytes(vs->b) >= (1 << 20))
+		flush_batch(vs);
+}
+
+static void vacuum_indexes(VacState *vs);
 
 static void
 add_dead(VacState *vs, ItemPointer tid)
 {
+	if (vs->dead->num_items == vs->max_dead)
+		vacuum_indexes(vs);
 	if (vs->dead->num_items == vs->dead->max_items)
 	{
-		int			max = vs->dead->max_items * 2;
+		int			max = Min(vs->dead->max_items * 2, vs->max_dead);
 		VacDeadItems *bigger = palloc_extended(vac_max_items_to_alloc_size(max), MCXT_ALLOC_HUGE);
 
 		memcpy(bigger->items, vs->dead->items, sizeof(ItemPointerData) * vs->dead->num_items);
@@ -168,6 +214,8 @@ track_version(VacState *vs, TidesTuple *t)
 static void
 close_blocks(VacState *vs, BlockNumber upto)
 {
+	if (vs->cur_block < upto)
+		flush_batch(vs);		/* mark_block judges the tree as it now is */
 	for (; vs->cur_block < upto && vs->cur_block < vs->hw_blocks; vs->cur_block++)
 	{
 		if (vs->cur_all_visible &&
@@ -180,56 +228,267 @@ close_blocks(VacState *vs, BlockNumber upto)
 	vs->cur_all_visible = true;
 }
 
+/*
+ * A version (or chain root) dead to all: with indexes it becomes a dead stub
+ * until they have forgotten it; without, it goes now.  True if the caller
+ * must collect its TID (add_dead, which may run an index pass, so never
+ * under a stripe lock).
+ */
+static bool
+remove_root(VacState *vs, uint64 vid)
+{
+	if (vs->nindexes == 0)
+	{
+		delete_key(vs, vid);
+		return false;
+	}
+	tides_batch_add_stub(vac_batch(vs), vs->tree, vid, TIDES_VF_DEAD, 0);
+	vs->cur_all_visible = false;
+	return vs->do_indexes;
+}
+
+static void
+collect_dead(VacState *vs, uint64 vid)
+{
+	ItemPointerData tid;
+
+	tides_vid_to_tid(vid, &tid);
+	add_dead(vs, &tid);
+}
+
+typedef enum RootFate
+{
+	ROOT_KEPT,					/* the root version stays as it is */
+	ROOT_REDIRECTED,			/* the root is (now) a redirect */
+	ROOT_REMOVED				/* the whole chain was dead */
+} RootFate;
+
+/*
+ * Prune the HOT chain at root_vid (a version with HEAP_HOT_UPDATED, or a
+ * redirect).  Members dead to all go; a dead root becomes a redirect to the
+ * first member that remains, or is removed with the whole chain.  Dead
+ * members form a prefix of the chain, apart from an aborted tail, so the
+ * first member that remains is always reachable from the root again.  All
+ * of it is one batch (readers see the chain before or after, never between;
+ * tides_hot_search restarts when a member it was heading for vanished), and
+ * written under the root's stripe lock, which every other writer of the
+ * root holds too.
+ */
+static RootFate
+prune_chain(VacState *vs, uint64 root_vid)
+{
+	Oid			relid = RelationGetRelid(vs->rel);
+	LWLock	   *stripe = tides_row_lock(vs->tree, root_vid);
+	TidesTupleBuf buf;
+	TidesTuple *t;
+	bool		root_is_stub;
+	bool		root_dead = false;
+	bool		have_kept = false;
+	uint64		first_kept = 0;
+	uint64		old_target = 0;
+	uint64		vid;
+	TransactionId prev_xmax = InvalidTransactionId;
+	uint64	   *dead = NULL;
+	int			ndead = 0,
+				cap = 0;
+	RootFate	fate;
+	bool		need_collect = false;
+
+	flush_batch(vs);
+	tides_tuple_buf_init(&buf, CurrentMemoryContext);
+	LWLockAcquire(stripe, LW_EXCLUSIVE);
+	t = tides_fetch_entry(vs->tree, root_vid, relid, &buf);
+	if (t == NULL || (TIDES_IS_STUB(t) && !TIDES_IS_REDIRECT(t)))
+	{
+		LWLockRelease(stripe);
+		tides_tuple_buf_free(&buf);
+		return ROOT_REMOVED;
+	}
+	root_is_stub = TIDES_IS_STUB(t);
+	if (root_is_stub)
+	{
+		old_target = t->meta.link;
+		vid = old_target;
+		t = NULL;
+	}
+	else
+		vid = root_vid;
+	for (;;)
+	{
+		TransactionId dead_after;
+		uint64		next;
+
+		if (t == NULL)
+		{
+			t = tides_fetch_version(vs->tree, vid, relid, &buf);
+			if (t == NULL || !HeapTupleHeaderIsHeapOnly(t->htup.t_data) ||
+				(TransactionIdIsValid(prev_xmax) &&
+				 !TransactionIdEquals(prev_xmax, HeapTupleHeaderGetXmin(t->htup.t_data))))
+				break;
+		}
+		if (tides_satisfies_vacuum(t, vs->OldestXmin, &dead_after) == HEAPTUPLE_DEAD)
+		{
+			if (vid == root_vid)
+				root_dead = true;
+			else
+			{
+				if (ndead == cap)
+				{
+					cap = cap ? cap * 2 : 16;
+					dead = dead ? repalloc(dead, cap * sizeof(uint64)) : palloc(cap * sizeof(uint64));
+				}
+				dead[ndead++] = vid;
+			}
+		}
+		else if (!have_kept)
+		{
+			have_kept = true;
+			first_kept = vid;
+		}
+		if (!HeapTupleHeaderIsHotUpdated(t->htup.t_data) ||
+			!tides_tid_to_vid(&t->htup.t_data->t_ctid, &next))
+			break;
+		prev_xmax = HeapTupleHeaderGetUpdateXid(t->htup.t_data);
+		vid = next;
+		t = NULL;
+	}
+
+	fate = ROOT_KEPT;
+	if (root_is_stub || root_dead)
+	{
+		if (have_kept)
+		{
+			if (!root_is_stub || first_kept != old_target)
+				tides_batch_add_stub(vac_batch(vs), vs->tree, root_vid, TIDES_VF_REDIRECT, first_kept);
+			fate = ROOT_REDIRECTED;
+		}
+		else
+		{
+			need_collect = remove_root(vs, root_vid);
+			fate = ROOT_REMOVED;
+		}
+		if (root_dead)
+			vs->removed += 1;
+	}
+	for (int i = 0; i < ndead; i++)
+	{
+		uint8		key[TIDES_ROW_KEY_LEN];
+
+		tides_row_key(key, vs->tree, dead[i]);
+		if (tides_batch_delete(vac_batch(vs), key, sizeof(key)) != TIDES_OK)
+			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory building a tides batch")));
+	}
+	vs->removed += ndead;
+	flush_batch(vs);
+	LWLockRelease(stripe);
+	if (need_collect)
+		collect_dead(vs, root_vid);
+	if (dead)
+		pfree(dead);
+	tides_tuple_buf_free(&buf);
+	return fate;
+}
+
+/* freeze a live version, its newest state, under its stripe lock */
+static void
+freeze_live(VacState *vs, TidesTuple *t)
+{
+	LWLock	   *stripe = tides_row_lock(vs->tree, t->vid);
+	TidesTupleBuf cur;
+	TidesTuple *now;
+
+	flush_batch(vs);
+	tides_tuple_buf_init(&cur, CurrentMemoryContext);
+	LWLockAcquire(stripe, LW_EXCLUSIVE);
+	now = tides_fetch_version(vs->tree, t->vid, RelationGetRelid(vs->rel), &cur);
+	if (now != NULL && freeze_version(vs, now))
+	{
+		tides_batch_add_version(vac_batch(vs), vs->tree, now->vid, &now->meta,
+								now->htup.t_data, now->htup.t_len);
+		flush_batch(vs);
+		vs->frozen += 1;
+	}
+	LWLockRelease(stripe);
+	if (now != NULL)
+		track_version(vs, now);
+	tides_tuple_buf_free(&cur);
+}
+
 static void
 scan_tree(VacState *vs)
 {
 	TidesCursor *c = tides_cursor_open(vs->tree, RelationGetRelid(vs->rel), 0, TIDES_VID_MAX + 1);
 	TidesTuple *t;
 
+	tides_cursor_include_stubs(c);
 	while ((t = tides_cursor_next(c, ForwardScanDirection)) != NULL)
 	{
 		TransactionId dead_after;
-		uint8		key[TIDES_ROW_KEY_LEN];
+		bool		heap_only;
 
 		vacuum_delay_point();
 		if (t->vid / TIDES_ROWS_PER_BLOCK != vs->cur_block)
 			close_blocks(vs, (BlockNumber) (t->vid / TIDES_ROWS_PER_BLOCK));
+
+		if (TIDES_IS_REDIRECT(t))
+		{
+			if (prune_chain(vs, t->vid) == ROOT_REMOVED)
+				vs->cur_all_visible = false;
+			continue;
+		}
+		if (TIDES_IS_STUB(t))
+		{
+			/* a dead item left by an earlier VACUUM */
+			if (vs->nindexes == 0)
+				delete_key(vs, t->vid);
+			else
+			{
+				vs->cur_all_visible = false;
+				if (vs->do_indexes)
+					add_dead(vs, &t->htup.t_self);
+			}
+			continue;
+		}
+
+		heap_only = HeapTupleHeaderIsHeapOnly(t->htup.t_data);
+		if (!heap_only && HeapTupleHeaderIsHotUpdated(t->htup.t_data))
+		{
+			RootFate	fate = prune_chain(vs, t->vid);
+
+			/* a redirect's block is judged by its target (tides_vm_mark_block) */
+			if (fate == ROOT_REMOVED)
+				vs->cur_all_visible = false;
+			if (fate != ROOT_KEPT)
+				continue;
+		}
 		if (!tides_vm_block_visible_to_all(t, vs->OldestXmin))
 			vs->cur_all_visible = false;
 		switch (tides_satisfies_vacuum(t, vs->OldestXmin, &dead_after))
 		{
 			case HEAPTUPLE_DEAD:
-				tides_row_key(key, vs->tree, t->vid);
-				tides_batch_delete(vs->b, key, sizeof(key));
-				add_dead(vs, &t->htup.t_self);
-				vs->removed += 1;
+				if (!heap_only)
+				{
+					if (remove_root(vs, t->vid))
+						collect_dead(vs, t->vid);
+					vs->removed += 1;
+				}
+				else if (!TransactionIdDidCommit(HeapTupleHeaderGetXmin(t->htup.t_data)))
+				{
+					/*
+					 * An aborted heap-only version: nothing can reach it past
+					 * its aborted inserter, so it may go on its own.  Others
+					 * go with their chain, pruned from the root.
+					 */
+					delete_key(vs, t->vid);
+					vs->removed += 1;
+				}
 				break;
 			case HEAPTUPLE_LIVE:
 				vs->live += 1;
 				if (freeze_version(vs, t))
-				{
-					LWLock	   *stripe = tides_row_lock(vs->tree, t->vid);
-					TidesTupleBuf cur;
-					TidesTuple *now;
-
-					/* freeze the newest state, under the row lock */
-					tides_tuple_buf_init(&cur, CurrentMemoryContext);
-					LWLockAcquire(stripe, LW_EXCLUSIVE);
-					now = tides_fetch_version(vs->tree, t->vid, RelationGetRelid(vs->rel), &cur);
-					if (now != NULL && freeze_version(vs, now))
-					{
-						tides_batch_add_version(vs->b, vs->tree, now->vid, &now->meta,
-												now->htup.t_data, now->htup.t_len);
-						flush_batch(vs);
-						vs->frozen += 1;
-					}
-					LWLockRelease(stripe);
-					if (now != NULL)
-						track_version(vs, now);
-					tides_tuple_buf_free(&cur);
-					break;
-				}
-				track_version(vs, t);
+					freeze_live(vs, t);
+				else
+					track_version(vs, t);
 				break;
 			case HEAPTUPLE_RECENTLY_DEAD:
 				vs->recently_dead += 1;
@@ -243,24 +502,92 @@ scan_tree(VacState *vs)
 				track_version(vs, t);
 				break;
 		}
-		if (tides_batch_bytes(vs->b) >= (1 << 20))
-			flush_batch(vs);
 	}
-	flush_batch(vs);
 	tides_cursor_close(c);
 	close_blocks(vs, vs->hw_blocks);
+}
+
+/*
+ * Make every index forget the collected TIDs, then remove their dead stubs
+ * and offer their blocks to the visibility map (lazy_vacuum_all_indexes and
+ * lazy_vacuum_heap_rel).
+ */
+static void
+vacuum_indexes(VacState *vs)
+{
+	VacDeadItems *d = vs->dead;
+	BlockNumber last = InvalidBlockNumber;
+
+	flush_batch(vs);
+	if (d->num_items == 0)
+		return;
+	pgstat_progress_update_param(PROGRESS_VACUUM_PHASE, PROGRESS_VACUUM_PHASE_VACUUM_INDEX);
+	for (int i = 0; i < vs->nindexes; i++)
+	{
+		IndexVacuumInfo ivinfo;
+		IndexBulkDeleteResult *stats;
+
+		ivinfo.index = vs->indrels[i];
+		ivinfo.analyze_only = false;
+		ivinfo.report_progress = false;
+		ivinfo.estimated_count = true;
+		ivinfo.message_level = vs->elevel;
+		ivinfo.num_heap_tuples = vs->rel->rd_rel->reltuples;
+		ivinfo.strategy = vs->bstrategy;
+		stats = vac_bulkdel_one_index(&ivinfo, NULL, d);
+		if (stats)
+			pfree(stats);
+	}
+	vs->index_passes++;
+
+	pgstat_progress_update_param(PROGRESS_VACUUM_PHASE, PROGRESS_VACUUM_PHASE_VACUUM_HEAP);
+	for (int i = 0; i < d->num_items; i++)
+	{
+		uint64		vid;
+
+		if (tides_tid_to_vid(&d->items[i], &vid))
+			delete_key(vs, vid);
+	}
+	flush_batch(vs);
+	/* the items are in vid order: each closed block once */
+	for (int i = 0; i < d->num_items; i++)
+	{
+		BlockNumber blk = ItemPointerGetBlockNumber(&d->items[i]);
+
+		if (blk == last || blk >= vs->cur_block)
+			continue;
+		last = blk;
+		if (tides_vm_mark_block(vs->rel, vs->tree, blk, vs->OldestXmin))
+			vs->all_visible_blocks++;
+	}
+	d->num_items = 0;
+	pgstat_progress_update_param(PROGRESS_VACUUM_PHASE, PROGRESS_VACUUM_PHASE_SCAN_HEAP);
+}
+
+/*
+ * Freezing (and any persisted "committed" hint) is safe only for commits
+ * that are durable, in WAL and in the tides log (D5): everything below
+ * OldestXmin has ended, so flushing both now covers it.
+ */
+void
+tides_sync_before_freezing(void)
+{
+	tides_status s;
+
+	XLogFlush(GetXLogInsertRecPtr());
+	s = tides_sync(tides_engine(), 0, true);
+	if (s != TIDES_OK)
+		tides_engine_error(s, "sync the log before freezing");
 }
 
 void
 tides_relation_vacuum(Relation rel, struct VacuumParams *params, BufferAccessStrategy bstrategy)
 {
 	VacState	vs;
-	int			nindexes = 0;
-	Relation   *indrels = NULL;
 	bool		frozenxid_updated,
 				minmulti_updated;
 	BlockNumber nblocks;
-	bool		do_indexes;
+	int			work_mem_kb;
 
 	if (params->nworkers > 0 && RelationUsesLocalBuffers(rel))
 		ereport(WARNING,
@@ -269,24 +596,28 @@ tides_relation_vacuum(Relation rel, struct VacuumParams *params, BufferAccessStr
 	memset(&vs, 0, sizeof(vs));
 	vs.rel = rel;
 	vs.tree = tides_rel_tree(rel);
+	vs.bstrategy = bstrategy;
+	vs.elevel = (params->options & VACOPT_VERBOSE) ? INFO : DEBUG2;
 	vacuum_set_xid_limits(rel, params->freeze_min_age, params->freeze_table_age,
 						  params->multixact_freeze_min_age, params->multixact_freeze_table_age,
 						  &vs.OldestXmin, &vs.OldestMxact, &vs.FreezeLimit, &vs.MultiXactCutoff);
 	vs.new_frozen_xid = vs.OldestXmin;
 	vs.new_min_multi = vs.OldestMxact;
+	vac_open_indexes(rel, RowExclusiveLock, &vs.nindexes, &vs.indrels);
+	vs.do_indexes = vs.nindexes > 0 && params->index_cleanup != VACOPTVALUE_DISABLED;
+
+	/* as heap: the dead TIDs an index pass takes at once fill the work memory */
+	work_mem_kb = IsAutoVacuumWorkerProcess() && autovacuum_work_mem != -1 ?
+		autovacuum_work_mem : maintenance_work_mem;
+	vs.max_dead = (int) Min((Size) work_mem_kb * 1024 / sizeof(ItemPointerData),
+							(MaxAllocHugeSize - offsetof(VacDeadItems, items)) / sizeof(ItemPointerData));
+	vs.max_dead = Min(vs.max_dead, INT_MAX / 2);
+	vs.max_dead = Max(vs.max_dead, MaxHeapTuplesPerPage);
 	vs.dead = palloc(vac_max_items_to_alloc_size(1024));
 	vs.dead->max_items = 1024;
 	vs.dead->num_items = 0;
 
-	/* commits below OldestXmin become durable before anything is frozen */
-	XLogFlush(GetXLogInsertRecPtr());
-	{
-		tides_status s = tides_sync(tides_engine(), 0, true);
-
-		if (s != TIDES_OK)
-			tides_engine_error(s, "sync the log before freezing");
-	}
-	vs.b = tides_local_batch();
+	tides_sync_before_freezing();
 	vs.cur_block = 0;
 	vs.cur_all_visible = true;
 	/*
@@ -299,39 +630,43 @@ tides_relation_vacuum(Relation rel, struct VacuumParams *params, BufferAccessStr
 	pgstat_progress_start_command(PROGRESS_COMMAND_VACUUM, RelationGetRelid(rel));
 	pgstat_progress_update_param(PROGRESS_VACUUM_PHASE, PROGRESS_VACUUM_PHASE_SCAN_HEAP);
 	scan_tree(&vs);
+	vacuum_indexes(&vs);
 
-	vac_open_indexes(rel, RowExclusiveLock, &nindexes, &indrels);
-	do_indexes = params->index_cleanup != VACOPTVALUE_DISABLED;
-	if (nindexes > 0 && do_indexes)
+	if (vs.do_indexes)
 	{
-		pgstat_progress_update_param(PROGRESS_VACUUM_PHASE, PROGRESS_VACUUM_PHASE_VACUUM_INDEX);
-		for (int i = 0; i < nindexes; i++)
+		pgstat_progress_update_param(PROGRESS_VACUUM_PHASE, PROGRESS_VACUUM_PHASE_INDEX_CLEANUP);
+		for (int i = 0; i < vs.nindexes; i++)
 		{
 			IndexVacuumInfo ivinfo;
-			IndexBulkDeleteResult *stats = NULL;
+			IndexBulkDeleteResult *stats;
 
-			ivinfo.index = indrels[i];
+			ivinfo.index = vs.indrels[i];
 			ivinfo.analyze_only = false;
 			ivinfo.report_progress = false;
 			ivinfo.estimated_count = false;
-			ivinfo.message_level = (params->options & VACOPT_VERBOSE) ? INFO : DEBUG2;
+			ivinfo.message_level = vs.elevel;
 			ivinfo.num_heap_tuples = vs.live;
 			ivinfo.strategy = bstrategy;
-			if (vs.dead->num_items > 0)
-				stats = vac_bulkdel_one_index(&ivinfo, stats, vs.dead);
-			stats = vac_cleanup_one_index(&ivinfo, stats);
+			stats = vac_cleanup_one_index(&ivinfo, NULL);
 			if (stats != NULL && !stats->estimated_count)
-				vac_update_relstats(indrels[i], stats->num_pages, stats->num_index_tuples, 0, false,
+				vac_update_relstats(vs.indrels[i], stats->num_pages, stats->num_index_tuples, 0, false,
 									InvalidTransactionId, InvalidMultiXactId, NULL, NULL, false);
 			if (stats)
 				pfree(stats);
 		}
 	}
-	vac_close_indexes(nindexes, indrels, NoLock);
+	vac_close_indexes(vs.nindexes, vs.indrels, NoLock);
 
+	/* what VACUUM wrote is durable before relfrozenxid says it is done */
+	{
+		tides_status s = tides_sync(tides_engine(), 0, true);
+
+		if (s != TIDES_OK)
+			tides_engine_error(s, "sync what VACUUM wrote");
+	}
 	nblocks = (BlockNumber) ((tides_vid_high_water(vs.tree) + TIDES_ROWS_PER_BLOCK - 1) /
 							 TIDES_ROWS_PER_BLOCK);
-	vac_update_relstats(rel, nblocks, vs.live, Min(vs.all_visible_blocks, nblocks), nindexes > 0,
+	vac_update_relstats(rel, nblocks, vs.live, Min(vs.all_visible_blocks, nblocks), vs.nindexes > 0,
 						vs.new_frozen_xid, vs.new_min_multi,
 						&frozenxid_updated, &minmulti_updated, false);
 	pgstat_report_vacuum(RelationGetRelid(rel), rel->rd_rel->relisshared,
@@ -343,7 +678,7 @@ tides_relation_vacuum(Relation rel, struct VacuumParams *params, BufferAccessStr
 						get_database_name(MyDatabaseId),
 						get_namespace_name(RelationGetNamespace(rel)),
 						RelationGetRelationName(rel)),
-				 errdetail("tuples: %.0f removed, %.0f remain, %.0f are dead but not yet removable, %.0f frozen",
-						   vs.removed, vs.live, vs.recently_dead, vs.frozen)));
+				 errdetail("tuples: %.0f removed, %.0f remain, %.0f are dead but not yet removable, %.0f frozen; %d index passes",
+						   vs.removed, vs.live, vs.recently_dead, vs.frozen, vs.index_passes)));
 	pfree(vs.dead);
 }

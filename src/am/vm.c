@@ -9,11 +9,14 @@
  *
  *   - VACUUM sets a block's bit when every version in it is live, inserted
  *     by a transaction older than OldestXmin (so visible to every snapshot)
- *     and not deleted, updated or locked.  It decides while holding the map
- *     page's buffer lock, re-reading the block's versions under that lock.
+ *     and not deleted, updated or locked, the block holds no dead stub (an
+ *     index entry may still point there), and each redirect in it leads to
+ *     a version that is visible to all in the same way.  It decides while
+ *     holding the map page's buffer lock, re-reading the block under it.
  *   - Every change to a version (insert, delete, update, lock, a failed
- *     speculative insertion) clears the bit of the version's block, AFTER the
- *     engine write, taking the same buffer lock.  Either the writer's clear
+ *     speculative insertion) clears the bit of the version's block, and of
+ *     its HOT chain root's block, AFTER the engine write, taking the same
+ *     buffer lock.  Either the writer's clear
  *     comes after VACUUM's set, or VACUUM's re-read comes after the write and
  *     sees it: a set bit is never stale.
  *
@@ -41,18 +44,52 @@
 #define HEAPBLK_TO_MAPBYTE(x) (((x) % HEAPBLOCKS_PER_PAGE) / HEAPBLOCKS_PER_BYTE)
 #define HEAPBLK_TO_OFFSET(x) (((x) % HEAPBLOCKS_PER_BYTE) * BITS_PER_HEAPBLOCK)
 
+/*
+ * How many pages the map fork has, as every backend knows it (a counter in
+ * shared memory next to the tree's row-id counter, set under the relation
+ * extension lock by whoever creates or extends the fork).  A change to a row
+ * reads it after its engine write, and VACUUM sets it before it judges a
+ * block, both across a full barrier: either the writer sees the new page
+ * and clears its bit, or VACUUM's judgement sees the write.  So a change to
+ * a never-vacuumed table costs no system call.
+ */
+static uint32
+map_pages(Relation rel)
+{
+	pg_atomic_uint32 *known = tides_tree_vm_pages(tides_rel_tree(rel));
+	uint32		n;
+
+	pg_memory_barrier();
+	n = pg_atomic_read_u32(known);
+	if (n != TIDES_VM_PAGES_UNKNOWN)
+		return n;
+	LockRelationForExtension(rel, ExclusiveLock);
+	n = pg_atomic_read_u32(known);
+	if (n == TIDES_VM_PAGES_UNKNOWN)
+	{
+		SMgrRelation reln = RelationGetSmgr(rel);
+
+		reln->smgr_cached_nblocks[VISIBILITYMAP_FORKNUM] = InvalidBlockNumber;
+		n = smgrexists(reln, VISIBILITYMAP_FORKNUM) ? smgrnblocks(reln, VISIBILITYMAP_FORKNUM) : 0;
+		pg_atomic_write_u32(known, n);
+	}
+	UnlockRelationForExtension(rel, ExclusiveLock);
+	return n;
+}
+
 /* the map page for blk, if the fork has it (never extends) */
 static Buffer
 map_page(Relation rel, BlockNumber blk)
 {
-	SMgrRelation reln = RelationGetSmgr(rel);
-	BlockNumber cached = reln->smgr_cached_nblocks[VISIBILITYMAP_FORKNUM];
+	SMgrRelation reln;
+	BlockNumber cached;
 	Buffer		buf = InvalidBuffer;
 
-	/*
-	 * Another backend's VACUUM may have created or extended the fork since
-	 * we looked; a clear must not miss that, so ask the kernel again.
-	 */
+	if (HEAPBLK_TO_MAPBLOCK(blk) >= map_pages(rel))
+		return InvalidBuffer;
+	/* the page exists; this backend's smgr may not know yet */
+	reln = RelationGetSmgr(rel);
+	cached = reln->smgr_cached_nblocks[VISIBILITYMAP_FORKNUM];
 	if (cached == InvalidBlockNumber || HEAPBLK_TO_MAPBLOCK(blk) >= cached)
 		reln->smgr_cached_nblocks[VISIBILITYMAP_FORKNUM] = InvalidBlockNumber;
 	visibilitymap_pin(rel, blk, &buf);
@@ -70,6 +107,19 @@ tides_vm_clear(Relation rel, uint64 vid)
 		visibilitymap_clear(rel, blk, buf, VISIBILITYMAP_VALID_BITS);
 		ReleaseBuffer(buf);
 	}
+}
+
+/*
+ * A version changed: its own block's bit goes, and its chain root's, which
+ * stands for the whole HOT chain in index-only scans (index entries point
+ * at roots; see hot.c).
+ */
+void
+tides_vm_clear_chain(Relation rel, uint64 vid, uint64 root_vid)
+{
+	tides_vm_clear(rel, vid);
+	if (root_vid / TIDES_ROWS_PER_BLOCK != vid / TIDES_ROWS_PER_BLOCK)
+		tides_vm_clear(rel, root_vid);
 }
 
 void
@@ -104,6 +154,8 @@ extend_map(Relation rel, BlockNumber blk)
 		smgrextend(reln, VISIBILITYMAP_FORKNUM, now, pg.data, false);
 		now++;
 	}
+	pg_atomic_write_u32(tides_tree_vm_pages(tides_rel_tree(rel)), now);
+	pg_memory_barrier();
 	CacheInvalidateSmgr(reln->smgr_rnode);
 	UnlockRelationForExtension(rel, ExclusiveLock);
 }
@@ -150,8 +202,22 @@ tides_vm_mark_block(Relation rel, uint64 tree, BlockNumber blk, TransactionId ol
 		/* decide under the lock every clear takes: see the file comment */
 		c = tides_cursor_open(tree, RelationGetRelid(rel), (uint64) blk * TIDES_ROWS_PER_BLOCK,
 							  (uint64) (blk + 1) * TIDES_ROWS_PER_BLOCK);
+		tides_cursor_include_stubs(c);
 		while (all && (t = tides_cursor_next(c, ForwardScanDirection)) != NULL)
-			all = tides_vm_block_visible_to_all(t, oldest_xmin);
+		{
+			if (TIDES_IS_REDIRECT(t))
+			{
+				TidesTupleBuf tbuf;
+				TidesTuple *target;
+
+				tides_tuple_buf_init(&tbuf, CurrentMemoryContext);
+				target = tides_fetch_version(tree, t->meta.link, RelationGetRelid(rel), &tbuf);
+				all = target != NULL && tides_vm_block_visible_to_all(target, oldest_xmin);
+				tides_tuple_buf_free(&tbuf);
+			}
+			else
+				all = !TIDES_IS_STUB(t) && tides_vm_block_visible_to_all(t, oldest_xmin);
+		}
 		tides_cursor_close(c);
 		if (all)
 		{

@@ -77,7 +77,8 @@ tides_capture_control_file(void)
 		ereport(LOG, (errmsg("tides: pg_control has a bad checksum; its nextXid is used anyway")));
 	tides_shared->start_next_fxid = U64FromFullTransactionId(cf->checkPointCopy.nextXid);
 	tides_shared->start_next_multi = cf->checkPointCopy.nextMulti;
-	tides_shared->start_from_redo = false;
+	tides_shared->after_crash = cf->state != DB_SHUTDOWNED &&
+		cf->state != DB_SHUTDOWNED_IN_RECOVERY;
 	pfree(cf);
 }
 
@@ -96,13 +97,73 @@ unlink_fork(const char *path)
 	}
 }
 
+/* delete every key of a tree (an unlogged table after a crash) */
+static tides_status
+empty_tree(tides_db *db, uint64 tree)
+{
+	uint8		lower[8],
+				upper[8];
+	tides_iter_options io;
+	tides_iter *it;
+	tides_batch *b;
+	tides_status s;
+
+	tides_key_put_tree(lower, tree);
+	s = tides_drop_prefix(db, lower, sizeof(lower));
+	if (s != TIDES_BUSY)
+		return s;
+	/* the dropped-prefix table is full: tombstones instead */
+	tides_key_put_tree(upper, tree + 1);
+	memset(&io, 0, sizeof(io));
+	io.lower = lower;
+	io.lower_len = sizeof(lower);
+	io.upper = upper;
+	io.upper_len = sizeof(upper);
+	b = tides_batch_new();
+	it = tides_iter_new(db, &io);
+	if (b == NULL || it == NULL)
+		s = TIDES_NO_MEMORY;
+	else
+		s = TIDES_OK;
+	for (tides_iter_first(it); s == TIDES_OK && tides_iter_valid(it); tides_iter_next(it))
+	{
+		size_t		klen;
+		const void *k = tides_iter_key(it, &klen);
+
+		s = tides_batch_delete(b, k, klen);
+		if (s == TIDES_OK && tides_batch_bytes(b) >= (1 << 20))
+		{
+			while ((s = tides_write(db, b, NULL)) == TIDES_BUSY)
+				pg_usleep(10000L);
+			tides_batch_clear(b);
+		}
+	}
+	if (s == TIDES_OK && it != NULL)
+		s = tides_iter_status(it);
+	if (s == TIDES_OK && tides_batch_count(b) > 0)
+		while ((s = tides_write(db, b, NULL)) == TIDES_BUSY)
+			pg_usleep(10000L);
+	if (it)
+		tides_iter_free(it);
+	if (b)
+		tides_batch_free(b);
+	return s == TIDES_OK ? tides_sync(db, 0, true) : s;
+}
+
 /*
- * After redo: delete the visibility map forks of tides relations.  They are
- * not WAL-logged, and a clear lost in the crash could leave a bit that
- * claims an updated row is visible to all (see src/am/vm.c).
+ * After a crash -- pg_control does not say the server shut down cleanly,
+ * whether or not WAL redo then has anything to do -- in the postmaster,
+ * before the startup process or any backend runs:
+ *   - unlogged tables lose their rows, as heap's do (PostgreSQL resets their
+ *     files and indexes the same way);
+ *   - the visibility map forks of all tides relations go: they are not
+ *     WAL-logged, and a clear lost in the crash could leave a bit that
+ *     claims a changed row is visible to all (see src/am/vm.c).
+ * A failure here stops the server: it would leave rows an empty unlogged
+ * index does not know, or bits nothing vouches for.
  */
-static void
-reset_visibility_maps(void)
+void
+tides_reset_after_crash(void)
 {
 	tides_options o;
 	tides_db   *db = NULL;
@@ -111,18 +172,19 @@ reset_visibility_maps(void)
 				upper[9];
 	tides_iter_options io;
 	tides_iter *it;
-	int			n = 0;
+	int			nmaps = 0;
+	uint64	   *unlogged = NULL;
+	int			nunlogged = 0;
+	tides_status s = TIDES_OK;
 
-	if (!tides_shared->engine_ok)
+	if (!tides_shared->after_crash || !tides_shared->engine_ok)
 		return;
 	tides_fill_options(&o);
 	snprintf(dir, sizeof(dir), "%s/pg_tides", DataDir);
 	if (tides_open(tides_shared->region, dir, &o, NULL, false, NULL, &db) != TIDES_OK)
-	{
-		if (db)
-			tides_close(db);
-		return;
-	}
+		ereport(FATAL,
+				(errmsg("tides: could not open the engine to reset it after a crash: %s",
+						db ? tides_errmsg(db) : "out of memory")));
 	meta_key(lower, META_TREEMAP);
 	meta_key(upper, META_TREEMAP + 1);
 	memset(&io, 0, sizeof(io));
@@ -131,16 +193,20 @@ reset_visibility_maps(void)
 	io.upper = upper;
 	io.upper_len = sizeof(upper);
 	it = tides_iter_new(db, &io);
-	for (tides_iter_first(it); it && tides_iter_valid(it); tides_iter_next(it))
+	if (it == NULL)
+		ereport(FATAL, (errmsg("tides: could not read the relation map after a crash: out of engine memory")));
+	for (tides_iter_first(it); tides_iter_valid(it); tides_iter_next(it))
 	{
-		size_t		vlen;
+		size_t		klen,
+					vlen;
+		const uint8 *k = tides_iter_key(it, &klen);
 		const char *v = tides_iter_value(it, &vlen);
 		RelFileNode rnode;
 		int32		backend;
 		char	   *path;
 
 		/* TreeOwnerValue: db, spc, rel, backend, persistence */
-		if (vlen < 17)
+		if (klen != 17 || vlen < 17)
 			continue;
 		memcpy(&rnode.dbNode, v, 4);
 		memcpy(&rnode.spcNode, v + 4, 4);
@@ -149,11 +215,27 @@ reset_visibility_maps(void)
 		path = relpathbackend(rnode, backend, VISIBILITYMAP_FORKNUM);
 		unlink_fork(path);
 		pfree(path);
-		n++;
+		nmaps++;
+		if (v[16] == RELPERSISTENCE_UNLOGGED)
+		{
+			unlogged = unlogged ? repalloc(unlogged, (nunlogged + 1) * sizeof(uint64))
+				: palloc(sizeof(uint64));
+			unlogged[nunlogged++] = tides_key_get_tree(k + 9);
+		}
 	}
+	s = tides_iter_status(it);
 	tides_iter_free(it);
+	for (int i = 0; s == TIDES_OK && i < nunlogged; i++)
+		s = empty_tree(db, unlogged[i]);
+	if (s != TIDES_OK)
+		ereport(FATAL,
+				(errmsg("tides: could not reset unlogged tables after a crash: %s", tides_errmsg(db))));
 	tides_close(db);
-	ereport(LOG, (errmsg("tides: reset the visibility maps of %d relations after crash recovery", n)));
+	if (unlogged)
+		pfree(unlogged);
+	ereport(LOG,
+			(errmsg("tides: after the crash, reset %d unlogged tables and the visibility maps of %d relations",
+					nunlogged, nmaps)));
 }
 
 static void
@@ -164,8 +246,6 @@ rmgr_cleanup(void)
 		return;
 	tides_shared->start_next_fxid = U64FromFullTransactionId(ReadNextFullTransactionId());
 	tides_shared->start_next_multi = ReadNextMultiXactId();
-	tides_shared->start_from_redo = true;
-	reset_visibility_maps();
 }
 
 static void
@@ -288,30 +368,6 @@ load_aborted(const uint8 *k, size_t klen, const void *v, size_t vlen, void *arg)
 	ts->aborted[ts->n_aborted++] = ((uint64) get32be(k + 9) << 32) | get32be(k + 13);
 }
 
-typedef struct UnloggedScan
-{
-	uint64	   *trees;
-	int			n;
-	int			cap;
-} UnloggedScan;
-
-static void
-find_unlogged(const uint8 *k, size_t klen, const void *v, size_t vlen, void *arg)
-{
-	UnloggedScan *u = arg;
-	const char *owner = v;
-
-	/* TreeOwnerValue: persistence is its last field */
-	if (klen != 17 || vlen < 17 || owner[16] != RELPERSISTENCE_UNLOGGED)
-		return;
-	if (u->n == u->cap)
-	{
-		u->cap = u->cap ? u->cap * 2 : 16;
-		u->trees = u->trees ? repalloc(u->trees, u->cap * sizeof(uint64)) : palloc(u->cap * sizeof(uint64));
-	}
-	u->trees[u->n++] = tides_key_get_tree(k + 9);
-}
-
 static void
 check(tides_db *db, tides_status s, const char *what)
 {
@@ -394,23 +450,6 @@ tides_finalize_startup(tides_db *db)
 		ereport(WARNING,
 				(errmsg("tides: more than %d incomplete transactions are recorded; some are ignored",
 						TIDES_MAX_ABORTED)));
-
-	/* unlogged tables are empty after a crash, as with heap */
-	if (ts->start_from_redo)
-	{
-		UnloggedScan u = {NULL, 0, 0};
-
-		scan_meta(db, META_TREEMAP, find_unlogged, &u);
-		for (int i = 0; i < u.n; i++)
-		{
-			uint8		prefix[8];
-
-			tides_key_put_tree(prefix, u.trees[i]);
-			check(db, tides_drop_prefix(db, prefix, sizeof(prefix)), "reset an unlogged table");
-		}
-		if (u.trees)
-			pfree(u.trees);
-	}
 
 	ts->incarnation = inc;
 	ts->finalized = true;

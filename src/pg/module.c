@@ -227,6 +227,7 @@ tides_shmem_startup(void)
 	{
 		tides_capture_control_file();
 		recover_engine();
+		tides_reset_after_crash();
 	}
 }
 

@@ -147,7 +147,7 @@ typedef struct TidesShared
 	/* D4: what PostgreSQL's own recovery ended with (see incarnation.c) */
 	uint64		start_next_fxid;
 	uint32		start_next_multi;
-	bool		start_from_redo;
+	bool		after_crash;	/* pg_control: the last shutdown was not clean */
 	bool		clean_start;	/* the engine log ended cleanly */
 
 	/* finalisation of this incarnation, done once by the first user */
@@ -210,6 +210,15 @@ extern void tides_wakeup_workers(void *arg, int kind);
 /* is this relation stored by tides? (src/am/handler.c) */
 extern bool tides_is_tides_relation(Relation rel);
 
+/* is this index a tides_btree index? (src/index/desc.c) */
+extern bool tides_is_tides_index(Relation rel);
+
+/* _PG_init: tides_btree's shared memory and executor hooks (src/index/init.c) */
+extern void tides_index_init(void);
+
+/* _PG_init: the setting tides.index_method and its utility hook (src/pg/utility.c) */
+extern void tides_utility_init(void);
+
 /* ------------------------------------------------------ trees (trees.c) */
 
 typedef struct TidesRelInfo
@@ -241,6 +250,10 @@ extern void tides_copy_vid_counter(uint64 from_tree, uint64 to_tree);
 extern void tides_copy_tree(uint64 from, uint64 to);
 extern void tides_copy_database(Oid src_db, Oid src_spc, Oid dst_db, Oid dst_spc);
 extern void tides_move_database(Oid db, Oid old_spc, Oid new_spc, bool finish);
+
+/* pages of the tree's visibility map fork, or TIDES_VM_PAGES_UNKNOWN */
+#define TIDES_VM_PAGES_UNKNOWN 0xFFFFFFFF
+extern pg_atomic_uint32 *tides_tree_vm_pages(uint64 tree);
 
 /* one past the largest vid handed out (for relation_size) */
 extern uint64 tides_vid_high_water(uint64 tree);
@@ -291,6 +304,7 @@ extern bool tides_multi_lost(uint32 inc, MultiXactId multi);
 
 extern void tides_register_rmgr(void);
 extern void tides_capture_control_file(void);
+extern void tides_reset_after_crash(void);
 
 /* ------------------------------------------------------ workers (workers.c) */
 

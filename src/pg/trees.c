@@ -42,6 +42,7 @@ typedef struct VidCounter
 	uint64		next;
 	uint64		reserved;
 	uint32		chunk;
+	pg_atomic_uint32 vm_pages;	/* see tides_tree_vm_pages */
 } VidCounter;
 
 typedef struct RelCache
@@ -199,6 +200,7 @@ counter_for(uint64 tree)
 		c->next = reserved;
 		c->reserved = reserved;
 		c->chunk = FIRST_CHUNK;
+		pg_atomic_init_u32(&c->vm_pages, TIDES_VM_PAGES_UNKNOWN);
 	}
 	LWLockRelease(get_counters_lock());
 	return c;
@@ -274,6 +276,17 @@ tides_copy_vid_counter(uint64 from_tree, uint64 to_tree)
 	c->next = c->reserved = high;
 	SpinLockRelease(&c->mutex);
 	LWLockRelease(tides_shared->reserve_lock);
+}
+
+/*
+ * How many pages the tree's relation has in its visibility map fork, shared
+ * by all backends so that changing a row need not ask the kernel whether a
+ * map page exists (src/am/vm.c keeps it, under the relation extension lock).
+ */
+pg_atomic_uint32 *
+tides_tree_vm_pages(uint64 tree)
+{
+	return &counter_for(tree)->vm_pages;
 }
 
 uint64
