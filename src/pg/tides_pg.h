@@ -195,7 +195,10 @@ extern uint64 tides_write_batch(tides_batch *b);
 /* point read into a palloc'd buffer; false if absent */
 extern bool tides_read(const uint8 *key, size_t klen, char **val, size_t *vlen);
 
-/* a reusable backend-local batch (cleared on each get) */
+/*
+ * A reusable backend-local batch, cleared on each get.  Whoever fills it
+ * must write it before calling anything that may get it too.
+ */
 extern tides_batch *tides_local_batch(void);
 
 /* engine options from the GUCs */

@@ -121,14 +121,21 @@ read_u64_value(const uint8 *key, size_t klen, uint64 dflt)
 	return v;
 }
 
-/* write one key and make it durable before returning */
+/*
+ * Write one key and make it durable before returning.  Row ids are reserved
+ * this way in the middle of other writers' batches (CLUSTER fills the local
+ * batch while it allocates vids), so this has a batch of its own.
+ */
 static void
 write_durable(const uint8 *key, size_t klen, const void *val, size_t vlen)
 {
-	tides_batch *b = tides_local_batch();
+	static tides_batch *b = NULL;
 	uint64		lsn;
 	tides_status s;
 
+	if (b == NULL && (b = tides_batch_new()) == NULL)
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	tides_batch_clear(b);
 	if (tides_batch_put(b, key, klen, val, vlen) != TIDES_OK)
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
 	lsn = tides_write_batch(b);
