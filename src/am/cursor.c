@@ -8,14 +8,30 @@
  * creation (a consistent view); visibility is the caller's business.
  * Stubs (redirects and dead items, see tides_am.h) are skipped unless the
  * caller asks for them.
+ *
+ * An engine iterator pins the memtables it reads, and a memtable slot is
+ * reused only when nothing pins it: a scan that ran for minutes on one
+ * iterator would stall every writer once the other slots filled.  So a
+ * cursor that has lived longer than CURSOR_REFRESH_MS trades its iterator
+ * for a fresh one positioned after the last entry it returned.  Its view is
+ * then no longer one instant of the engine -- as heap's scans, which read
+ * each page as it is when they reach it; visibility comes from the caller's
+ * snapshot either way.
  */
 #include "postgres.h"
 
+#include "utils/timestamp.h"
+
 #include "tides_am.h"
+
+#define CURSOR_REFRESH_MS 200
+#define CURSOR_CLOCK_EVERY 256	/* steps between looks at the clock */
 
 struct TidesCursor
 {
 	tides_iter *it;
+	TimestampTz opened_at;
+	uint32		steps;
 	uint64		tree;
 	Oid			relid;
 	uint8		lower[TIDES_ROW_KEY_LEN];
@@ -26,11 +42,48 @@ struct TidesCursor
 	TidesTupleBuf buf;
 };
 
+static void
+open_iterator(TidesCursor *c)
+{
+	tides_iter_options o;
+
+	memset(&o, 0, sizeof(o));
+	o.lower = c->lower;
+	o.lower_len = sizeof(c->lower);
+	o.upper = c->upper;
+	o.upper_len = sizeof(c->upper);
+	o.fill_cache = true;
+	c->it = tides_open_iter(tides_engine(), &o);
+	c->opened_at = GetCurrentTimestamp();
+}
+
+/* a fresh iterator, positioned so that the next step returns what follows */
+static void
+refresh(TidesCursor *c, ScanDirection dir)
+{
+	uint8		key[TIDES_ROW_KEY_LEN];
+	size_t		klen;
+	const void *k = tides_iter_key(c->it, &klen);
+	const void *now;
+	size_t		nlen;
+
+	Assert(klen == sizeof(key));
+	memcpy(key, k, sizeof(key));
+	tides_close_iter(c->it);
+	open_iterator(c);
+	if (ScanDirectionIsBackward(dir))
+		tides_iter_seek_for_prev(c->it, key, sizeof(key));
+	else
+		tides_iter_seek(c->it, key, sizeof(key));
+	/* on the key itself: step past it as usual; else already on the next one */
+	now = tides_iter_valid(c->it) ? tides_iter_key(c->it, &nlen) : NULL;
+	c->pending = now == NULL || nlen != sizeof(key) || memcmp(now, key, sizeof(key)) != 0;
+}
+
 TidesCursor *
 tides_cursor_open(uint64 tree, Oid relid, uint64 lo_vid, uint64 hi_vid)
 {
 	TidesCursor *c = palloc0(sizeof(TidesCursor));
-	tides_iter_options o;
 
 	c->tree = tree;
 	c->relid = relid;
@@ -40,13 +93,7 @@ tides_cursor_open(uint64 tree, Oid relid, uint64 lo_vid, uint64 hi_vid)
 		tides_row_key(c->upper, tree + 1, 0);	/* to the end of the tree */
 	else
 		tides_row_key(c->upper, tree, hi_vid);
-	memset(&o, 0, sizeof(o));
-	o.lower = c->lower;
-	o.lower_len = sizeof(c->lower);
-	o.upper = c->upper;
-	o.upper_len = sizeof(c->upper);
-	o.fill_cache = true;
-	c->it = tides_open_iter(tides_engine(), &o);
+	open_iterator(c);
 	return c;
 }
 
@@ -78,6 +125,10 @@ current(TidesCursor *c)
 static TidesTuple *
 step(TidesCursor *c, ScanDirection dir)
 {
+	if (c->started && !c->pending && ++c->steps % CURSOR_CLOCK_EVERY == 0 &&
+		tides_iter_valid(c->it) &&
+		TimestampDifferenceExceeds(c->opened_at, GetCurrentTimestamp(), CURSOR_REFRESH_MS))
+		refresh(c, dir);
 	if (c->pending)
 	{
 		c->pending = false;

@@ -41,6 +41,7 @@ typedef struct TidesScanDescData
 	BlockNumber cur_block;
 	BlockNumber stat_block;		/* last block counted in pg_statio */
 	bool		want_stubs;		/* cursors return stubs (tides_scan_next_root) */
+	bool		ranged;			/* lo_vid/hi_vid set by tides_scan_set_block_range */
 	bool		parallel_started;
 	ParallelBlockTableScanWorkerData pbw;
 	/* bitmap, sample, analyze: visible versions of the current block */
@@ -64,6 +65,20 @@ block_first_vid(BlockNumber b)
 	return (uint64) b * TIDES_ROWS_PER_BLOCK;
 }
 
+/*
+ * Where a sequential scan stops: the row ids handed out when it starts, as
+ * heap's scans stop at the blocks the relation had (rows added later are
+ * invisible to the scan's snapshot anyway; the cursor, which refreshes its
+ * view, would otherwise chase them).
+ */
+static uint64
+seqscan_end(TidesScanDesc s)
+{
+	if ((s->base.rs_flags & SO_TYPE_SEQSCAN) && !s->ranged)
+		return tides_vid_high_water(s->tree);
+	return TIDES_VID_MAX + 1;
+}
+
 TableScanDesc
 tides_scan_begin(Relation rel, Snapshot snapshot, int nkeys, struct ScanKeyData *key,
 				 ParallelTableScanDesc pscan, uint32 flags)
@@ -83,7 +98,7 @@ tides_scan_begin(Relation rel, Snapshot snapshot, int nkeys, struct ScanKeyData 
 	}
 	s->tree = tides_rel_tree(rel);
 	s->lo_vid = 0;
-	s->hi_vid = TIDES_VID_MAX + 1;
+	s->hi_vid = seqscan_end(s);
 	s->cur_block = InvalidBlockNumber;
 	s->stat_block = InvalidBlockNumber;
 	s->page_block = InvalidBlockNumber;
@@ -138,6 +153,8 @@ tides_scan_rescan(TableScanDesc sscan, struct ScanKeyData *key, bool set_params,
 	}
 	tides_cursor_close(s->cursor);
 	s->cursor = NULL;
+	if (!s->ranged && (s->base.rs_flags & SO_TYPE_SEQSCAN))
+		s->hi_vid = seqscan_end(s);
 	s->cur_block = InvalidBlockNumber;
 	s->parallel_started = false;
 	s->page_n = s->page_pos = 0;
@@ -325,6 +342,7 @@ tides_scan_set_block_range(TableScanDesc sscan, BlockNumber start, BlockNumber n
 {
 	TidesScanDesc s = (TidesScanDesc) sscan;
 
+	s->ranged = true;
 	s->lo_vid = block_first_vid(start);
 	s->hi_vid = nblocks == InvalidBlockNumber ? TIDES_VID_MAX + 1
 		: block_first_vid((uint64) start + nblocks);

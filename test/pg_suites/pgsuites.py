@@ -28,7 +28,7 @@ import os
 import re
 import sys
 
-KINDS = ("row-order", "plan", "physical")
+KINDS = ("row-order", "plan", "physical", "catalog")
 SUITES = ("regress", "isolation")
 KEYS = ("suite", "test", "kind", "query", "lines", "reason")
 
@@ -82,7 +82,7 @@ def parse_accepted(path):
             errors.append("%s: row-order needs at least one 'query:' regex" % where)
         if e.kind == "row-order" and e.lines:
             errors.append("%s: row-order takes 'query:', not 'lines:'" % where)
-        if e.kind in ("plan", "physical") and not e.lines:
+        if e.kind in ("plan", "physical", "catalog") and not e.lines:
             errors.append("%s: %s needs at least one 'lines:' regex" % (where, e.kind))
         if not e.reason:
             errors.append("%s: missing reason" % where)
@@ -405,7 +405,7 @@ def canonicalize(lines, blocks, row_entries):
 def compare_one(expected_lines, actual_lines, entries):
     """Returns (covered: bool, used entries: set, problems: list of str)."""
     row_entries = [e for e in entries if e.kind == "row-order"]
-    line_entries = [e for e in entries if e.kind in ("plan", "physical")]
+    line_entries = [e for e in entries if e.kind in ("plan", "physical", "catalog")]
     eb = parse_blocks(expected_lines)
     ab = parse_blocks(actual_lines)
     en, eown, ecanon = canonicalize(expected_lines, eb, row_entries)

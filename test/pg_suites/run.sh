@@ -79,7 +79,11 @@ while [[ $# -gt 0 ]]; do
         --am) need_arg "$@"; AM="$2"; shift ;;
         --preload) need_arg "$@"; PRELOAD="$2"; shift ;;
         --load-extension) need_arg "$@"; EXTENSIONS+=("$2"); shift ;;
-        --tides) AM=tides; PRELOAD=tidesam; EXTENSIONS+=(tidesam) ;;
+        # tidesam's four background workers (flush, sync, maintenance, one
+        # compaction) hold max_worker_processes slots: 8 + 4 leaves parallel
+        # query the workers it has with heap (select_parallel counts them)
+        --tides) AM=tides; PRELOAD=tidesam; EXTENSIONS+=(tidesam)
+                 SETS+=("max_worker_processes = 12") ;;
         --set) need_arg "$@"; SETS+=("$2"); shift ;;
         --conf) need_arg "$@"; CONFS+=("$(abspath "$2")"); shift ;;
         --initdb-opts) need_arg "$@"; INITDB_OPTS="$2"; shift ;;
