@@ -1,35 +1,61 @@
 #!/usr/bin/env bash
-# test.sh -- the whole test suite (README's second command; .ci/run calls it).
-# Installs what it needs, builds, runs every suite, and ends with the line
-# "N passed, M failed".
+# test.sh -- the whole test suite (the README's second command; .ci/run calls it).
+#
+# Installs what it needs, builds and installs the extension, runs every suite
+# and ends with the line "N passed, M failed" (the sum over all suites).
+# Each suite prints its own "<suite>: P passed, F failed" line; a suite that
+# prints none counts as one failure.  Logs: $TIDES_TEST_LOG (build/test-logs).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/deps.sh || { echo "dependency installation failed"; echo "0 passed, 1 failed"; exit 1; }
+started=$(date +%s)
 
-total_pass=0; total_fail=0
+if ! bash scripts/deps.sh; then
+  echo "dependency installation failed"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+
 log_dir=${TIDES_TEST_LOG:-build/test-logs}
 mkdir -p "$log_dir"
+jobs=$(nproc 2>/dev/null || echo 2)
+total_pass=0
+total_fail=0
 
-# run_suite NAME COMMAND...: the command prints "<name>: P passed, F failed"
+# run_suite NAME COMMAND...: runs COMMAND, which prints "<name>: P passed, F failed"
 run_suite() {
   local name=$1; shift
-  local out="$log_dir/$name.log"
-  echo "=== $name"
-  "$@" 2>&1 | tee "$out" | grep -E '^(PASS|FAIL|ok|not ok|  )' || true
-  local line
+  local out="$log_dir/$name.log" t0=$(date +%s) line p f
+  echo "=== $name: $*"
+  "$@" >"$out" 2>&1
   line=$(grep -E '^[a-z_/ -]+: [0-9]+ passed, [0-9]+ failed' "$out" | tail -n 1)
   if [ -z "$line" ]; then
+    tail -n 30 "$out"
     echo "$name: did not report a result (see $out)"
-    total_fail=$((total_fail+1)); return
+    total_fail=$((total_fail + 1))
+    return
   fi
-  local p f
   p=$(echo "$line" | sed -E 's/.*: ([0-9]+) passed.*/\1/')
   f=$(echo "$line" | sed -E 's/.*passed, ([0-9]+) failed.*/\1/')
-  echo "$line"
-  total_pass=$((total_pass+p)); total_fail=$((total_fail+f))
+  [ "$f" -eq 0 ] || grep -E 'FAIL|not ok|FAILED|failed:' "$out" | head -n 40
+  echo "$line   ($(( $(date +%s) - t0 )) s)"
+  total_pass=$((total_pass + p))
+  total_fail=$((total_fail + f))
 }
 
-run_suite engine make -s engine-check
+# the extension itself: build and install (a build failure fails everything after it)
+build() {
+  if make -j"$jobs" && make install; then
+    echo "build: 1 passed, 0 failed"
+  else
+    echo "build: 0 passed, 1 failed"
+  fi
+}
 
+run_suite build            build
+run_suite engine           make -s -j"$jobs" engine-check
+run_suite fuzz             make -s fuzz-smoke
+run_suite pg_suites        bash test/pg_suites/run.sh --tides --quiet --timeout 1800 --outdir "$log_dir/pg_suites"
+
+echo "total time $(( $(date +%s) - started )) s"
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" -eq 0 ]

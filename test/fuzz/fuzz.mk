@@ -47,17 +47,18 @@ fuzz-corpus: build/fuzz/seeds/.done
 # one run per target: $(1) = seconds
 define fuzz_run_all
 	@mkdir -p build/fuzz/artifacts
-	@fail=0; for t in $(FUZZ_TARGETS); do \
+	@pass=0; fail=0; for t in $(FUZZ_TARGETS); do \
 	  c=$${t#fuzz_}; mkdir -p build/fuzz/work/$$c; \
 	  echo "== $$t ($(1)s)"; \
 	  if build/fuzz/$$t $(FUZZ_RUN_FLAGS) -max_total_time=$(1) \
 	       -artifact_prefix=build/fuzz/artifacts/$$t- \
 	       build/fuzz/work/$$c build/fuzz/seeds/$$c > build/fuzz/$$t.log 2>&1; then \
 	    grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb)|^Done' build/fuzz/$$t.log | tr '\n' ' '; echo; \
+	    pass=$$((pass+1)); \
 	  else \
-	    echo "FAIL $$t (log: build/fuzz/$$t.log)"; tail -n 40 build/fuzz/$$t.log; fail=1; \
+	    echo "FAIL $$t (log: build/fuzz/$$t.log)"; tail -n 40 build/fuzz/$$t.log; fail=$$((fail+1)); \
 	  fi; \
-	done; [ $$fail -eq 0 ]
+	done; echo "fuzz: $$pass passed, $$fail failed"; [ $$fail -eq 0 ]
 endef
 
 fuzz-smoke: fuzz-build fuzz-corpus
