@@ -30,6 +30,7 @@
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "access/visibilitymap.h"
 #include "access/multixact.h"
 #include "access/transam.h"
 #include "access/xact.h"
@@ -41,6 +42,7 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/autovacuum.h"
+#include "storage/bufmgr.h"
 #include "storage/procarray.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -75,6 +77,11 @@ typedef struct VacState
 	bool		cur_all_visible;
 	BlockNumber hw_blocks;		/* blocks wholly below the vid high-water mark */
 	BlockNumber all_visible_blocks;
+	/* blocks already all-visible are skipped unless the VACUUM is aggressive */
+	bool		aggressive;
+	BlockNumber scanned_blocks;
+	BlockNumber skipped_blocks;
+	Buffer		vmbuffer;
 } VacState;
 
 static void
@@ -428,7 +435,27 @@ scan_tree(VacState *vs)
 
 		vacuum_delay_point();
 		if (t->vid / TIDES_ROWS_PER_BLOCK != vs->cur_block)
-			close_blocks(vs, (BlockNumber) (t->vid / TIDES_ROWS_PER_BLOCK));
+		{
+			BlockNumber blk = (BlockNumber) (t->vid / TIDES_ROWS_PER_BLOCK);
+
+			close_blocks(vs, blk);
+			/*
+			 * As heap: a block the map says is all-visible holds nothing to
+			 * remove (any change clears the bit); only freezing needs it,
+			 * and only an aggressive VACUUM freezes everything.
+			 */
+			if (!vs->aggressive && VM_ALL_VISIBLE(vs->rel, blk, &vs->vmbuffer))
+			{
+				BlockNumber next = blk + 1;
+
+				while (next < vs->hw_blocks && VM_ALL_VISIBLE(vs->rel, next, &vs->vmbuffer))
+					next++;
+				vs->skipped_blocks += next - blk;
+				tides_cursor_seek(c, (uint64) next * TIDES_ROWS_PER_BLOCK, ForwardScanDirection);
+				continue;
+			}
+			vs->scanned_blocks++;
+		}
 
 		if (TIDES_IS_REDIRECT(t))
 		{
@@ -598,9 +625,13 @@ tides_relation_vacuum(Relation rel, struct VacuumParams *params, BufferAccessStr
 	vs.tree = tides_rel_tree(rel);
 	vs.bstrategy = bstrategy;
 	vs.elevel = (params->options & VACOPT_VERBOSE) ? INFO : DEBUG2;
-	vacuum_set_xid_limits(rel, params->freeze_min_age, params->freeze_table_age,
-						  params->multixact_freeze_min_age, params->multixact_freeze_table_age,
-						  &vs.OldestXmin, &vs.OldestMxact, &vs.FreezeLimit, &vs.MultiXactCutoff);
+	vs.aggressive = vacuum_set_xid_limits(rel, params->freeze_min_age, params->freeze_table_age,
+										  params->multixact_freeze_min_age,
+										  params->multixact_freeze_table_age,
+										  &vs.OldestXmin, &vs.OldestMxact,
+										  &vs.FreezeLimit, &vs.MultiXactCutoff) ||
+		(params->options & VACOPT_DISABLE_PAGE_SKIPPING) != 0;
+	vs.vmbuffer = InvalidBuffer;
 	vs.new_frozen_xid = vs.OldestXmin;
 	vs.new_min_multi = vs.OldestMxact;
 	vac_open_indexes(rel, RowExclusiveLock, &vs.nindexes, &vs.indrels);
@@ -664,8 +695,17 @@ tides_relation_vacuum(Relation rel, struct VacuumParams *params, BufferAccessStr
 		if (s != TIDES_OK)
 			tides_engine_error(s, "sync what VACUUM wrote");
 	}
+	if (BufferIsValid(vs.vmbuffer))
+		ReleaseBuffer(vs.vmbuffer);
 	nblocks = (BlockNumber) ((tides_vid_high_water(vs.tree) + TIDES_ROWS_PER_BLOCK - 1) /
 							 TIDES_ROWS_PER_BLOCK);
+	/* skipped blocks: their rows are estimated, and their xids unknown */
+	if (vs.skipped_blocks > 0)
+	{
+		vs.live = vac_estimate_reltuples(rel, nblocks, vs.scanned_blocks, vs.live);
+		vs.new_frozen_xid = InvalidTransactionId;
+		vs.new_min_multi = InvalidMultiXactId;
+	}
 	vac_update_relstats(rel, nblocks, vs.live, Min(vs.all_visible_blocks, nblocks), vs.nindexes > 0,
 						vs.new_frozen_xid, vs.new_min_multi,
 						&frozenxid_updated, &minmulti_updated, false);
@@ -678,7 +718,8 @@ tides_relation_vacuum(Relation rel, struct VacuumParams *params, BufferAccessStr
 						get_database_name(MyDatabaseId),
 						get_namespace_name(RelationGetNamespace(rel)),
 						RelationGetRelationName(rel)),
-				 errdetail("tuples: %.0f removed, %.0f remain, %.0f are dead but not yet removable, %.0f frozen; %d index passes",
-						   vs.removed, vs.live, vs.recently_dead, vs.frozen, vs.index_passes)));
+				 errdetail("tuples: %.0f removed, %.0f remain, %.0f are dead but not yet removable, %.0f frozen; %d index passes; blocks: %u scanned, %u skipped as all-visible",
+						   vs.removed, vs.live, vs.recently_dead, vs.frozen, vs.index_passes,
+						   vs.scanned_blocks, vs.skipped_blocks)));
 	pfree(vs.dead);
 }
