@@ -11,6 +11,7 @@
 include src/engine/engine.mk
 include test/engine/tests.mk
 include test/fuzz/fuzz.mk
+include test/crash/crash.mk
 
 PG_CONFIG ?= pg_config
 

@@ -599,12 +599,8 @@ vacuum_indexes(VacState *vs)
 void
 tides_sync_before_freezing(void)
 {
-	tides_status s;
-
 	XLogFlush(GetXLogInsertRecPtr());
-	s = tides_sync(tides_engine(), 0, true);
-	if (s != TIDES_OK)
-		tides_engine_error(s, "sync the log before freezing");
+	tides_sync_everything("sync the log before freezing");
 }
 
 void
@@ -689,12 +685,7 @@ tides_relation_vacuum(Relation rel, struct VacuumParams *params, BufferAccessStr
 	vac_close_indexes(vs.nindexes, vs.indrels, NoLock);
 
 	/* what VACUUM wrote is durable before relfrozenxid says it is done */
-	{
-		tides_status s = tides_sync(tides_engine(), 0, true);
-
-		if (s != TIDES_OK)
-			tides_engine_error(s, "sync what VACUUM wrote");
-	}
+	tides_sync_everything("sync what VACUUM wrote");
 	if (BufferIsValid(vs.vmbuffer))
 		ReleaseBuffer(vs.vmbuffer);
 	nblocks = (BlockNumber) ((tides_vid_high_water(vs.tree) + TIDES_ROWS_PER_BLOCK - 1) /

@@ -261,15 +261,15 @@ tides_satisfies_vacuum(TidesTuple *t, TransactionId oldest_xmin, TransactionId *
 static bool
 visible_nonvacuumable(TidesTuple *t, Snapshot snap)
 {
-	TransactionId dead_after;
-	HTSV_Result r = tides_satisfies_vacuum(t, InvalidTransactionId, &dead_after);
-
-	if (r == HEAPTUPLE_RECENTLY_DEAD &&
-		GlobalVisTestIsRemovableXid(snap->vistest, dead_after))
-		r = HEAPTUPLE_DEAD;
-	return r != HEAPTUPLE_DEAD;
+	return !tides_surely_dead(t, snap->vistest);
 }
 
+/*
+ * Dead to everyone, for good: what lets an index forget its entry
+ * (HeapTupleIsSurelyDead).  A deletion also has to be durable, or a crash
+ * could bring the version back after the index forgot it (see
+ * tides_xid_durable); an aborted insertion is dead whatever happens.
+ */
 bool
 tides_surely_dead(TidesTuple *t, GlobalVisState *vistest)
 {
@@ -278,7 +278,8 @@ tides_surely_dead(TidesTuple *t, GlobalVisState *vistest)
 
 	if (r == HEAPTUPLE_DEAD)
 		return true;
-	return r == HEAPTUPLE_RECENTLY_DEAD && GlobalVisTestIsRemovableXid(vistest, dead_after);
+	return r == HEAPTUPLE_RECENTLY_DEAD && GlobalVisTestIsRemovableXid(vistest, dead_after) &&
+		tides_xid_durable(dead_after);
 }
 
 /* -------------------------------------------------------------- UPDATE */

@@ -19,6 +19,9 @@
 #include "tides_pg.h"
 
 static tides_db *my_db = NULL;
+
+/* module.c: the vfs to open the engine with (NULL: POSIX; a test vfs with tides.test_keep_unsynced) */
+extern tides_vfs *tides_engine_vfs(void);
 static tides_batch *my_batch = NULL;
 
 void
@@ -87,7 +90,7 @@ tides_engine(void)
 				 errhint("See the server log for the engine's recovery error.")));
 	tides_fill_options(&o);
 	snprintf(dir, sizeof(dir), "%s/pg_tides", DataDir);
-	s = tides_open(tides_shared->region, dir, &o, NULL, false, NULL, &my_db);
+	s = tides_open(tides_shared->region, dir, &o, tides_engine_vfs(), false, NULL, &my_db);
 	if (s != TIDES_OK)
 	{
 		char		msg[512];

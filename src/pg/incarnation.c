@@ -452,6 +452,8 @@ tides_finalize_startup(tides_db *db)
 						TIDES_MAX_ABORTED)));
 
 	ts->incarnation = inc;
+	/* what recovery kept is durable, and newer transactions have not begun */
+	pg_atomic_write_u64(&ts->durable_horizon, ts->start_next_fxid);
 	ts->finalized = true;
 	LWLockRelease(ts->init_lock);
 	ereport(LOG,

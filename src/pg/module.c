@@ -17,6 +17,7 @@
 #include "utils/guc.h"
 
 #include "tides_pg.h"
+#include "env/vfs_keep.h"
 
 PG_MODULE_MAGIC;
 
@@ -38,6 +39,15 @@ int			tides_row_lock_stripes = 4096;
 bool		tides_keep_unsynced = false;
 
 TidesShared *tides_shared = NULL;
+
+/*
+ * tides.test_keep_unsynced: the engine's unsynced log writes are kept in this
+ * separate shared memory area (env/vfs_keep.h), so that a kill of every
+ * server process loses them as an OS crash would.  Test only; see
+ * docs/durability.md.
+ */
+#define TIDES_KEEP_BYTES ((Size) 64 << 20)
+static void *keep_mem = NULL;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -147,6 +157,36 @@ tides_shmem_request(void)
 	RequestAddinShmemSpace(tides_trees_shmem_size());
 	RequestNamedLWLockTranche("tides", 4);
 	RequestNamedLWLockTranche("tides_row", tides_row_lock_stripes);
+	if (tides_keep_unsynced)
+		RequestAddinShmemSpace(tides_vfs_keep_shared_size(TIDES_KEEP_BYTES));
+}
+
+/* the vfs every process opens the engine with: NULL (POSIX) unless testing */
+tides_vfs  *tides_engine_vfs(void);
+
+tides_vfs *
+tides_engine_vfs(void)
+{
+	return keep_mem != NULL ? tides_vfs_keep_attach(keep_mem, NULL) : NULL;
+}
+
+/*
+ * Postmaster, before its shared memory goes away (shutdown, or the restart
+ * after a backend crash): the machine is still up, so the kept writes reach
+ * their files.  Only a kill of the postmaster itself loses them.
+ */
+static void
+keep_write_back(int code, Datum arg)
+{
+	int64		n;
+
+	if (keep_mem == NULL)
+		return;
+	n = tides_vfs_keep_apply_all(keep_mem);
+	if (n != 0)
+		ereport(LOG, (errmsg("tides: wrote back %lld bytes of unsynced log writes kept in memory (tides.test_keep_unsynced)",
+							 (long long) n)));
+	keep_mem = NULL;
 }
 
 /* recover the engine (postmaster, before any backend exists) */
@@ -163,7 +203,7 @@ recover_engine(void)
 	snprintf(dir, sizeof(dir), "%s/pg_tides", DataDir);
 	s = tides_region_init(tides_shared->region, engine_region_size(), &o);
 	if (s == TIDES_OK)
-		s = tides_open(tides_shared->region, dir, &o, NULL, true, &info, &db);
+		s = tides_open(tides_shared->region, dir, &o, tides_engine_vfs(), true, &info, &db);
 	if (s != TIDES_OK)
 	{
 		snprintf(tides_shared->engine_error, sizeof(tides_shared->engine_error), "%s",
@@ -219,12 +259,28 @@ tides_shmem_startup(void)
 		tides_shared->n_row_locks = tides_row_lock_stripes;
 		SpinLockInit(&tides_shared->tree_lock);
 		pg_atomic_init_u32(&tides_shared->compact_rr, 0);
+		pg_atomic_init_u64(&tides_shared->durable_horizon, 0);
 	}
 	tides_trees_shmem_init();
+	if (tides_keep_unsynced)
+	{
+		Size		ksize = tides_vfs_keep_shared_size(TIDES_KEEP_BYTES);
+		bool		kfound;
+
+		keep_mem = ShmemInitStruct("tides keep unsynced", ksize, &kfound);
+		if (!kfound)
+			tides_vfs_keep_init(keep_mem, ksize);
+	}
 	LWLockRelease(AddinShmemInitLock);
 
 	if (!found && !IsUnderPostmaster)
 	{
+		if (keep_mem != NULL)
+		{
+			on_shmem_exit(keep_write_back, 0);
+			ereport(LOG,
+					(errmsg("tides: tides.test_keep_unsynced is on: unsynced engine log writes are kept in shared memory and lost if the postmaster is killed (test only)")));
+		}
 		tides_capture_control_file();
 		recover_engine();
 		tides_reset_after_crash();

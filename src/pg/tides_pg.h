@@ -149,6 +149,8 @@ typedef struct TidesShared
 	uint32		start_next_multi;
 	bool		after_crash;	/* pg_control: the last shutdown was not clean */
 	bool		clean_start;	/* the engine log ended cleanly */
+	/* full xid below which every transaction's tides records are durable (xact.c) */
+	pg_atomic_uint64 durable_horizon;
 
 	/* finalisation of this incarnation, done once by the first user */
 	LWLock	   *init_lock;
@@ -282,6 +284,12 @@ extern void tides_xact_tag_batch(tides_batch *b);
 
 /* the transaction must be durable when it commits, whatever the sync mode */
 extern void tides_xact_force_durable(void);
+
+/* make the whole log durable and advance the durable-transaction horizon */
+extern void tides_sync_everything(const char *why);
+
+/* are the tides records of this (ended) transaction durable? */
+extern bool tides_xid_durable(TransactionId xid);
 
 extern void tides_xact_init(void);
 

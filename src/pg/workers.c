@@ -110,7 +110,8 @@ do_work(tides_db *db, int kind, tides_status *st)
 			*st = tides_compact_work(db, &did);
 			break;
 		case KIND_SYNC:
-			*st = tides_sync_work(db, &did);
+			/* interval mode's fsync, and the durable horizon (xact.c) in every mode */
+			tides_sync_everything("sync the log");
 			break;
 		default:
 			*st = tides_maint_work(db, &did);
@@ -188,7 +189,7 @@ tides_worker_main(Datum arg)
 			if (did)
 				continue;		/* more may be waiting */
 			if (kind == KIND_SYNC)
-				timeout = tides_sync_interval_ms;
+				timeout = tides_guc_sync_mode == TIDES_SYNC_NONE ? 10000 : tides_sync_interval_ms;
 		}
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, timeout,
 						 PG_WAIT_EXTENSION);

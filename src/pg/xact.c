@@ -33,7 +33,9 @@
 
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "access/transam.h"
 #include "catalog/storage.h"
+#include "storage/procarray.h"
 #include "miscadmin.h"
 
 #include "tides_pg.h"
@@ -138,6 +140,54 @@ seal_quietly(void)
 	if (s != TIDES_OK)
 		elog(WARNING, "tides: could not close an aborted transaction's records: %s",
 			 tides_status_name(s));
+}
+
+/*
+ * Which committed deletions may an index forget?  nbtree drops an index
+ * entry (bottom-up or LP_DEAD deletion, WAL-logged) or marks it killed (a
+ * hint that reaches disk) once the table AM says every version it leads to
+ * is dead to all.  But a deleter's tides records may be lost in an OS crash
+ * in the relaxed sync modes (and, briefly, in any mode until its seal's
+ * fsync is done), bringing the old version back without its index entry.
+ * So a deletion counts only once the deleter's records are durable: true of
+ * every transaction older than the oldest one running when the last sync of
+ * the whole log began.  The sync worker advances that horizon every
+ * tides.sync_interval (every 10 s in mode none); VACUUM advances it too.
+ */
+static FullTransactionId
+oldest_running_full(void)
+{
+	FullTransactionId next = ReadNextFullTransactionId();
+	TransactionId oldest = GetOldestActiveTransactionId();
+
+	/* oldest is at most 2^31 behind next: place it in next's epoch (or the one before) */
+	return FullTransactionIdFromU64(U64FromFullTransactionId(next) -
+									(uint32) (XidFromFullTransactionId(next) - oldest));
+}
+
+void
+tides_sync_everything(const char *why)
+{
+	FullTransactionId horizon = oldest_running_full();
+	tides_status s = tides_sync(tides_engine(), 0, true);
+	uint64		cur;
+
+	if (s != TIDES_OK)
+		tides_engine_error(s, why);
+	cur = pg_atomic_read_u64(&tides_shared->durable_horizon);
+	while (cur < U64FromFullTransactionId(horizon) &&
+		   !pg_atomic_compare_exchange_u64(&tides_shared->durable_horizon, &cur,
+										   U64FromFullTransactionId(horizon)))
+		;
+}
+
+bool
+tides_xid_durable(TransactionId xid)
+{
+	FullTransactionId next = ReadNextFullTransactionId();
+	uint64		full = U64FromFullTransactionId(next) - (uint32) (XidFromFullTransactionId(next) - xid);
+
+	return full < pg_atomic_read_u64(&tides_shared->durable_horizon);
 }
 
 static void

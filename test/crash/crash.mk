@@ -1,0 +1,23 @@
+# crash.mk -- crash, wraparound and fault tests (test/crash/README.md).
+# Included by the top-level Makefile:  include test/crash/crash.mk
+#
+#   make crash-check   CI size (7-8 minutes on 2 cores; the crash loop alone ~6): vfs_keep unit test,
+#                      20 kill -9 cycles per sync mode x {kill, keep}, the
+#                      wraparound test, the fault tests
+#   make crash-soak    the same with 300 cycles per sync mode and variant
+#   make crash-bench   commit rates per sync mode and recovery time (RESULTS.md)
+#
+# Each builds and installs the extension first (the tests start their own
+# servers from the installed PostgreSQL), needs root or a user that may run
+# PostgreSQL, and ends with "crash-<target>: P passed, F failed".
+
+.PHONY: crash-check crash-soak crash-bench
+
+crash-check: install
+	bash test/crash/run.sh check
+
+crash-soak: install
+	bash test/crash/run.sh soak
+
+crash-bench: install
+	bash test/crash/run.sh bench

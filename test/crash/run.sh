@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# run.sh -- the crash, wraparound and fault tests against the installed
+# extension (make install first; crash.mk does).  Each test prints its own
+# "<name>: P passed, F failed" line; the last line sums them up.
+#
+#   test/crash/run.sh check   CI size: vfs_keep unit test, 20 kill -9 cycles per
+#                             sync mode and variant, wraparound, faults
+#   test/crash/run.sh soak    300 cycles per sync mode and variant
+#   test/crash/run.sh bench   commit rates and recovery time (RESULTS.md)
+#
+# Environment: PG_CONFIG (which server), TIDES_CRASH_DIR (work directory,
+# default /tmp/tidesam-crash), TIDES_CRASH_SEED (reproduce a crash loop),
+# CRASH_CYCLES, CRASH_MODES (none,interval,full), CRASH_VARIANTS (check:
+# kill,keep; soak: kill,keep,backend).
+# As root the servers run as the OS user "tidestest" (created if missing).
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+what=${1:-check}
+base=${TIDES_CRASH_DIR:-/tmp/tidesam-crash}
+mkdir -p "$base" build/crash
+total_p=0; total_f=0
+out=$(mktemp)
+
+run() {   # run NAME CMD...: add up the test's summary line
+  local name=$1; shift
+  echo "=== $name"
+  "$@" 2>&1 | tee "$out"
+  local line
+  line=$(grep -E "^$name: [0-9]+ passed, [0-9]+ failed" "$out" | tail -n 1)
+  if [ -z "$line" ]; then
+    echo "$name: 0 passed, 1 failed (no summary line)"
+    total_f=$((total_f + 1)); return
+  fi
+  total_p=$((total_p + $(echo "$line" | sed -E 's/.*: ([0-9]+) passed.*/\1/')))
+  total_f=$((total_f + $(echo "$line" | sed -E 's/.*passed, ([0-9]+) failed.*/\1/')))
+}
+
+keep_test() {
+  cc -std=gnu11 -O1 -g -fsanitize=address,undefined -Wall -Isrc/engine \
+     "$here/test_vfs_keep.c" src/engine/env/vfs_keep.c src/engine/env/vfs_posix.c src/engine/util/lock.c \
+     -lpthread -o build/crash/test_vfs_keep && build/crash/test_vfs_keep
+}
+
+case "$what" in
+  check)
+    run vfs_keep keep_test
+    run crash python3 "$here/crash_loop.py" --cycles "${CRASH_CYCLES:-20}" --dir "$base/loop" \
+        --modes "${CRASH_MODES:-none,interval,full}" --variants "${CRASH_VARIANTS:-kill,keep}"
+    run wraparound python3 "$here/wraparound.py" --dir "$base/wraparound"
+    run faults python3 "$here/fault_test.py" --dir "$base/faults"
+    ;;
+  soak)
+    run vfs_keep keep_test
+    run crash python3 "$here/crash_loop.py" --cycles "${CRASH_CYCLES:-300}" --dir "$base/soak" \
+        --modes "${CRASH_MODES:-none,interval,full}" --variants "${CRASH_VARIANTS:-kill,keep,backend}"
+    run wraparound python3 "$here/wraparound.py" --dir "$base/wraparound"
+    run faults python3 "$here/fault_test.py" --dir "$base/faults"
+    ;;
+  bench)
+    run bench python3 "$here/bench.py" --dir "$base/bench"
+    ;;
+  *) echo "usage: $0 check|soak|bench" >&2; exit 2 ;;
+esac
+rm -f "$out"
+echo "crash-$what: $total_p passed, $total_f failed"
+[ "$total_f" -eq 0 ]
