@@ -18,9 +18,9 @@
  *   - each heap-only version stores its root's vid (meta.link): the
  *     visibility-map bit of the root's block covers the whole chain, and
  *     index builds index a heap-only version under its root's TID.
- *   - pruning (VACUUM's prune_chain) replaces a dead root by a redirect stub
- *     to the first member that remains and deletes the dead members, in one
- *     batch.  There is no buffer pin to keep a reader's walk and a prune
+ *   - pruning (VACUUM's prune_chain) removes a prefix of the chain -- up to
+ *     its last dead member -- and makes the root a redirect stub to the
+ *     member after it, in one batch.  There is no buffer pin to keep a reader's walk and a prune
  *     apart, so a walk that finds a member gone re-reads the root: if the
  *     root changed, the chain was pruned under it and it walks again; if not,
  *     the chain really ends there (an aborted tail was removed).
@@ -70,6 +70,7 @@ tides_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 	Oid			relid = RelationGetRelid(rel);
 	GlobalVisState *vistest = NULL;
 	uint64		start;
+	bool		durable = rel->rd_rel->relpersistence == RELPERSISTENCE_PERMANENT;
 
 	if (all_dead)
 		*all_dead = first_call;
@@ -117,7 +118,13 @@ tides_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 				break;
 			if (!skip)
 			{
-				bool		valid = tides_visible(t, snapshot);
+				bool		valid;
+
+				/* (a non-vacuumable snapshot knows no relation: see tides_surely_dead) */
+				if (snapshot->snapshot_type == SNAPSHOT_NON_VACUUMABLE)
+					valid = !tides_surely_dead(t, snapshot->vistest, durable);
+				else
+					valid = tides_visible(t, snapshot);
 
 				tides_ssi_conflict_out(valid, rel, t, snapshot);
 				if (valid)
@@ -135,7 +142,7 @@ tides_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 			{
 				if (vistest == NULL)
 					vistest = GlobalVisTestFor(rel);
-				if (!tides_surely_dead(t, vistest))
+				if (!tides_surely_dead(t, vistest, durable))
 					*all_dead = false;
 			}
 			if (!HeapTupleHeaderIsHotUpdated(t->htup.t_data) ||
@@ -188,23 +195,20 @@ attr_unchanged(TupleDesc desc, int attno, HeapTuple a, HeapTuple b)
 
 /*
  * May the update of old into newtup be HOT: no column any index uses
- * changed (heap_update's hot_attrs test), and the chain is not yet at its
- * length limit?
+ * (hot_attrs, RelationGetIndexAttrBitmap's INDEX_ATTR_BITMAP_ALL) changed --
+ * heap_update's test -- and the chain is not yet at its length limit?
  */
 bool
-tides_hot_update_allowed(Relation rel, TidesTuple *old, HeapTuple newtup)
+tides_hot_update_allowed(Relation rel, Bitmapset *hot_attrs, TidesTuple *old, HeapTuple newtup)
 {
-	Bitmapset  *hot_attrs;
 	TupleDesc	desc = RelationGetDescr(rel);
 	bool		allowed = true;
 	int			x = -1;
 
 	if (old->meta.hot_depth >= TIDES_MAX_HOT_DEPTH)
 		return false;
-	hot_attrs = RelationGetIndexAttrBitmap(rel, INDEX_ATTR_BITMAP_ALL);
 	while (allowed && (x = bms_next_member(hot_attrs, x)) >= 0)
 		allowed = attr_unchanged(desc, x + FirstLowInvalidHeapAttributeNumber, &old->htup, newtup);
-	bms_free(hot_attrs);
 	return allowed;
 }
 

@@ -421,9 +421,8 @@ tides_tuple_delete(Relation rel, ItemPointer tid, CommandId cid, Snapshot snapsh
 
 /* did the update change a column that a unique index usable by a foreign key covers? */
 static bool
-key_columns_changed(Relation rel, HeapTuple oldtup, HeapTuple newtup)
+key_columns_changed(Relation rel, Bitmapset *keys, HeapTuple oldtup, HeapTuple newtup)
 {
-	Bitmapset  *keys = RelationGetIndexAttrBitmap(rel, INDEX_ATTR_BITMAP_KEY);
 	TupleDesc	desc = RelationGetDescr(rel);
 	int			x = -1;
 	bool		changed = false;
@@ -450,7 +449,6 @@ key_columns_changed(Relation rel, HeapTuple oldtup, HeapTuple newtup)
 		else if (!isnull1 && !datumIsEqual(v1, v2, att->attbyval, att->attlen))
 			changed = true;
 	}
-	bms_free(keys);
 	return changed;
 }
 
@@ -481,12 +479,17 @@ tides_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot, Command
 	TidesVersionMeta newmeta;
 	bool		hot;
 	uint64		root_vid;
+	Bitmapset  *key_attrs;
+	Bitmapset  *hot_attrs;
 
 	if (IsInParallelMode())
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_TRANSACTION_STATE),
 				 errmsg("cannot update tuples during a parallel operation")));
 	tides_xact_note_write();
+	/* the relcache's index column sets, read before any stripe lock is held */
+	key_attrs = RelationGetIndexAttrBitmap(rel, INDEX_ATTR_BITMAP_KEY);
+	hot_attrs = RelationGetIndexAttrBitmap(rel, INDEX_ATTR_BITMAP_ALL);
 	tides_row_open(&r, rel, otid);
 
 	/* the lock strength depends on whether key columns change */
@@ -497,9 +500,11 @@ tides_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot, Command
 		ItemPointerCopy(otid, &tmfd->ctid);
 		tmfd->xmax = InvalidTransactionId;
 		tmfd->cmax = InvalidCommandId;
+		bms_free(key_attrs);
+		bms_free(hot_attrs);
 		return TM_Deleted;
 	}
-	key_intact = !key_columns_changed(rel, &t->htup, newtup);
+	key_intact = !key_columns_changed(rel, key_attrs, &t->htup, newtup);
 	tides_row_unlock(&r);
 	*lockmode = key_intact ? LockTupleNoKeyExclusive : LockTupleExclusive;
 
@@ -512,12 +517,14 @@ tides_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot, Command
 		if (should_free)
 			heap_freetuple(newtup);
 		*update_indexes = false;
+		bms_free(key_attrs);
+		bms_free(hot_attrs);
 		return result;
 	}
 	t = r.t;
 	CheckForSerializableConflictIn(rel, otid, ItemPointerGetBlockNumber(otid));
 	MultiXactIdSetOldestMember();
-	hot = tides_hot_update_allowed(rel, t, newtup);
+	hot = tides_hot_update_allowed(rel, hot_attrs, t, newtup);
 
 	/* the old version keeps its lockers next to us */
 	tides_compute_new_xmax(HeapTupleHeaderGetRawXmax(t->htup.t_data), t->htup.t_data->t_infomask,
@@ -607,5 +614,7 @@ tides_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot, Command
 	if (should_free)
 		heap_freetuple(newtup);
 	*update_indexes = !hot;
+	bms_free(key_attrs);
+	bms_free(hot_attrs);
 	return TM_Ok;
 }

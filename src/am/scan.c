@@ -59,8 +59,9 @@ typedef struct TidesScanDescData
 
 typedef TidesScanDescData *TidesScanDesc;
 
+/* the first vid of a (virtual) block; b may be one past MaxBlockNumber */
 static uint64
-block_first_vid(BlockNumber b)
+block_first_vid(uint64 b)
 {
 	return (uint64) b * TIDES_ROWS_PER_BLOCK;
 }
@@ -256,7 +257,7 @@ open_next_range_in_cxt(TidesScanDesc s)
 			return false;
 		s->cursor = tides_cursor_open(s->tree, RelationGetRelid(s->base.rs_rd),
 									  block_first_vid(s->cur_block),
-									  block_first_vid(s->cur_block + 1));
+									  block_first_vid((uint64) s->cur_block + 1));
 	}
 	if (s->want_stubs)
 		tides_cursor_include_stubs(s->cursor);
@@ -428,7 +429,7 @@ load_block_versions(TidesScanDesc s, BlockNumber block)
 
 	page_reset(s, block);
 	c = tides_cursor_open(s->tree, RelationGetRelid(s->base.rs_rd),
-									   block_first_vid(block), block_first_vid(block + 1));
+									   block_first_vid(block), block_first_vid((uint64) block + 1));
 	{
 		TidesTuple *t;
 
@@ -483,7 +484,7 @@ tides_scan_bitmap_next_block(TableScanDesc sscan, struct TBMIterateResult *tbmre
 	else
 	{
 		TidesCursor *c = tides_cursor_open(s->tree, RelationGetRelid(rel),
-										   block_first_vid(block), block_first_vid(block + 1));
+										   block_first_vid(block), block_first_vid((uint64) block + 1));
 		TidesTuple *t;
 
 		tides_cursor_include_stubs(c);

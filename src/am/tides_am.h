@@ -156,7 +156,7 @@ extern bool tides_visible(TidesTuple *t, Snapshot snapshot);
 extern TM_Result tides_satisfies_update(TidesTuple *t, CommandId curcid);
 extern HTSV_Result tides_satisfies_vacuum(TidesTuple *t, TransactionId oldest_xmin,
 										  TransactionId *dead_after);
-extern bool tides_surely_dead(TidesTuple *t, GlobalVisState *vistest);
+extern bool tides_surely_dead(TidesTuple *t, GlobalVisState *vistest, bool durable);
 extern bool tides_is_only_locked(TidesTuple *t);
 extern void tides_ssi_conflict_out(bool visible, Relation rel, TidesTuple *t, Snapshot snapshot);
 
@@ -280,7 +280,8 @@ extern void tides_relation_estimate_size(Relation rel, int32 *attr_widths, Block
 
 extern TidesTuple *tides_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 									TidesTupleBuf *buf, bool *all_dead, bool first_call);
-extern bool tides_hot_update_allowed(Relation rel, TidesTuple *old, HeapTuple newtup);
+extern bool tides_hot_update_allowed(Relation rel, Bitmapset *hot_attrs, TidesTuple *old,
+									 HeapTuple newtup);
 extern bool tides_hot_chain_dead(Relation rel, uint64 tree, uint64 root_vid, GlobalVisState *vistest,
 								 TransactionId *latest_removed);
 

@@ -35,6 +35,7 @@
 #include "access/transam.h"
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "access/xlog_internal.h"
 #include "catalog/index.h"
 #include "commands/dbcommands.h"
 #include "commands/progress.h"
@@ -81,6 +82,14 @@ typedef struct VacState
 	bool		aggressive;
 	BlockNumber scanned_blocks;
 	BlockNumber skipped_blocks;
+	bool		entered;		/* cur_block has been entered by the scan */
+	/* dead stubs among the collected TIDs, which go once the indexes forgot them */
+	uint64	   *stubs;
+	int			nstubs;
+	int			stubcap;
+	/* after a crash: row ids below this may have lost rows (check_gap) */
+	uint64		suspect_below;
+	uint64		next_vid;		/* the scan has seen every row id below this */
 	Buffer		vmbuffer;
 } VacState;
 
@@ -133,11 +142,26 @@ delete_key(VacState *vs, uint64 vid)
 
 static void vacuum_indexes(VacState *vs);
 
+/*
+ * Collect a TID for the indexes to forget: a dead stub's (which goes once
+ * they have), or a gap's -- a row id below the tree's suspect mark with no
+ * key at all (see check_gap).
+ */
 static void
-add_dead(VacState *vs, ItemPointer tid)
+add_dead(VacState *vs, ItemPointer tid, bool is_stub)
 {
 	if (vs->dead->num_items == vs->max_dead)
 		vacuum_indexes(vs);
+	if (is_stub)
+	{
+		if (vs->nstubs == vs->stubcap)
+		{
+			vs->stubcap = vs->stubcap ? vs->stubcap * 2 : 1024;
+			vs->stubs = vs->stubs ? repalloc_huge(vs->stubs, vs->stubcap * sizeof(uint64))
+				: palloc(vs->stubcap * sizeof(uint64));
+		}
+		tides_tid_to_vid(tid, &vs->stubs[vs->nstubs++]);
+	}
 	if (vs->dead->num_items == vs->dead->max_items)
 	{
 		int			max = Min(vs->dead->max_items * 2, vs->max_dead);
@@ -225,6 +249,9 @@ close_blocks(VacState *vs, BlockNumber upto)
 		flush_batch(vs);		/* mark_block judges the tree as it now is */
 	for (; vs->cur_block < upto && vs->cur_block < vs->hw_blocks; vs->cur_block++)
 	{
+		/* a suspect block waits for its gaps' index entries to go (check_gap) */
+		if ((uint64) vs->cur_block * TIDES_ROWS_PER_BLOCK < vs->suspect_below)
+			vs->cur_all_visible = false;
 		if (vs->cur_all_visible &&
 			tides_vm_mark_block(vs->rel, vs->tree, vs->cur_block, vs->OldestXmin))
 			vs->all_visible_blocks++;
@@ -260,7 +287,34 @@ collect_dead(VacState *vs, uint64 vid)
 	ItemPointerData tid;
 
 	tides_vid_to_tid(vid, &tid);
-	add_dead(vs, &tid);
+	add_dead(vs, &tid, true);
+}
+
+/*
+ * After a crash, rows may be gone whose index entries survived (an index
+ * insertion is WAL-logged, the row's tides records may not have been
+ * durable).  Such a row id has no key at all, and nothing else would ever
+ * remove its entries, which an index-only scan would then trust once the
+ * block is all-visible.  So after a crash each tree carries a suspect mark
+ * (tides_tree_suspect_below, set in the postmaster by tides_reset_after_crash):
+ * row ids below it that have no key are collected for the indexes like dead
+ * stubs, and their blocks stay out of the visibility map until the indexes
+ * have forgotten them.  A complete VACUUM with index cleanup lifts the mark.
+ */
+static void
+check_gap(VacState *vs, uint64 upto)
+{
+	uint64		end = Min(upto, vs->suspect_below);
+
+	for (uint64 v = vs->next_vid; v < end; v++)
+	{
+		ItemPointerData tid;
+
+		tides_vid_to_tid(v, &tid);
+		if (vs->do_indexes)
+			add_dead(vs, &tid, false);
+	}
+	vs->next_vid = Max(vs->next_vid, upto);
 }
 
 typedef enum RootFate
@@ -272,14 +326,18 @@ typedef enum RootFate
 
 /*
  * Prune the HOT chain at root_vid (a version with HEAP_HOT_UPDATED, or a
- * redirect).  Members dead to all go; a dead root becomes a redirect to the
- * first member that remains, or is removed with the whole chain.  Dead
- * members form a prefix of the chain, apart from an aborted tail, so the
- * first member that remains is always reachable from the root again.  All
- * of it is one batch (readers see the chain before or after, never between;
- * tides_hot_search restarts when a member it was heading for vanished), and
- * written under the root's stripe lock, which every other writer of the
- * root holds too.
+ * redirect), as heap_prune_chain does.  Walk from the root while members are
+ * DEAD or RECENTLY_DEAD, stopping at anything else, and remember the last
+ * DEAD one: xids are not commit order, so a recently dead member may come
+ * before a dead one -- but a member after a dead one being dead means every
+ * member before it is gone for everyone too.  All members up to the last
+ * dead one go; the root becomes a redirect to the member after it, or, if the
+ * chain ends there, is removed with it.  An aborted tail beyond a live
+ * member is not reached here: the scan removes such versions on its own.
+ * All of it is one batch (readers see the chain before or after, never
+ * between; tides_hot_search restarts when a member it was heading for
+ * vanished), written under the root's stripe lock, which every other writer
+ * of the root holds too.
  */
 static RootFate
 prune_chain(VacState *vs, uint64 root_vid)
@@ -289,15 +347,13 @@ prune_chain(VacState *vs, uint64 root_vid)
 	TidesTupleBuf buf;
 	TidesTuple *t;
 	bool		root_is_stub;
-	bool		root_dead = false;
-	bool		have_kept = false;
-	uint64		first_kept = 0;
 	uint64		old_target = 0;
 	uint64		vid;
 	TransactionId prev_xmax = InvalidTransactionId;
-	uint64	   *dead = NULL;
-	int			ndead = 0,
-				cap = 0;
+	uint64	   *chain = NULL;
+	int			n = 0,
+				cap = 0,
+				latestdead = -1;
 	RootFate	fate;
 	bool		need_collect = false;
 
@@ -323,6 +379,7 @@ prune_chain(VacState *vs, uint64 root_vid)
 	for (;;)
 	{
 		TransactionId dead_after;
+		HTSV_Result r;
 		uint64		next;
 
 		if (t == NULL)
@@ -333,25 +390,17 @@ prune_chain(VacState *vs, uint64 root_vid)
 				 !TransactionIdEquals(prev_xmax, HeapTupleHeaderGetXmin(t->htup.t_data))))
 				break;
 		}
-		if (tides_satisfies_vacuum(t, vs->OldestXmin, &dead_after) == HEAPTUPLE_DEAD)
+		if (n == cap)
 		{
-			if (vid == root_vid)
-				root_dead = true;
-			else
-			{
-				if (ndead == cap)
-				{
-					cap = cap ? cap * 2 : 16;
-					dead = dead ? repalloc(dead, cap * sizeof(uint64)) : palloc(cap * sizeof(uint64));
-				}
-				dead[ndead++] = vid;
-			}
+			cap = cap ? cap * 2 : 16;
+			chain = chain ? repalloc(chain, cap * sizeof(uint64)) : palloc(cap * sizeof(uint64));
 		}
-		else if (!have_kept)
-		{
-			have_kept = true;
-			first_kept = vid;
-		}
+		chain[n++] = vid;
+		r = tides_satisfies_vacuum(t, vs->OldestXmin, &dead_after);
+		if (r == HEAPTUPLE_DEAD)
+			latestdead = n - 1;
+		else if (r != HEAPTUPLE_RECENTLY_DEAD)
+			break;				/* a member that stays, and so do all after it */
 		if (!HeapTupleHeaderIsHotUpdated(t->htup.t_data) ||
 			!tides_tid_to_vid(&t->htup.t_data->t_ctid, &next))
 			break;
@@ -360,13 +409,17 @@ prune_chain(VacState *vs, uint64 root_vid)
 		t = NULL;
 	}
 
-	fate = ROOT_KEPT;
-	if (root_is_stub || root_dead)
+	if (latestdead < 0)
+		fate = root_is_stub ? ROOT_REDIRECTED : ROOT_KEPT;
+	else
 	{
-		if (have_kept)
+		bool		has_next = latestdead + 1 < n;
+
+		if (has_next)
 		{
-			if (!root_is_stub || first_kept != old_target)
-				tides_batch_add_stub(vac_batch(vs), vs->tree, root_vid, TIDES_VF_REDIRECT, first_kept);
+			if (!root_is_stub || chain[latestdead + 1] != old_target)
+				tides_batch_add_stub(vac_batch(vs), vs->tree, root_vid, TIDES_VF_REDIRECT,
+									 chain[latestdead + 1]);
 			fate = ROOT_REDIRECTED;
 		}
 		else
@@ -374,24 +427,23 @@ prune_chain(VacState *vs, uint64 root_vid)
 			need_collect = remove_root(vs, root_vid);
 			fate = ROOT_REMOVED;
 		}
-		if (root_dead)
-			vs->removed += 1;
-	}
-	for (int i = 0; i < ndead; i++)
-	{
-		uint8		key[TIDES_ROW_KEY_LEN];
+		/* the root version itself became the stub; heap-only members go */
+		for (int i = root_is_stub ? 0 : 1; i <= latestdead; i++)
+		{
+			uint8		key[TIDES_ROW_KEY_LEN];
 
-		tides_row_key(key, vs->tree, dead[i]);
-		if (tides_batch_delete(vac_batch(vs), key, sizeof(key)) != TIDES_OK)
-			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory building a tides batch")));
+			tides_row_key(key, vs->tree, chain[i]);
+			if (tides_batch_delete(vac_batch(vs), key, sizeof(key)) != TIDES_OK)
+				ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory building a tides batch")));
+		}
+		vs->removed += latestdead + 1;
 	}
-	vs->removed += ndead;
 	flush_batch(vs);
 	LWLockRelease(stripe);
 	if (need_collect)
 		collect_dead(vs, root_vid);
-	if (dead)
-		pfree(dead);
+	if (chain)
+		pfree(chain);
 	tides_tuple_buf_free(&buf);
 	return fate;
 }
@@ -434,11 +486,14 @@ scan_tree(VacState *vs)
 		bool		heap_only;
 
 		vacuum_delay_point();
-		if (t->vid / TIDES_ROWS_PER_BLOCK != vs->cur_block)
+		check_gap(vs, t->vid);
+		vs->next_vid = t->vid + 1;
+		if (t->vid / TIDES_ROWS_PER_BLOCK != vs->cur_block || !vs->entered)
 		{
 			BlockNumber blk = (BlockNumber) (t->vid / TIDES_ROWS_PER_BLOCK);
 
 			close_blocks(vs, blk);
+			vs->entered = true;
 			/*
 			 * As heap: a block the map says is all-visible holds nothing to
 			 * remove (any change clears the bit); only freezing needs it,
@@ -451,7 +506,8 @@ scan_tree(VacState *vs)
 				while (next < vs->hw_blocks && VM_ALL_VISIBLE(vs->rel, next, &vs->vmbuffer))
 					next++;
 				vs->skipped_blocks += next - blk;
-				tides_cursor_seek(c, (uint64) next * TIDES_ROWS_PER_BLOCK, ForwardScanDirection);
+				vs->next_vid = (uint64) next * TIDES_ROWS_PER_BLOCK;
+				tides_cursor_seek(c, vs->next_vid, ForwardScanDirection);
 				continue;
 			}
 			vs->scanned_blocks++;
@@ -472,7 +528,7 @@ scan_tree(VacState *vs)
 			{
 				vs->cur_all_visible = false;
 				if (vs->do_indexes)
-					add_dead(vs, &t->htup.t_self);
+					add_dead(vs, &t->htup.t_self, true);
 			}
 			continue;
 		}
@@ -531,6 +587,7 @@ scan_tree(VacState *vs)
 		}
 	}
 	tides_cursor_close(c);
+	check_gap(vs, vs->suspect_below);
 	close_blocks(vs, vs->hw_blocks);
 }
 
@@ -568,13 +625,9 @@ vacuum_indexes(VacState *vs)
 	vs->index_passes++;
 
 	pgstat_progress_update_param(PROGRESS_VACUUM_PHASE, PROGRESS_VACUUM_PHASE_VACUUM_HEAP);
-	for (int i = 0; i < d->num_items; i++)
-	{
-		uint64		vid;
-
-		if (tides_tid_to_vid(&d->items[i], &vid))
-			delete_key(vs, vid);
-	}
+	for (int i = 0; i < vs->nstubs; i++)
+		delete_key(vs, vs->stubs[i]);
+	vs->nstubs = 0;
 	flush_batch(vs);
 	/* the items are in vid order: each closed block once */
 	for (int i = 0; i < d->num_items; i++)
@@ -599,7 +652,17 @@ vacuum_indexes(VacState *vs)
 void
 tides_sync_before_freezing(void)
 {
-	XLogFlush(GetXLogInsertRecPtr());
+	XLogRecPtr	upto = GetXLogInsertRecPtr();
+
+	/*
+	 * Just past a page header, nothing was inserted on the page yet, and
+	 * XLogFlush would wait for a record that does not exist: everything
+	 * inserted ends at the page start.
+	 */
+	if (upto % XLOG_BLCKSZ == SizeOfXLogShortPHD ||
+		(upto % wal_segment_size) == SizeOfXLogLongPHD)
+		upto -= upto % XLOG_BLCKSZ;
+	XLogFlush(upto);
 	tides_sync_everything("sync the log before freezing");
 }
 
@@ -645,6 +708,13 @@ tides_relation_vacuum(Relation rel, struct VacuumParams *params, BufferAccessStr
 	vs.dead->num_items = 0;
 
 	tides_sync_before_freezing();
+	vs.suspect_below = tides_tree_suspect_below(vs.tree);
+	if (vs.suspect_below > 0 && vs.nindexes == 0)
+	{
+		/* no index entry can outlive a lost row */
+		tides_tree_clear_suspect(vs.tree);
+		vs.suspect_below = 0;
+	}
 	vs.cur_block = 0;
 	vs.cur_all_visible = true;
 	/*
@@ -683,6 +753,9 @@ tides_relation_vacuum(Relation rel, struct VacuumParams *params, BufferAccessStr
 		}
 	}
 	vac_close_indexes(vs.nindexes, vs.indrels, NoLock);
+	/* every gap below the mark was shown to the indexes: lift it */
+	if (vs.suspect_below > 0 && vs.do_indexes && vs.skipped_blocks == 0)
+		tides_tree_clear_suspect(vs.tree);
 
 	/* what VACUUM wrote is durable before relfrozenxid says it is done */
 	tides_sync_everything("sync what VACUUM wrote");
@@ -713,4 +786,6 @@ tides_relation_vacuum(Relation rel, struct VacuumParams *params, BufferAccessStr
 						   vs.removed, vs.live, vs.recently_dead, vs.frozen, vs.index_passes,
 						   vs.scanned_blocks, vs.skipped_blocks)));
 	pfree(vs.dead);
+	if (vs.stubs)
+		pfree(vs.stubs);
 }

@@ -261,7 +261,7 @@ tides_satisfies_vacuum(TidesTuple *t, TransactionId oldest_xmin, TransactionId *
 static bool
 visible_nonvacuumable(TidesTuple *t, Snapshot snap)
 {
-	return !tides_surely_dead(t, snap->vistest);
+	return !tides_surely_dead(t, snap->vistest, true);
 }
 
 /*
@@ -269,9 +269,11 @@ visible_nonvacuumable(TidesTuple *t, Snapshot snap)
  * (HeapTupleIsSurelyDead).  A deletion also has to be durable, or a crash
  * could bring the version back after the index forgot it (see
  * tides_xid_durable); an aborted insertion is dead whatever happens.
+ * Temporary and unlogged relations do not outlive a crash, so for them
+ * (durable = false) a deletion need not be durable.
  */
 bool
-tides_surely_dead(TidesTuple *t, GlobalVisState *vistest)
+tides_surely_dead(TidesTuple *t, GlobalVisState *vistest, bool durable)
 {
 	TransactionId dead_after;
 	HTSV_Result r = tides_satisfies_vacuum(t, InvalidTransactionId, &dead_after);
@@ -279,7 +281,7 @@ tides_surely_dead(TidesTuple *t, GlobalVisState *vistest)
 	if (r == HEAPTUPLE_DEAD)
 		return true;
 	return r == HEAPTUPLE_RECENTLY_DEAD && GlobalVisTestIsRemovableXid(vistest, dead_after) &&
-		tides_xid_durable(dead_after);
+		(!durable || tides_xid_durable(dead_after));
 }
 
 /* -------------------------------------------------------------- UPDATE */

@@ -170,7 +170,9 @@ typedef struct tides_recovery_info
 	uint64_t	log_bytes_replayed;
 	uint64_t	batches_replayed;
 	uint64_t	last_seq;
-	bool		log_tail_damaged;	/* replay stopped at a bad record */
+	bool		log_tail_damaged;	/* replay stopped at a bad record (a torn tail:
+									 * damage that later records prove was
+									 * durable fails recovery instead) */
 	/* tags with records but no sealing batch (see tides_batch_set_tag) */
 	uint32_t	n_unsealed_tags;
 	uint64_t   *unsealed_tags;	/* malloc'd; freed by tides_close */
@@ -181,7 +183,10 @@ typedef struct tides_recovery_info
  * Attach this process to an initialised region.  dir holds the engine's
  * files.  With recover = true (exactly one process, once per region
  * initialisation) the manifest is loaded (or created) and the log replayed;
- * info may be NULL.
+ * info may be NULL.  Recovery fails with TIDES_CORRUPTION, naming the file,
+ * and changes nothing when CURRENT is missing from a directory that holds a
+ * store, or when the log is damaged at a place later records prove was
+ * durable (src/engine/README.md, 3.1 and 3.3).
  */
 tides_status tides_open(void *region, const char *dir, const tides_options *opts,
 						tides_vfs *vfs, bool recover,
@@ -326,7 +331,10 @@ tides_status tides_iter_status(const tides_iter *it);
 tides_status tides_flush_work(tides_db *db, bool *did);	/* one sealed memtable */
 tides_status tides_compact_work(tides_db *db, bool *did);	/* one compaction */
 tides_status tides_sync_work(tides_db *db, bool *did);	/* interval fsync */
-tides_status tides_maint_work(tides_db *db, bool *did);	/* delete obsolete files */
+tides_status tides_maint_work(tides_db *db, bool *did);	/* delete obsolete files, prepare
+															 * log segments, reclaim dropped
+															 * prefixes; wakes compaction
+															 * while files await a rewrite */
 
 /* bitmask of TIDES_WORK_* kinds that currently have work pending */
 int			tides_work_pending(tides_db *db);
@@ -359,12 +367,17 @@ void		tides_set_filter(tides_db *db, tides_filter_fn fn, void *arg);
 
 /*
  * Drop every key starting with prefix, cheaply: whole files inside the prefix
- * are deleted, the rest is skipped by reads and discarded by compaction.
- * Durable when the call returns.
+ * are deleted, the rest is skipped by reads and discarded by compaction, which
+ * rewrites the files that hold such keys before other work (in place at the
+ * bottom level), giving the space back.  Durable when the call returns.
+ * TIDES_BUSY while 256 dropped prefixes await that work (run the work, retry).
  */
 tides_status tides_drop_prefix(tides_db *db, const void *prefix, size_t len);
 
-/* bytes of all files holding keys in [lower, upper) (approximate) */
+/*
+ * Bytes that keys in [lower, upper) take: in SSTables, to a block (from their
+ * indexes; compressed sizes), and in memtables, their keys and values.
+ */
 uint64_t	tides_approximate_size(tides_db *db, const void *lower, size_t llen,
 								   const void *upper, size_t ulen);
 

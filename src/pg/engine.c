@@ -20,8 +20,6 @@
 
 static tides_db *my_db = NULL;
 
-/* module.c: the vfs to open the engine with (NULL: POSIX; a test vfs with tides.test_keep_unsynced) */
-extern tides_vfs *tides_engine_vfs(void);
 static tides_batch *my_batch = NULL;
 
 void

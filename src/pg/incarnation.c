@@ -151,6 +151,35 @@ empty_tree(tides_db *db, uint64 tree)
 }
 
 /*
+ * A tree's rows may have been lost in the crash while their index entries,
+ * WAL-logged, survived: VACUUM must show the indexes every row id below the
+ * tree's reservation that has no key (src/am/vacuum.c, check_gap).  The mark
+ * is the reservation, kept if an earlier crash left a higher one.
+ */
+static void
+mark_suspect(tides_db *db, uint64 tree, tides_batch **marks)
+{
+	uint8		key[17];
+	uint64		reserved = 0,
+				mark = 0;
+	size_t		vlen;
+
+	meta_key(key, META_VID_RESERVED);
+	tides_key_put_tree(key + 9, tree);
+	if (tides_get_into(db, NULL, key, sizeof(key), &reserved, sizeof(reserved), &vlen) != TIDES_OK ||
+		vlen != sizeof(reserved) || reserved == 0)
+		return;
+	key[8] = META_SUSPECT;
+	if (tides_get_into(db, NULL, key, sizeof(key), &mark, sizeof(mark), &vlen) == TIDES_OK &&
+		vlen == sizeof(mark) && mark >= reserved)
+		return;
+	if (*marks == NULL && (*marks = tides_batch_new()) == NULL)
+		ereport(FATAL, (errmsg("tides: out of memory marking relations after a crash")));
+	if (tides_batch_put(*marks, key, sizeof(key), &reserved, sizeof(reserved)) != TIDES_OK)
+		ereport(FATAL, (errmsg("tides: out of memory marking relations after a crash")));
+}
+
+/*
  * After a crash -- pg_control does not say the server shut down cleanly,
  * whether or not WAL redo then has anything to do -- in the postmaster,
  * before the startup process or any backend runs:
@@ -158,7 +187,8 @@ empty_tree(tides_db *db, uint64 tree)
  *     files and indexes the same way);
  *   - the visibility map forks of all tides relations go: they are not
  *     WAL-logged, and a clear lost in the crash could leave a bit that
- *     claims a changed row is visible to all (see src/am/vm.c).
+ *     claims a changed row is visible to all (see src/am/vm.c);
+ *   - every tree gets a suspect mark (mark_suspect).
  * A failure here stops the server: it would leave rows an empty unlogged
  * index does not know, or bits nothing vouches for.
  */
@@ -176,12 +206,13 @@ tides_reset_after_crash(void)
 	uint64	   *unlogged = NULL;
 	int			nunlogged = 0;
 	tides_status s = TIDES_OK;
+	tides_batch *marks = NULL;
 
 	if (!tides_shared->after_crash || !tides_shared->engine_ok)
 		return;
 	tides_fill_options(&o);
 	snprintf(dir, sizeof(dir), "%s/pg_tides", DataDir);
-	if (tides_open(tides_shared->region, dir, &o, NULL, false, NULL, &db) != TIDES_OK)
+	if (tides_open(tides_shared->region, dir, &o, tides_engine_vfs(), false, NULL, &db) != TIDES_OK)
 		ereport(FATAL,
 				(errmsg("tides: could not open the engine to reset it after a crash: %s",
 						db ? tides_errmsg(db) : "out of memory")));
@@ -216,6 +247,7 @@ tides_reset_after_crash(void)
 		unlink_fork(path);
 		pfree(path);
 		nmaps++;
+		mark_suspect(db, tides_key_get_tree(k + 9), &marks);
 		if (v[16] == RELPERSISTENCE_UNLOGGED)
 		{
 			unlogged = unlogged ? repalloc(unlogged, (nunlogged + 1) * sizeof(uint64))
@@ -225,6 +257,15 @@ tides_reset_after_crash(void)
 	}
 	s = tides_iter_status(it);
 	tides_iter_free(it);
+	if (s == TIDES_OK && marks != NULL && tides_batch_count(marks) > 0)
+	{
+		while ((s = tides_write(db, marks, NULL)) == TIDES_BUSY)
+			pg_usleep(10000L);
+		if (s == TIDES_OK)
+			s = tides_sync(db, 0, true);
+	}
+	if (marks)
+		tides_batch_free(marks);
 	for (int i = 0; s == TIDES_OK && i < nunlogged; i++)
 		s = empty_tree(db, unlogged[i]);
 	if (s != TIDES_OK)

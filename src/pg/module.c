@@ -162,8 +162,6 @@ tides_shmem_request(void)
 }
 
 /* the vfs every process opens the engine with: NULL (POSIX) unless testing */
-tides_vfs  *tides_engine_vfs(void);
-
 tides_vfs *
 tides_engine_vfs(void)
 {

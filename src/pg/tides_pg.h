@@ -61,6 +61,7 @@ extern bool tides_keep_unsynced;	/* test-only: see docs/durability.md */
 #define META_INCARNATION		'I' /* the current incarnation */
 #define META_INC_START			'N' /* + inc: nextXid/nextMulti at start */
 #define META_ABORTED			'A' /* + inc + top xid: incomplete transaction */
+#define META_SUSPECT			'S' /* + tree: row ids below may have lost rows (vacuum.c) */
 
 static inline void
 tides_key_put_tree(uint8 *p, uint64 tree)
@@ -197,6 +198,9 @@ extern uint64 tides_write_batch(tides_batch *b);
 /* point read into a palloc'd buffer; false if absent */
 extern bool tides_read(const uint8 *key, size_t klen, char **val, size_t *vlen);
 
+/* the vfs to open the engine with: NULL (POSIX), or a test vfs (module.c) */
+extern tides_vfs *tides_engine_vfs(void);
+
 /*
  * A reusable backend-local batch, cleared on each get.  Whoever fills it
  * must write it before calling anything that may get it too.
@@ -255,6 +259,10 @@ extern void tides_copy_vid_counter(uint64 from_tree, uint64 to_tree);
 extern void tides_copy_tree(uint64 from, uint64 to);
 extern void tides_copy_database(Oid src_db, Oid src_spc, Oid dst_db, Oid dst_spc);
 extern void tides_move_database(Oid db, Oid old_spc, Oid new_spc, bool finish);
+
+/* row ids below which a crash may have lost rows whose index entries survived */
+extern uint64 tides_tree_suspect_below(uint64 tree);
+extern void tides_tree_clear_suspect(uint64 tree);
 
 /* pages of the tree's visibility map fork, or TIDES_VM_PAGES_UNKNOWN */
 #define TIDES_VM_PAGES_UNKNOWN 0xFFFFFFFF

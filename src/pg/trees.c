@@ -290,6 +290,28 @@ tides_copy_vid_counter(uint64 from_tree, uint64 to_tree)
  * by all backends so that changing a row need not ask the kernel whether a
  * map page exists (src/am/vm.c keeps it, under the relation extension lock).
  */
+uint64
+tides_tree_suspect_below(uint64 tree)
+{
+	uint8		key[32];
+	size_t		klen = tree_meta_key(key, META_SUSPECT, tree);
+
+	return read_u64_value(key, klen, 0);
+}
+
+/* lift the mark; durable with VACUUM's final sync (or it is checked again) */
+void
+tides_tree_clear_suspect(uint64 tree)
+{
+	uint8		key[32];
+	size_t		klen = tree_meta_key(key, META_SUSPECT, tree);
+	tides_batch *b = tides_local_batch();
+
+	if (tides_batch_delete(b, key, klen) != TIDES_OK)
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	tides_write_batch(b);
+}
+
 pg_atomic_uint32 *
 tides_tree_vm_pages(uint64 tree)
 {
@@ -1002,6 +1024,9 @@ void		tides_schedule_database_drop(Oid dboid);
 void
 tides_schedule_database_drop(Oid dboid)
 {
+	/* DROP DATABASE forces a synchronous commit, which xact.c cannot see */
+	tides_xact_note_write();
+	tides_xact_force_durable();
 	uint8		lower[13],
 				upper[13];
 	tides_iter_options o;

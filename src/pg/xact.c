@@ -51,7 +51,9 @@ tides_xact_note_write(void)
 	if (!xact_wrote)
 	{
 		(void) tides_engine();	/* finalises the incarnation if needed */
-		xact_tag = tides_make_tag(tides_shared->incarnation, GetTopTransactionId());
+		/* after the seal, writes go untagged (and no xid may be assigned) */
+		if (!xact_sealed)
+			xact_tag = tides_make_tag(tides_shared->incarnation, GetTopTransactionId());
 		xact_wrote = true;
 	}
 }
@@ -197,18 +199,15 @@ tides_xact_callback(XactEvent event, void *arg)
 	{
 		case XACT_EVENT_PRE_COMMIT:
 			if (xact_wrote)
-			{
 				seal_and_sync(commit_will_be_flushed());
-				xact_sealed = true;
-			}
+			/* even when nothing was written yet: a first write now must go untagged */
+			xact_sealed = true;
 			break;
 		case XACT_EVENT_PRE_PREPARE:
 			/* PREPARE always flushes its WAL record: the rows go first */
 			if (xact_wrote)
-			{
 				seal_and_sync(true);
-				xact_sealed = true;
-			}
+			xact_sealed = true;
 			break;
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:

@@ -48,6 +48,7 @@ case "$what" in
         --modes "${CRASH_MODES:-none,interval,full}" --variants "${CRASH_VARIANTS:-kill,keep}"
     run wraparound python3 "$here/wraparound.py" --dir "$base/wraparound"
     run faults python3 "$here/fault_test.py" --dir "$base/faults"
+    run lost_rows python3 "$here/lost_rows.py" --dir "$base/lost_rows"
     ;;
   soak)
     run vfs_keep keep_test
@@ -55,6 +56,7 @@ case "$what" in
         --modes "${CRASH_MODES:-none,interval,full}" --variants "${CRASH_VARIANTS:-kill,keep,backend}"
     run wraparound python3 "$here/wraparound.py" --dir "$base/wraparound"
     run faults python3 "$here/fault_test.py" --dir "$base/faults"
+    run lost_rows python3 "$here/lost_rows.py" --dir "$base/lost_rows"
     ;;
   bench)
     run bench python3 "$here/bench.py" --dir "$base/bench"

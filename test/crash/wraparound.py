@@ -104,6 +104,9 @@ def next_xid(c):
 
 
 def clog_segments(c):
+    # CLOG pages live in SLRU buffers until a checkpoint writes them: without
+    # one, the segment of the newest xids may not exist as a file yet.
+    c.psql("CHECKPOINT")
     return sorted(os.listdir(os.path.join(c.data, "pg_xact")))
 
 

@@ -11,7 +11,9 @@
  *     taken, written past, and read much later; and pair batches write two
  *     keys with one value, for the reader's atomicity check;
  *   - one background process running flush, compaction and maintenance in
- *     a loop (as a Postgres background worker would);
+ *     a loop (as a Postgres background worker would), and a second one
+ *     running only compaction (a second compaction worker: two compactions
+ *     at once must keep the levels ordered);
  *   - one reader process taking snapshots and iterating across all ranges
  *     while compactions replace files underneath: every pair it sees must
  *     be consistent (a batch is visible whole or not at all), every value
@@ -39,6 +41,7 @@ typedef struct ctl
 	_Atomic int writers_done;
 	_Atomic uint64_t reader_checks;
 	_Atomic uint64_t bg_rounds;
+	_Atomic uint64_t compactor_compactions;
 	uint32_t	final[WRITERS][KEYS_PER_WRITER];
 } ctl;
 
@@ -383,6 +386,27 @@ background_main(void)
 	}
 }
 
+/* a second compaction worker */
+static void
+compactor_main(void)
+{
+	role = "compactor";
+	while (!atomic_load(&C->stop))
+	{
+		bool		did = false;
+		tides_status s;
+
+		if ((s = tides_compact_work(st.db, &did)) != TIDES_OK)
+			FAILF("compact: %s: %s", tides_status_name(s), tides_errmsg(st.db));
+		if (did)
+			atomic_fetch_add(&C->compactor_compactions, 1);
+		else
+			usleep(300);
+		if (test_failures > 10)
+			break;
+	}
+}
+
 /* scan everything at a snapshot: pairs consistent, values well formed */
 static uint64_t
 reader_scan(const tides_snapshot *snap, uint64_t *digest)
@@ -545,6 +569,14 @@ run_background(int a, int b)
 }
 
 static void
+run_compactor(int a, int b)
+{
+	(void) a;
+	(void) b;
+	compactor_main();
+}
+
+static void
 run_reader(int a, int b)
 {
 	(void) a;
@@ -597,7 +629,7 @@ compare_all(const char *when)
 int
 main(int argc, char **argv)
 {
-	pid_t		pids[WRITERS + 2];
+	pid_t		pids[WRITERS + 3];
 	int			nops;
 	int			quiet = 0;
 
@@ -630,28 +662,32 @@ main(int argc, char **argv)
 
 	pids[0] = spawn(run_background, 0, 0);
 	pids[1] = spawn(run_reader, 0, 0);
+	pids[2] = spawn(run_compactor, 0, 0);
 	for (int w = 0; w < WRITERS; w++)
-		pids[2 + w] = spawn(run_writer, w, nops);
+		pids[3 + w] = spawn(run_writer, w, nops);
 	for (int w = 0; w < WRITERS; w++)
 	{
 		int			status;
 
-		waitpid(pids[2 + w], &status, 0);
+		waitpid(pids[3 + w], &status, 0);
 		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 			FAILF("writer %d failed (status 0x%x)", w, status);
 	}
 	atomic_store(&C->stop, 1);
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 3; i++)
 	{
+		static const char *const names[] = {"background", "reader", "compactor"};
 		int			status;
 
 		waitpid(pids[i], &status, 0);
 		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-			FAILF("%s process failed (status 0x%x)", i == 0 ? "background" : "reader", status);
+			FAILF("%s process failed (status 0x%x)", names[i], status);
 	}
-	fprintf(stderr, "test_multiproc: %d writers x %d ops, %llu reader snapshot checks, %llu background rounds\n",
+	fprintf(stderr, "test_multiproc: %d writers x %d ops, %llu reader snapshot checks, %llu background rounds, "
+			"%llu compactions by the second compactor\n",
 			WRITERS, nops, (unsigned long long) atomic_load(&C->reader_checks),
-			(unsigned long long) atomic_load(&C->bg_rounds));
+			(unsigned long long) atomic_load(&C->bg_rounds),
+			(unsigned long long) atomic_load(&C->compactor_compactions));
 	if (atomic_load(&C->reader_checks) == 0)
 		FAILF("the reader never completed a check");
 

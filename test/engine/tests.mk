@@ -6,10 +6,13 @@ ENGINE_TEST_SRCS := $(sort $(wildcard test/engine/test_*.c))
 ENGINE_TESTS     := $(patsubst test/engine/%.c,build/test/%,$(ENGINE_TEST_SRCS))
 ENGINE_TEST_LIB  := test/engine/testlib.c
 
+# extra link flags of one program: ENGINE_TEST_LDFLAGS_<program>
+ENGINE_TEST_LDFLAGS_test_oom := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
+
 build/test/%: test/engine/%.c $(ENGINE_TEST_LIB) $(wildcard test/engine/*.h) build/engine-san/libtides_engine.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ENGINE_CFLAGS) $(ENGINE_SAN) -Itest/engine $< $(ENGINE_TEST_LIB) \
-		build/engine-san/libtides_engine.a $(ENGINE_LIBS) -o $@
+		build/engine-san/libtides_engine.a $(ENGINE_LIBS) $(ENGINE_TEST_LDFLAGS_$*) -o $@
 
 .PHONY: engine-tests engine-check
 engine-tests: $(ENGINE_TESTS)

@@ -5,16 +5,32 @@
  * bytes): the last level's target is its actual size (at least
  * level_base_size); each level above targets 1/ratio of the one below,
  * until a target would drop under level_base_size.  That level is the base
- * level: level 0 compacts straight into it, and levels above it stay empty.
+ * level: level 0 compacts into it, and levels above it stay empty.
  * A small store therefore has only level 0 and the last level, and write
  * amplification grows with the number of levels the data really needs.
  *
  * A level's score is its size over its target (level 0: file count over
- * the trigger); the highest score >= 1 is compacted.  Several compactions
- * may run at once in different processes: every input file is marked
- * being_compacted while picked, and a candidate touching a marked file is
- * passed over.  A single input file with nothing to merge below is moved by
- * a manifest edit only (a trivial move).
+ * the trigger; a level above the base that still holds files -- the base
+ * moved down when the last level shrank -- scores 1e9, so it is pushed
+ * down first); the highest score >= 1 is compacted.
+ *
+ * Level order.  A point read stops at the first level that has the key,
+ * so every version in a level must be newer than every version of the same
+ * key in any deeper level.  Level 0 therefore goes to the base level only
+ * if no level between holds any of its keys, and otherwise into the first
+ * level that does (from where, being above the base, it is pushed down).
+ *
+ * Concurrency.  Several compactions may run at once in different processes
+ * (more than one compaction worker, or a worker and SQL tides_compact()).
+ * Each marks its input files being_compacted and claims the user-key range
+ * of its output level that its outputs can cover (sh->running), both under
+ * version_mutex, until its result is installed.  pick() passes over a
+ * candidate that touches a marked file, whose output range overlaps another
+ * compaction's claim on the same level (two compactions writing overlapping
+ * files into one level would break its order), or whose input level is
+ * another compaction's output level in an overlapping range.  A single
+ * input file with nothing to merge below is moved by a manifest edit only
+ * (a trivial move); it claims its range like any other compaction.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +50,7 @@ typedef struct compaction
 	tides_file_meta **in[2];	/* inputs at level and output_level */
 	uint32_t	nin[2];
 	double		score;
+	int			slot;			/* its claim in sh->running, -1: none */
 } compaction;
 
 /* targets per level and the base level, for version v */
@@ -89,52 +106,109 @@ compaction_free(tides_db *db, compaction *c)
 	if (c->v != NULL)
 		tides_version_unref(&db->sh->heap, c->v, tides_db_note_obsolete, db->sh);
 	memset(c, 0, sizeof(*c));
+	c->slot = -1;
 }
 
-/* user-key range of a set of files */
+/* user keys of a file's bounds */
+#define LO_KEY(f) tides_file_smallest(f), ((f)->smallest_len - TIDES_TRAILER)
+#define HI_KEY(f) tides_file_largest(f), ((f)->largest_len - TIDES_TRAILER)
+
+/* the files holding the smallest and the largest user key of a set of files */
 static void
-key_range(tides_file_meta **files, uint32_t n, const uint8_t **lo, size_t *lolen,
-		  const uint8_t **hi, size_t *hilen)
+range_files(tides_file_meta **files, uint32_t n, const tides_file_meta **lo,
+			const tides_file_meta **hi)
 {
-	*lo = *hi = NULL;
-	*lolen = *hilen = 0;
 	for (uint32_t i = 0; i < n; i++)
 	{
-		const uint8_t *s = tides_file_smallest(files[i]);
-		size_t		sl = files[i]->smallest_len - TIDES_TRAILER;
-		const uint8_t *l = tides_file_largest(files[i]);
-		size_t		ll = files[i]->largest_len - TIDES_TRAILER;
-
-		if (*lo == NULL || tides_ukey_cmp(s, sl, *lo, *lolen) < 0)
-		{
-			*lo = s;
-			*lolen = sl;
-		}
-		if (*hi == NULL || tides_ukey_cmp(l, ll, *hi, *hilen) > 0)
-		{
-			*hi = l;
-			*hilen = ll;
-		}
+		if (*lo == NULL || tides_ukey_cmp(LO_KEY(files[i]), LO_KEY(*lo)) < 0)
+			*lo = files[i];
+		if (*hi == NULL || tides_ukey_cmp(HI_KEY(files[i]), HI_KEY(*hi)) > 0)
+			*hi = files[i];
 	}
 }
 
-/* fill the output-level inputs; false if one of them is busy */
+/* do [lo1, hi1] and [lo2, hi2] (user-key bounds of files) overlap? */
 static bool
-add_overlapping_outputs(compaction *c)
+ranges_overlap(const tides_file_meta *lo1, const tides_file_meta *hi1,
+			   const tides_file_meta *lo2, const tides_file_meta *hi2)
 {
-	const uint8_t *lo,
-			   *hi;
-	size_t		lolen,
-				hilen;
-
-	key_range(c->in[0], c->nin[0], &lo, &lolen, &hi, &hilen);
-	c->in[1] = tides_version_overlapping(c->v, c->output_level, lo, lolen, hi, hilen, &c->nin[1]);
-	return c->in[1] != NULL && !any_compacting(c->in[1], c->nin[1]);
+	return tides_ukey_cmp(LO_KEY(lo1), HI_KEY(hi2)) <= 0 &&
+		tides_ukey_cmp(LO_KEY(lo2), HI_KEY(hi1)) <= 0;
 }
 
-/* version_mutex held: choose a compaction and mark its inputs */
+/*
+ * Would candidate c collide with a running compaction's claim?  The range
+ * c's outputs can cover is the range of all its inputs.
+ */
 static bool
-pick(tides_db *db, compaction *c)
+claim_conflicts(const tides_shared *sh, const compaction *c)
+{
+	const tides_file_meta *lo = NULL,
+			   *hi = NULL;
+
+	range_files(c->in[0], c->nin[0], &lo, &hi);
+	range_files(c->in[1], c->nin[1], &lo, &hi);
+	for (int i = 0; i < TIDES_MAX_COMPACTIONS; i++)
+	{
+		const tides_running_compaction *r = &sh->running[i];
+
+		if (!r->used)
+			continue;
+		if ((r->output_level == c->output_level || (c->level > 0 && r->output_level == c->level)) &&
+			ranges_overlap(r->lo, r->hi, lo, hi))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Complete candidate c (in[0], level and output_level set): the output
+ * level's files overlapping the inputs join it.  False if it cannot run now
+ * (an input is being compacted, its range is claimed, or out of memory);
+ * c->in[1] is then freed.
+ */
+static bool
+complete_candidate(tides_db *db, compaction *c)
+{
+	const tides_file_meta *lo = NULL,
+			   *hi = NULL;
+
+	range_files(c->in[0], c->nin[0], &lo, &hi);
+	c->in[1] = tides_version_overlapping(c->v, c->output_level, LO_KEY(lo), HI_KEY(hi), &c->nin[1]);
+	if (c->in[1] != NULL && !any_compacting(c->in[1], c->nin[1]) && !claim_conflicts(db->sh, c))
+		return true;
+	free(c->in[1]);
+	c->in[1] = NULL;
+	c->nin[1] = 0;
+	return false;
+}
+
+/*
+ * Where level 0 may go: the base level, unless a level between holds keys
+ * of its range -- those versions are older than level 0's, and a read
+ * would find them first if level 0 went below them.
+ */
+static int
+l0_output_level(const tides_version *v, int base, tides_file_meta **files, uint32_t n)
+{
+	const tides_file_meta *lo = NULL,
+			   *hi = NULL;
+
+	range_files(files, n, &lo, &hi);
+	for (int l = 1; l < base; l++)
+		if (tides_version_overlaps(v, l, LO_KEY(lo), HI_KEY(hi)))
+			return l;
+	return base;
+}
+
+/*
+ * version_mutex held: choose a compaction.  With `reserve`, mark its inputs,
+ * claim its output range and advance the round-robin cursor; without (a
+ * question whether there is work), leave everything as it was and hold
+ * nothing.
+ */
+static bool
+pick(tides_db *db, compaction *c, bool reserve)
 {
 	tides_shared *sh = db->sh;
 	tides_version *v = sh->current;
@@ -143,6 +217,19 @@ pick(tides_db *db, compaction *c)
 	double		score[TIDES_MAX_LEVELS];
 	int			order[TIDES_MAX_LEVELS];
 	int			norder = 0;
+	int			slot = -1;
+	bool		found = false;
+
+	memset(c, 0, sizeof(*c));
+	c->slot = -1;
+	if (reserve)
+	{
+		for (int i = 0; i < TIDES_MAX_COMPACTIONS && slot < 0; i++)
+			if (!sh->running[i].used)
+				slot = i;
+		if (slot < 0)
+			return false;		/* as many running as we can track */
+	}
 
 	score[0] = (double) v->nfiles[0] / db->opts.level0_compaction_trigger;
 	for (int l = 1; l < LAST_LEVEL; l++)
@@ -169,80 +256,122 @@ pick(tides_db *db, compaction *c)
 			order[k] = l;
 		}
 
-	for (int k = 0; k < norder; k++)
+	for (int k = 0; k < norder && !found; k++)
 	{
 		int			l = order[k];
 
 		memset(c, 0, sizeof(*c));
+		c->slot = -1;
 		c->v = v;
 		c->level = l;
 		c->score = score[l];
 		if (l == 0)
 		{
-			c->output_level = base;
+			/* every level-0 file: they may overlap, and must stay ordered */
+			if (any_compacting(v->files[0], v->nfiles[0]))
+				continue;
 			c->nin[0] = v->nfiles[0];
 			c->in[0] = malloc((v->nfiles[0] + 1) * sizeof(tides_file_meta *));
 			if (c->in[0] == NULL)
-				return false;
+				break;
 			memcpy(c->in[0], v->files[0], v->nfiles[0] * sizeof(tides_file_meta *));
-			if (any_compacting(c->in[0], c->nin[0]))
-			{
-				free(c->in[0]);
-				continue;
-			}
+			c->output_level = l0_output_level(v, base, c->in[0], c->nin[0]);
+			found = complete_candidate(db, c);
 		}
 		else
 		{
 			uint32_t	n = v->nfiles[l];
 			uint32_t	start = sh->compact_cursor[l] % n;
-			tides_file_meta *chosen = NULL;
 
 			c->output_level = l + 1;
-			for (uint32_t i = 0; i < n && chosen == NULL; i++)
+			c->in[0] = malloc(sizeof(tides_file_meta *));
+			if (c->in[0] == NULL)
+				break;
+			c->nin[0] = 1;
+			/* round robin from the cursor; a busy file or range: try the next */
+			for (uint32_t i = 0; i < n && !found; i++)
 			{
 				tides_file_meta *f = v->files[l][(start + i) % n];
 
-				if (!atomic_load(&f->being_compacted))
-				{
-					chosen = f;
+				if (atomic_load(&f->being_compacted))
+					continue;
+				c->in[0][0] = f;
+				found = complete_candidate(db, c);
+				if (found && reserve)
 					sh->compact_cursor[l] = start + i + 1;
-				}
 			}
-			if (chosen == NULL)
-				continue;
-			c->in[0] = malloc(sizeof(tides_file_meta *));
-			if (c->in[0] == NULL)
-				return false;
-			c->in[0][0] = chosen;
-			c->nin[0] = 1;
 		}
-		if (!add_overlapping_outputs(c))
+		if (!found)
 		{
 			free(c->in[0]);
-			free(c->in[1]);
-			continue;
+			c->in[0] = NULL;
 		}
-		mark(c, 1);
-		tides_version_ref(v);
+	}
+	if (!found)
+	{
+		memset(c, 0, sizeof(*c));
+		c->slot = -1;
+		return false;
+	}
+	if (!reserve)
+	{
+		free(c->in[0]);
+		free(c->in[1]);
+		memset(c, 0, sizeof(*c));
+		c->slot = -1;
 		return true;
 	}
-	memset(c, 0, sizeof(*c));
-	return false;
+	mark(c, 1);
+	{
+		tides_running_compaction *r = &sh->running[slot];
+		const tides_file_meta *lo = NULL,
+				   *hi = NULL;
+
+		range_files(c->in[0], c->nin[0], &lo, &hi);
+		range_files(c->in[1], c->nin[1], &lo, &hi);
+		r->used = true;
+		r->level = c->level;
+		r->output_level = c->output_level;
+		r->lo = lo;
+		r->hi = hi;
+		c->slot = slot;
+	}
+	tides_version_ref(v);
+	return true;
+}
+
+/* version_mutex held: the compaction is over (installed or failed) */
+static void
+release(tides_db *db, compaction *c)
+{
+	mark(c, 0);
+	if (c->slot >= 0)
+		memset(&db->sh->running[c->slot], 0, sizeof(db->sh->running[c->slot]));
+	c->slot = -1;
 }
 
 typedef struct deeper_ctx
 {
 	const tides_version *v;
+	int			level;
 	int			output_level;
 } deeper_ctx;
 
+/*
+ * May a level the output does not replace hold an older version of ukey?
+ * Those are the levels below the input level except the output level
+ * (every output-level file overlapping the inputs' range is an input) --
+ * including levels between level 0 and the output level, which hold older
+ * versions than level 0 does.  Dropping a tombstone that hides one of them
+ * would bring the deleted value back.
+ */
 static bool
 deeper_may_hold(void *arg, const uint8_t *ukey, size_t n)
 {
 	deeper_ctx *d = arg;
 
-	for (int l = d->output_level + 1; l < TIDES_MAX_LEVELS; l++)
-		if (tides_version_overlaps(d->v, l, ukey, n, ukey, n))
+	for (int l = d->level + 1; l < TIDES_MAX_LEVELS; l++)
+		if (l != d->output_level && tides_version_overlaps(d->v, l, ukey, n, ukey, n))
 			return true;
 	return false;
 }
@@ -256,7 +385,7 @@ run(tides_db *db, compaction *c, tides_table_writer *w)
 	tides_iiter *in;
 	tides_compaction_rules rules;
 	tides_compaction_counts counts;
-	deeper_ctx	dc = {c->v, c->output_level};
+	deeper_ctx	dc = {c->v, c->level, c->output_level};
 	tides_dropped_prefix *dropped = NULL;
 	uint64_t   *snaps;
 	bool		bottom = true;
@@ -282,8 +411,8 @@ run(tides_db *db, compaction *c, tides_table_writer *w)
 	if (in == NULL)
 		return tides_fail(&w->err, TIDES_NO_MEMORY, "out of memory starting a compaction");
 
-	for (int l = c->output_level + 1; l < TIDES_MAX_LEVELS; l++)
-		if (c->v->nfiles[l] > 0)
+	for (int l = c->level + 1; l < TIDES_MAX_LEVELS; l++)
+		if (l != c->output_level && c->v->nfiles[l] > 0)
 			bottom = false;
 	memset(&rules, 0, sizeof(rules));
 	memset(&counts, 0, sizeof(counts));
@@ -327,13 +456,14 @@ tides_compact_work(tides_db *db, bool *did)
 	tides_table_writer w;
 	tides_status s = TIDES_OK;
 	bool		trivial;
+	bool		written = false;
 	uint64_t	read_bytes = 0;
 
 	*did = false;
 	if (atomic_load(&sh->state) != TIDES_STATE_OPEN)
 		return TIDES_OK;
 	tides_mutex_lock(&sh->version_mutex);
-	if (!pick(db, &c))
+	if (!pick(db, &c, true))
 	{
 		tides_mutex_unlock(&sh->version_mutex);
 		return TIDES_OK;
@@ -373,13 +503,13 @@ tides_compact_work(tides_db *db, bool *did)
 		w.outputs[i].level = c.output_level;
 		s = tides_edit_add_file(&e, &w.outputs[i]);
 	}
+	/* all or nothing, superversion included */
 	if (s == TIDES_OK)
-		s = tides_manifest_apply(db, &e, &w.err);
+		s = tides_manifest_apply(db, &e, NULL, &written, &w.err);
 	else if (w.err.code == TIDES_OK)
 		tides_fail(&w.err, s, "out of memory recording a compaction");
-	mark(&c, 0);
-	if (s == TIDES_OK && tides_sv_install(db) != TIDES_OK)
-		s = tides_fail(&w.err, TIDES_NO_MEMORY, "out of shared memory (tides meta_size)");
+	/* installed (or not): the inputs and the output range are free again */
+	release(db, &c);
 	tides_mutex_unlock(&sh->version_mutex);
 
 	if (s == TIDES_OK)
@@ -398,7 +528,13 @@ tides_compact_work(tides_db *db, bool *did)
 	}
 	else
 	{
-		tides_table_writer_discard(&w);
+		/*
+		 * The inputs stay as they were.  The outputs may go only if no
+		 * manifest record naming them can be durable; otherwise they stay,
+		 * as orphans recovery deletes if the record did not survive.
+		 */
+		if (!written)
+			tides_table_writer_discard(&w);
 		atomic_store(&sh->bg_error, s);
 		tides_db_fail(db, &w.err);
 	}
@@ -415,12 +551,9 @@ tides_compaction_needed(tides_db *db)
 	compaction	c;
 	bool		need;
 
+	/* a question only: marks nothing, claims nothing, moves no cursor */
 	tides_mutex_lock(&sh->version_mutex);
-	need = pick(db, &c);
-	if (need)
-		mark(&c, 0);
+	need = pick(db, &c, false);
 	tides_mutex_unlock(&sh->version_mutex);
-	if (need)
-		compaction_free(db, &c);
 	return need;
 }

@@ -15,18 +15,24 @@
  *   write_lock     last_seq, next_lsn, the active memtable pointer and the
  *                  reservation of its space, switch_pending, log_broken_lsn
  *   version_mutex  the current version, manifest file, replay_lsn, skips,
- *                  dropped prefixes, and building/installing superversions
+ *                  dropped prefixes, building/installing superversions,
+ *                  marking compaction inputs and the running-compaction
+ *                  output claims
  *   sv_lock        the sv pointer (readers take it shared to pin sv)
  *   flush_mutex    one flush at a time (flushes must go oldest first)
  *   tag_lock       the open-tag table
  *   obsolete_lock  the obsolete-file list (a leaf, like the heap lock and the
  *                  block cache's locks)
  *
- * Reader protocol: take seq = published_seq, then pin the current
- * superversion.  Every entry with seq <= published_seq is in a memtable of
- * that superversion or in one of its files, because a memtable joins the
+ * Reader protocol: pin the current superversion and read seq =
+ * published_seq together, under sv_lock held shared (tides_sv_acquire_at).
+ * Every entry with seq <= published_seq is in a memtable of that
+ * superversion or in one of its files, because a memtable joins the
  * superversion before any write goes into it and leaves only together with
- * the installation of the file it was flushed to.
+ * the installation of the file it was flushed to; and every version a
+ * flush or compaction dropped is shadowed by one the pair can see (see
+ * superversion.c).  A reader with a snapshot uses the snapshot's seq, which
+ * flush and compaction know about.
  */
 #ifndef TIDES_DB_DB_IMPL_H
 #define TIDES_DB_DB_IMPL_H
@@ -55,6 +61,7 @@
 #define TIDES_MAX_SKIPS 64
 #define TIDES_MAX_DROPPED 256
 #define TIDES_MAX_OBSOLETE 8192
+#define TIDES_MAX_COMPACTIONS 32	/* running at once, over all processes */
 
 enum tides_engine_state
 {
@@ -70,8 +77,25 @@ typedef struct tides_superversion
 	tides_memtable *mems[TIDES_MAX_MEMTABLES];	/* newest first */
 	tides_version *version;
 	uint32_t	ndropped;
+	uint32_t	dropped_cap;	/* room in `dropped` (tides_sv_alloc) */
 	tides_dropped_prefix *dropped;	/* heap copy, may be NULL */
 } tides_superversion;
+
+/*
+ * A running compaction's claim on its output: the user-key range
+ * [smallest key of lo, largest key of hi] of `output_level`, which holds
+ * every key its outputs can have.  The two descriptors stay alive while the
+ * compaction holds its version.  No other compaction may write an
+ * overlapping range of that level until the claim is released.
+ */
+typedef struct tides_running_compaction
+{
+	bool		used;
+	int			level;
+	int			output_level;
+	const tides_file_meta *lo;
+	const tides_file_meta *hi;
+} tides_running_compaction;
 
 typedef struct tides_tag_entry
 {
@@ -130,6 +154,7 @@ typedef struct tides_shared
 	uint32_t	npending;		/* unsealed tags as of the last flush */
 	uint64_t   *pending;		/* heap array */
 	uint32_t	compact_cursor[TIDES_MAX_LEVELS];	/* round-robin file index */
+	tides_running_compaction running[TIDES_MAX_COMPACTIONS];	/* output claims */
 	_Atomic tides_status bg_error;	/* last background failure, cleared on success */
 
 	/* ---- superversion (sv_lock) */
@@ -184,9 +209,22 @@ void		tides_db_note_obsolete(void *arg, uint64_t file_number);
 
 /* superversions */
 tides_superversion *tides_sv_acquire(tides_db *db);
+/* pin the superversion and read published_seq atomically with it (readers) */
+tides_superversion *tides_sv_acquire_at(tides_db *db, uint64_t *seq);
 void		tides_sv_release(tides_db *db, tides_superversion *sv);
 /* build and install a superversion from the current state (version_mutex held) */
 tides_status tides_sv_install(tides_db *db);
+
+/*
+ * The same in two steps, for callers that must not fail once they have
+ * changed something durable: tides_sv_alloc takes all the memory (room for
+ * ndropped dropped prefixes), tides_sv_publish fills it from the current
+ * state and installs it and cannot fail.  version_mutex held across both
+ * (so the dropped list cannot outgrow the room).
+ */
+tides_superversion *tides_sv_alloc(tides_db *db, uint32_t ndropped);
+void		tides_sv_free_unused(tides_db *db, tides_superversion *sv);
+void		tides_sv_publish(tides_db *db, tides_superversion *sv);
 
 /* is this (user key, seq) hidden by a dropped prefix? */
 bool		tides_dropped_hides(const tides_dropped_prefix *d, uint32_t n,
@@ -197,8 +235,21 @@ uint64_t	tides_oldest_snapshot(tides_db *db);
 /* sorted list of distinct snapshot seqs (malloc'd) */
 uint64_t   *tides_snapshot_list(tides_db *db, uint32_t *n);
 
-/* manifest (db/manifest.c), version_mutex held */
-tides_status tides_manifest_apply(tides_db *db, tides_edit *e, tides_error *err);
+/*
+ * manifest (db/manifest.c), version_mutex held.
+ *
+ * tides_manifest_apply appends e durably and makes it the in-memory state:
+ * the new current version, the persistent lists, and a new superversion
+ * (in which `flushed`, if not NULL, is marked FLUSHED and so left out).  It
+ * is all or nothing: everything it needs from the metadata heap is
+ * allocated before the append, so once the edit is durable nothing can
+ * fail.  On failure *written (may be NULL) tells whether the record was
+ * written and only its fsync failed: it may then be durable, and the
+ * caller must keep every file the edit names (never unlink a file a
+ * durable edit may name; recovery deletes it if no manifest does).
+ */
+tides_status tides_manifest_apply(tides_db *db, tides_edit *e, tides_memtable *flushed,
+								  bool *written, tides_error *err);
 tides_status tides_manifest_load(tides_db *db, tides_edit *state, bool *exists, tides_error *err);
 tides_status tides_manifest_rewrite(tides_db *db, tides_error *err);
 tides_status tides_manifest_verify(tides_db *db, tides_error *err);
@@ -206,7 +257,10 @@ tides_status tides_manifest_verify(tides_db *db, tides_error *err);
 /* the state edit: every file and list of the current state */
 tides_status tides_manifest_state_edit(tides_db *db, tides_edit *e);
 
-/* new version = current + edit (version_mutex held); installs it as current */
+/*
+ * new version = current + edit (version_mutex held); installs it as current.
+ * All or nothing; used by recovery for the manifest's state (no append).
+ */
 tides_status tides_version_apply_edit(tides_db *db, const tides_edit *e, tides_error *err);
 
 /* open tags (db/tags.c) */

@@ -18,6 +18,7 @@
 #include "db/db_impl.h"
 #include "db/merge_iter.h"
 #include "util/buf.h"
+#include "util/testpoint.h"
 
 enum
 {
@@ -40,6 +41,13 @@ struct tides_iter
 	tides_buf	saved_value;
 	tides_buf	scratch;
 	tides_status status;
+	/* dropped prefixes: the verdict for the leading bytes of the last key (hidden()) */
+	const tides_superversion *drop_sv;	/* the cache is for this superversion */
+	uint32_t	drop_len;		/* 0: prefixes differ in length, no cache */
+	bool		drop_valid;
+	uint8_t		drop_key[TIDES_MAX_PREFIX_LEN];
+	bool		drop_any;		/* some dropped prefix equals drop_key */
+	uint64_t	drop_seq;		/* the largest seq among those */
 };
 
 static void
@@ -73,10 +81,46 @@ below_lower(const tides_iter *it, const uint8_t *k, size_t n)
 	return it->has_lower && tides_ukey_cmp(k, n, it->lower.data, it->lower.len) < 0;
 }
 
+/*
+ * Is this key version under a dropped prefix?  Checking every dropped prefix
+ * for every key showed in scan profiles; keys arrive sorted, so runs share
+ * their leading bytes, and when all dropped prefixes have one length (as the
+ * PostgreSQL glue's tree ids do) the verdict for those bytes is computed once
+ * per run: hidden iff some prefix equal to them was dropped at or after seq.
+ */
 static bool
-hidden(const tides_iter *it, const uint8_t *k, size_t n, uint64_t seq)
+hidden(tides_iter *it, const uint8_t *k, size_t n, uint64_t seq)
 {
-	return it->sv->ndropped > 0 && tides_dropped_hides(it->sv->dropped, it->sv->ndropped, k, n, seq);
+	const tides_superversion *sv = it->sv;
+
+	if (sv->ndropped == 0)
+		return false;
+	if (it->drop_sv != sv)
+	{
+		it->drop_sv = sv;
+		it->drop_valid = false;
+		it->drop_len = sv->dropped[0].len;
+		for (uint32_t i = 1; i < sv->ndropped; i++)
+			if (sv->dropped[i].len != it->drop_len)
+				it->drop_len = 0;
+	}
+	if (it->drop_len == 0 || n < it->drop_len)
+		return tides_dropped_hides(sv->dropped, sv->ndropped, k, n, seq);
+	if (!it->drop_valid || memcmp(k, it->drop_key, it->drop_len) != 0)
+	{
+		memcpy(it->drop_key, k, it->drop_len);
+		it->drop_any = false;
+		it->drop_seq = 0;
+		for (uint32_t i = 0; i < sv->ndropped; i++)
+			if (memcmp(k, sv->dropped[i].bytes, it->drop_len) == 0)
+			{
+				it->drop_any = true;
+				if (sv->dropped[i].seq > it->drop_seq)
+					it->drop_seq = sv->dropped[i].seq;
+			}
+		it->drop_valid = true;
+	}
+	return it->drop_any && seq <= it->drop_seq;
 }
 
 static void
@@ -403,9 +447,15 @@ tides_iter_new(tides_db *db, const tides_iter_options *opts)
 		buf_set(&it->upper, opts->upper, opts->upper_len);
 		it->has_upper = true;
 	}
-	it->seq = (opts && opts->snap) ? opts->snap->seq
-		: atomic_load_explicit(&sh->published_seq, memory_order_acquire);
-	it->sv = tides_sv_acquire(db);
+	/* the read point: seq and superversion taken together (superversion.c) */
+	if (opts && opts->snap)
+	{
+		it->seq = opts->snap->seq;
+		it->sv = tides_sv_acquire(db);
+	}
+	else
+		it->sv = tides_sv_acquire_at(db, &it->seq);
+	TIDES_TEST_POINT("iter.pinned", db);
 	v = it->sv->version;
 	prefix = bound_prefix(it, plen);
 

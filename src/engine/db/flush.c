@@ -49,6 +49,7 @@ tides_flush_work(tides_db *db, bool *did)
 	tides_edit	e;
 	tides_status s = TIDES_OK;
 	tides_log_skip skips[TIDES_MAX_SKIPS];
+	bool		written = false;
 
 	*did = false;
 	if (atomic_load(&sh->state) != TIDES_STATE_OPEN)
@@ -121,16 +122,11 @@ tides_flush_work(tides_db *db, bool *did)
 			s = tides_edit_set_pending(&e, pending, npending);
 		if (s == TIDES_OK)
 			s = tides_edit_set_skips(&e, skips, live_skips(sh, m->end_lsn, skips));
+		/* all or nothing: on success m has left the read path (FLUSHED) */
 		if (s == TIDES_OK)
-			s = tides_manifest_apply(db, &e, &w.err);
+			s = tides_manifest_apply(db, &e, m, &written, &w.err);
 		else
 			tides_fail(&w.err, s, "out of memory recording a flush");
-		if (s == TIDES_OK)
-		{
-			atomic_store(&m->state, TIDES_MEM_FLUSHED);
-			if (tides_sv_install(db) != TIDES_OK)
-				s = tides_fail(&w.err, TIDES_NO_MEMORY, "out of shared memory (tides meta_size)");
-		}
 		tides_mutex_unlock(&sh->version_mutex);
 		tides_edit_free(&e);
 	}
@@ -144,7 +140,14 @@ tides_flush_work(tides_db *db, bool *did)
 	}
 	else
 	{
-		tides_table_writer_discard(&w);
+		/*
+		 * The memtable stays sealed and a later flush writes it again.  The
+		 * output may go only if no manifest record naming it can be
+		 * durable; otherwise it stays (an orphan that recovery deletes if
+		 * the record did not survive).
+		 */
+		if (!written)
+			tides_table_writer_discard(&w);
 		atomic_store(&sh->bg_error, s);
 		tides_db_fail(db, &w.err);
 	}

@@ -111,9 +111,7 @@ reclaim_dropped(tides_db *db, bool *did, tides_error *err)
 	{
 		s = tides_edit_set_dropped(&e, keep, nkeep);
 		if (s == TIDES_OK)
-			s = tides_manifest_apply(db, &e, err);
-		if (s == TIDES_OK)
-			s = tides_sv_install(db);
+			s = tides_manifest_apply(db, &e, NULL, NULL, err);
 		*did = (s == TIDES_OK);
 	}
 	tides_edit_free(&e);
@@ -217,15 +215,95 @@ tides_drop_prefix(tides_db *db, const void *prefix, size_t len)
 	tides_edit_init(&e);
 	s = tides_edit_set_dropped(&e, list, n + 1);
 	if (s == TIDES_OK)
-		s = tides_manifest_apply(db, &e, &err);
-	if (s == TIDES_OK)
-		s = tides_sv_install(db);
+		s = tides_manifest_apply(db, &e, NULL, NULL, &err);
 	tides_mutex_unlock(&sh->version_mutex);
 	tides_edit_free(&e);
 	if (s != TIDES_OK)
 		return err.code != TIDES_OK ? tides_db_fail(db, &err) : tides_fail(&db->err, s, "could not drop prefix");
 	tides_db_wakeup(db, TIDES_WORK_MAINT);
 	return TIDES_OK;
+}
+
+/* an internal key that sorts before every version of ukey */
+static uint8_t *
+seek_ikey(const void *ukey, size_t ulen, size_t *iklen)
+{
+	uint8_t    *k = malloc(ulen + TIDES_TRAILER);
+
+	if (k != NULL)
+		*iklen = tides_ikey_make(k, ukey, ulen, TIDES_MAX_SEQ, TIDES_KT_SEEK);
+	return k;
+}
+
+/*
+ * Bytes of file f that hold keys in [lower, upper): the whole file if the
+ * range covers it, else the distance between the block-index offsets of the
+ * bounds (RocksDB's ApproximateOffsetOf), which is exact to a block.
+ */
+static uint64_t
+file_range_bytes(tides_db *db, const tides_file_meta *f, const void *lower, size_t llen,
+				 const void *upper, size_t ulen)
+{
+	bool		from_start = lower == NULL ||
+		tides_ukey_cmp(tides_file_smallest(f), f->smallest_len - TIDES_TRAILER, lower, llen) >= 0;
+	bool		to_end = upper == NULL ||
+		tides_ukey_cmp(tides_file_largest(f), f->largest_len - TIDES_TRAILER, upper, ulen) < 0;
+	uint64_t	lo = 0,
+				hi = f->size;
+	tides_sst  *t;
+	tides_error err;
+	size_t		n;
+	uint8_t    *k;
+
+	if (from_start && to_end)
+		return f->size;
+	if (tides_table_cache_get(db->tcache, f->number, f->size, &t, &err) != TIDES_OK)
+		return f->size;			/* an estimate: err on the large side */
+	if (!from_start && (k = seek_ikey(lower, llen, &n)) != NULL)
+	{
+		lo = tides_sst_approximate_offset(t, k, n);
+		free(k);
+	}
+	if (!to_end && (k = seek_ikey(upper, ulen, &n)) != NULL)
+	{
+		hi = tides_sst_approximate_offset(t, k, n);
+		free(k);
+	}
+	tides_table_cache_release(db->tcache, t);
+	return hi > lo ? hi - lo : 0;
+}
+
+/* bytes of memtable entries (key and value) in [lower, upper) */
+static uint64_t
+memtable_range_bytes(tides_memtable *m, const void *lower, size_t llen, const void *upper, size_t ulen)
+{
+	tides_iiter *it = tides_memtable_iter_new(m);
+	uint64_t	total = 0;
+	size_t		n;
+	uint8_t    *k;
+
+	if (it == NULL)
+		return atomic_load(&m->used);
+	if (lower != NULL && (k = seek_ikey(lower, llen, &n)) != NULL)
+	{
+		tides_iiter_seek(it, k, n);
+		free(k);
+	}
+	else
+		tides_iiter_first(it);
+	for (; tides_iiter_valid(it); tides_iiter_next(it))
+	{
+		size_t		klen,
+					vlen;
+		const uint8_t *key = tides_iiter_key(it, &klen);
+
+		if (upper != NULL && tides_ukey_cmp(key, klen - TIDES_TRAILER, upper, ulen) >= 0)
+			break;
+		(void) tides_iiter_value(it, &vlen);
+		total += klen + vlen;
+	}
+	tides_iiter_destroy(it);
+	return total;
 }
 
 uint64_t
@@ -243,10 +321,10 @@ tides_approximate_size(tides_db *db, const void *lower, size_t llen, const void 
 												 lower, llen) >= 0) &&
 				(upper == NULL || tides_ukey_cmp(tides_file_smallest(f), f->smallest_len - TIDES_TRAILER,
 												 upper, ulen) < 0))
-				total += f->size;
+				total += file_range_bytes(db, f, lower, llen, upper, ulen);
 		}
 	for (uint32_t i = 0; i < sv->nmem; i++)
-		total += atomic_load(&sv->mems[i]->used);
+		total += memtable_range_bytes(sv->mems[i], lower, llen, upper, ulen);
 	tides_sv_release(db, sv);
 	return total;
 }

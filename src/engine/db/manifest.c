@@ -34,18 +34,32 @@ manifest_name(char *buf, size_t cap, const char *dir, uint64_t number)
 
 /* ---- applying edits to the shared state */
 
-tides_status
-tides_version_apply_edit(tides_db *db, const tides_edit *e, tides_error *err)
+/*
+ * Everything an edit needs from the metadata heap, allocated before the
+ * edit is appended (prepare_edit), so that making it the in-memory state
+ * once it is durable (publish_edit) cannot fail.  A failure between the
+ * append and the publication would leave a durable manifest naming files
+ * the running engine does not know, and callers used to delete them.
+ */
+typedef struct prepared_edit
+{
+	tides_version *v;			/* the new version, holding its files */
+	uint64_t   *pending;		/* new pending-tag array (if e->has_pending) */
+	tides_superversion *sv;		/* room for the superversion to install, or NULL */
+} prepared_edit;
+
+static tides_status
+prepare_edit(tides_db *db, const tides_edit *e, bool with_sv, prepared_edit *p, tides_error *err)
 {
 	tides_shared *sh = db->sh;
 	tides_version *cur = sh->current;
 	tides_file_meta **levels[TIDES_MAX_LEVELS];
 	uint32_t	n[TIDES_MAX_LEVELS];
-	tides_version *v;
 	tides_status s = TIDES_OK;
 	tides_file_meta **created = NULL;
 	uint32_t	ncreated = 0;
 
+	memset(p, 0, sizeof(*p));
 	memset(levels, 0, sizeof(levels));
 	created = calloc(e->nadded + 1, sizeof(*created));
 	if (created == NULL)
@@ -109,16 +123,82 @@ tides_version_apply_edit(tides_db *db, const tides_edit *e, tides_error *err)
 		}
 		levels[ef->level][n[ef->level]++] = f;
 	}
-	v = tides_version_new(&sh->heap, ++sh->version_number,
-						  (tides_file_meta **const *) levels, n);
-	if (v == NULL)
+	if (e->has_pending && e->npending > 0)
+	{
+		p->pending = tides_shm_alloc(&sh->heap, e->npending * sizeof(uint64_t));
+		if (p->pending == NULL)
+		{
+			s = tides_fail(err, TIDES_NO_MEMORY, "shared metadata heap exhausted (pending tags)");
+			goto done;
+		}
+		memcpy(p->pending, e->pending, e->npending * sizeof(uint64_t));
+	}
+	if (with_sv)
+	{
+		uint32_t	ndropped = sh->ndropped;
+
+		if (e->has_dropped)
+			ndropped = e->ndropped < TIDES_MAX_DROPPED ? e->ndropped : TIDES_MAX_DROPPED;
+		p->sv = tides_sv_alloc(db, ndropped);
+		if (p->sv == NULL)
+		{
+			s = tides_fail(err, TIDES_NO_MEMORY, "shared metadata heap exhausted (tides meta_size)");
+			goto done;
+		}
+	}
+	p->v = tides_version_new(&sh->heap, sh->version_number + 1,
+							 (tides_file_meta **const *) levels, n);
+	if (p->v == NULL)
 	{
 		s = tides_fail(err, TIDES_NO_MEMORY, "shared metadata heap exhausted (tides meta_size)");
 		goto done;
 	}
-	ncreated = 0;				/* now owned by v */
-	sh->current = v;
-	atomic_store(&sh->l0_files, v->nfiles[0]);
+	ncreated = 0;				/* now owned by p->v */
+done:
+	if (s != TIDES_OK)
+	{
+		tides_shm_free(&sh->heap, p->pending);
+		tides_sv_free_unused(db, p->sv);
+		memset(p, 0, sizeof(*p));
+	}
+	for (uint32_t i = 0; i < ncreated; i++)
+		tides_shm_free(&sh->heap, created[i]);
+	free(created);
+	for (int l = 0; l < TIDES_MAX_LEVELS; l++)
+		free(levels[l]);
+	return s;
+}
+
+/* the edit was not applied: give back what prepare_edit took */
+static void
+discard_prepared(tides_db *db, prepared_edit *p)
+{
+	tides_shared *sh = db->sh;
+
+	/*
+	 * Every file the current version holds keeps a reference from it, so
+	 * only descriptors created for this edit reach zero here, and their
+	 * files are not obsolete: whether they may be deleted is the caller's
+	 * decision (a manifest record naming them may be durable).  Hence no
+	 * obsolete callback.
+	 */
+	if (p->v != NULL)
+		tides_version_unref(&sh->heap, p->v, NULL, NULL);
+	tides_shm_free(&sh->heap, p->pending);
+	tides_sv_free_unused(db, p->sv);
+	memset(p, 0, sizeof(*p));
+}
+
+/* make a prepared edit the in-memory state; cannot fail */
+static void
+publish_edit(tides_db *db, const tides_edit *e, prepared_edit *p, tides_memtable *flushed)
+{
+	tides_shared *sh = db->sh;
+	tides_version *cur = sh->current;
+
+	sh->version_number = p->v->number;
+	sh->current = p->v;
+	atomic_store(&sh->l0_files, p->v->nfiles[0]);
 	if (cur != NULL)
 		tides_version_unref(&sh->heap, cur, tides_db_note_obsolete, sh);
 
@@ -143,28 +223,26 @@ tides_version_apply_edit(tides_db *db, const tides_edit *e, tides_error *err)
 	}
 	if (e->has_pending)
 	{
-		uint64_t   *p = NULL;
-
-		if (e->npending > 0)
-		{
-			p = tides_shm_alloc(&sh->heap, e->npending * sizeof(uint64_t));
-			if (p == NULL)
-			{
-				s = tides_fail(err, TIDES_NO_MEMORY, "shared metadata heap exhausted (pending tags)");
-				goto done;
-			}
-			memcpy(p, e->pending, e->npending * sizeof(uint64_t));
-		}
 		tides_shm_free(&sh->heap, sh->pending);
-		sh->pending = p;
+		sh->pending = p->pending;
 		sh->npending = e->npending;
 	}
-done:
-	for (uint32_t i = 0; i < ncreated; i++)
-		tides_shm_free(&sh->heap, created[i]);
-	free(created);
-	for (int l = 0; l < TIDES_MAX_LEVELS; l++)
-		free(levels[l]);
+	/* a flushed memtable leaves the read path with the superversion below */
+	if (flushed != NULL)
+		atomic_store(&flushed->state, TIDES_MEM_FLUSHED);
+	if (p->sv != NULL)
+		tides_sv_publish(db, p->sv);
+	memset(p, 0, sizeof(*p));
+}
+
+tides_status
+tides_version_apply_edit(tides_db *db, const tides_edit *e, tides_error *err)
+{
+	prepared_edit p;
+	tides_status s = prepare_edit(db, e, false, &p, err);
+
+	if (s == TIDES_OK)
+		publish_edit(db, e, &p, NULL);
 	return s;
 }
 
@@ -231,15 +309,23 @@ manifest_fd(tides_db *db, tides_error *err)
 	return TIDES_OK;
 }
 
-/* append one edit record at the end of the open manifest and fsync it */
+/*
+ * Append one edit record at the end of the open manifest and fsync it.  On
+ * failure the file is cut back to its old end.  *written (may be NULL) is
+ * set when the whole record was written and only the fsync failed: after a
+ * failed fsync nobody knows which pages reached the disk (and the cut may
+ * not have), so the record may be durable.
+ */
 static tides_status
 append_edit(tides_db *db, int fd, uint64_t *size, const tides_edit *e, const char *path,
-			tides_error *err)
+			bool *written, tides_error *err)
 {
 	tides_buf	b;
 	int64_t		w;
 	int			r;
 
+	if (written != NULL)
+		*written = false;
 	tides_buf_init(&b);
 	tides_buf_reserve(&b, TIDES_REC_HEADER);
 	b.len = TIDES_REC_HEADER;
@@ -251,6 +337,8 @@ append_edit(tides_db *db, int fd, uint64_t *size, const tides_edit *e, const cha
 	}
 	tides_rec_seal(b.data, (uint32_t) (b.len - TIDES_REC_HEADER), *size, TIDES_REC_EDIT);
 	w = db->vfs->pwrite(db->vfs, fd, b.data, b.len, *size);
+	if (w >= 0 && written != NULL)
+		*written = true;
 	r = w < 0 ? (int) w : db->vfs->fsync(db->vfs, fd);
 	if (r != 0)
 	{
@@ -294,7 +382,7 @@ tides_manifest_rewrite(tides_db *db, tides_error *err)
 	}
 	/* the state edit must also say where the next manifest number lies */
 	e.next_file = atomic_load(&sh->next_file_number);
-	s = append_edit(db, fd, &size, &e, path, err);
+	s = append_edit(db, fd, &size, &e, path, NULL, err);
 	tides_edit_free(&e);
 	if (s != TIDES_OK)
 	{
@@ -356,14 +444,22 @@ tides_manifest_rewrite(tides_db *db, tides_error *err)
 }
 
 tides_status
-tides_manifest_apply(tides_db *db, tides_edit *e, tides_error *err)
+tides_manifest_apply(tides_db *db, tides_edit *e, tides_memtable *flushed, bool *written,
+					 tides_error *err)
 {
 	tides_shared *sh = db->sh;
 	char		path[1024];
+	prepared_edit p;
 	tides_status s;
 
+	if (written != NULL)
+		*written = false;
 	e->has_next_file = true;
 	e->next_file = atomic_load(&sh->next_file_number);
+	/* take every piece of shared memory first: after the append, nothing may fail */
+	s = prepare_edit(db, e, true, &p, err);
+	if (s != TIDES_OK)
+		return s;
 	if (e->nadded > 0 || sh->manifest_dir_unsynced)
 	{
 		/*
@@ -375,32 +471,45 @@ tides_manifest_apply(tides_db *db, tides_edit *e, tides_error *err)
 		int			r = db->vfs->sync_dir(db->vfs, db->dir);
 
 		if (r != 0)
+		{
+			discard_prepared(db, &p);
 			return tides_fail_io(err, r, "sync directory", db->dir);
+		}
 		sh->manifest_dir_unsynced = false;
 	}
 	s = manifest_fd(db, err);
+	if (s == TIDES_OK)
+	{
+		manifest_name(path, sizeof(path), db->dir, sh->manifest_number);
+		s = append_edit(db, db->manifest_fd, &sh->manifest_size, e, path, written, err);
+	}
 	if (s != TIDES_OK)
+	{
+		/*
+		 * Not applied in memory.  If the record was written (*written), it
+		 * may still be durable: then the files it names stay on disk (the
+		 * caller must not delete them), and since the next append goes
+		 * where this one was cut off, it overwrites the record once it is
+		 * itself durable.  Either way the memory state stays consistent
+		 * with whatever manifest survives.
+		 */
+		discard_prepared(db, &p);
 		return s;
-	manifest_name(path, sizeof(path), db->dir, sh->manifest_number);
-	s = append_edit(db, db->manifest_fd, &sh->manifest_size, e, path, err);
-	if (s != TIDES_OK)
-		return s;
-	s = tides_version_apply_edit(db, e, err);
-	if (s == TIDES_OK && sh->manifest_size > MANIFEST_ROLL_SIZE)
+	}
+	publish_edit(db, e, &p, flushed);
+	if (sh->manifest_size > MANIFEST_ROLL_SIZE)
 	{
 		/*
 		 * Roll: write the whole state as a new manifest.  The edit is
 		 * already durable in the old one, so a failed roll costs nothing
-		 * but a retry at the next edit (applying the edit in memory first
-		 * and failing it afterwards would leave the version naming a file
-		 * its caller then deletes).
+		 * but a retry at the next edit.
 		 */
 		tides_error ignored;
 
 		tides_error_clear(&ignored);
 		(void) tides_manifest_rewrite(db, &ignored);
 	}
-	return s;
+	return TIDES_OK;
 }
 
 /* ---- loading */

@@ -3,15 +3,22 @@
  *
  * Recovery (one process, before anyone else attaches):
  *   1. load the manifest (or create a store) and build the current version;
+ *      a missing CURRENT is a new store only if the directory holds no
+ *      store files, else an error (never "new store, delete the orphans");
  *   2. delete files no version names (outputs of interrupted flushes and
  *      compactions, stale manifests);
  *   3. replay the log from the replay position into memtables, flushing
  *      synchronously if they fill up, following recorded skips, stopping at
  *      the first damaged record;
- *   4. start the next writes at a fresh segment and record the jump as a
+ *   4. classify where the replay stopped: a torn tail, or damage that valid
+ *      later records prove was durable (an error, before anything after
+ *      the damage is deleted, zeroed or skipped);
+ *   5. start the next writes at a fresh segment and record the jump as a
  *      skip, so that anything left after the damage is never read again;
- *   5. write a fresh manifest with the whole state.
- * Unsealed tags found are reported and stay pending until settled.
+ *   6. write a fresh manifest with the whole state.
+ * Unsealed tags found are reported and stay pending until settled; they are
+ * in the tag table from the start of the replay, so that flushes during
+ * the replay record them pending too.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -113,6 +120,9 @@ typedef struct dir_scan
 	uint32_t	capssts;
 	char	  **others;			/* stale manifests, temp files */
 	uint32_t	nothers;
+	bool		failed;			/* out of memory: the lists are incomplete */
+	char		store_file[64]; /* a file only an existing store has ("" if none) */
+	uint64_t	max_manifest;	/* highest MANIFEST-<n> (0: none) */
 } dir_scan;
 
 /* "<digits><suffix>" -> number */
@@ -141,6 +151,18 @@ scan_entry(const char *name, void *arg)
 	dir_scan   *d = arg;
 	uint64_t	num;
 
+	/*
+	 * Anything but the first manifest of a store whose creation was cut
+	 * short (MANIFEST-000001, CURRENT.tmp) shows that a store lives here.
+	 */
+	if (d->store_file[0] == '\0' &&
+		(parse_numbered(name, ".log", &num) || parse_numbered(name, ".sst", &num) ||
+		 (strncmp(name, "MANIFEST-", 9) == 0 && strcmp(name, "MANIFEST-000001") != 0)))
+		snprintf(d->store_file, sizeof(d->store_file), "%.63s", name);
+	if (strncmp(name, "MANIFEST-", 9) == 0 && parse_numbered(name + 9, "", &num) &&
+		num > d->max_manifest)
+		d->max_manifest = num;
+
 	if (parse_numbered(name, ".log", &num))
 	{
 		if (!d->any_seg || num < d->min_seg)
@@ -157,7 +179,10 @@ scan_entry(const char *name, void *arg)
 			uint64_t   *p = realloc(d->ssts, cap * sizeof(uint64_t));
 
 			if (p == NULL)
+			{
+				d->failed = true;
 				return;
+			}
 			d->ssts = p;
 			d->capssts = cap;
 		}
@@ -166,11 +191,16 @@ scan_entry(const char *name, void *arg)
 	else if (strncmp(name, "MANIFEST-", 9) == 0 || strcmp(name, "CURRENT.tmp") == 0)
 	{
 		char	  **p = realloc(d->others, (d->nothers + 1) * sizeof(char *));
+		char	   *copy = p != NULL ? strdup(name) : NULL;
 
-		if (p == NULL)
+		if (p != NULL)
+			d->others = p;
+		if (copy == NULL)
+		{
+			d->failed = true;
 			return;
-		d->others = p;
-		d->others[d->nothers++] = strdup(name);
+		}
+		d->others[d->nothers++] = copy;
 	}
 }
 
@@ -182,6 +212,18 @@ version_has_file(const tides_version *v, uint64_t number)
 			if (v->files[l][i]->number == number)
 				return true;
 	return false;
+}
+
+static void
+scan_free(dir_scan *d)
+{
+	for (uint32_t i = 0; i < d->nothers; i++)
+		free(d->others[i]);
+	free(d->others);
+	free(d->ssts);
+	d->others = NULL;
+	d->ssts = NULL;
+	d->nothers = d->nssts = 0;
 }
 
 typedef struct replay_ctx
@@ -247,6 +289,41 @@ replay_entry(void *arg, uint64_t seq, int type, const uint8_t *key, size_t klen,
 	return TIDES_OK;
 }
 
+/* seal the active memtable if it holds anything, and flush every sealed one */
+static tides_status
+replay_flush_all(tides_db *db, tides_error *err)
+{
+	tides_status s;
+	bool		did;
+
+	for (;;)
+	{
+		s = tides_seal_memtable(db);
+		if (s == TIDES_OK)
+			break;
+		if (s != TIDES_BUSY)
+			return tides_fail(err, s, "could not seal a memtable during recovery");
+		s = tides_flush_work(db, &did);
+		if (s != TIDES_OK)
+		{
+			*err = db->err;
+			return s;
+		}
+		if (!did)
+			return tides_fail(err, TIDES_NO_MEMORY, "recovery could not free a memtable");
+	}
+	do
+	{
+		s = tides_flush_work(db, &did);
+		if (s != TIDES_OK)
+		{
+			*err = db->err;
+			return s;
+		}
+	} while (did);
+	return TIDES_OK;
+}
+
 /* make the active memtable able to take `need` more bytes */
 static tides_status
 replay_make_room(tides_db *db, uint64_t need, tides_error *err)
@@ -277,6 +354,33 @@ replay_make_room(tides_db *db, uint64_t need, tides_error *err)
 	}
 }
 
+/*
+ * Register a replayed batch's tag in the tag table before its entries go
+ * into the memtable, as the write path does: a flush during the replay
+ * then records the tag pending in its manifest edit (with the replay
+ * position moving past the tag's records, a crash before the end of
+ * recovery would otherwise forget it).  A full table is emptied of settled
+ * tags by flushing, as at run time.
+ */
+static tides_status
+replay_note_tag(tides_db *db, uint64_t tag, uint64_t lsn, tides_error *err)
+{
+	tides_status s = tides_tags_note(db, tag, lsn, false, 0);
+
+	if (s == TIDES_BUSY)
+	{
+		/* the active memtable ends before this record (next_lsn == lsn) */
+		s = replay_flush_all(db, err);
+		if (s != TIDES_OK)
+			return s;
+		s = tides_tags_note(db, tag, lsn, false, 0);
+	}
+	if (s != TIDES_OK)
+		return tides_fail(err, s, "the log holds more open batch tags than the tag table takes "
+						  "(max_open_tags %u)", db->opts.max_open_tags);
+	return TIDES_OK;
+}
+
 static tides_status
 replay_record(void *arg, uint64_t lsn, const uint8_t *payload, uint32_t len)
 {
@@ -297,6 +401,12 @@ replay_record(void *arg, uint64_t lsn, const uint8_t *payload, uint32_t len)
 						 &c->err);
 	if (s != TIDES_OK)
 		return s;
+	if (h.tag != 0)
+	{
+		s = replay_note_tag(db, h.tag, lsn, &c->err);
+		if (s != TIDES_OK)
+			return s;
+	}
 	ri.db = db;
 	ri.m = sh->active;
 	s = tides_batch_decode(payload, len, &h, replay_entry, &ri, &c->err);
@@ -310,13 +420,80 @@ replay_record(void *arg, uint64_t lsn, const uint8_t *payload, uint32_t len)
 	if (h.tag != 0)
 	{
 		if (h.seal)
+		{
 			unsealed_remove(c, h.tag);
+			tides_tags_note(db, h.tag, lsn, true, sh->active->first_lsn);
+		}
 		else if (!unsealed_add(c, h.tag))
 			return tides_fail(&c->err, TIDES_NO_MEMORY, "out of memory tracking tags");
 	}
 	c->batches++;
 	c->bytes += TIDES_REC_HEADER + len;
 	return TIDES_OK;
+}
+
+/*
+ * Where the replay stopped: a torn tail, or damage in the middle of the log?
+ *
+ * After an OS crash, unsynced log writes may survive in any order and torn:
+ * a damaged (or never written) record followed by valid later ones is
+ * normal there, and those records were never acknowledged as durable.  But
+ * a record carries what its writer knew was durable (its durable claim,
+ * log/log_format.h): if a valid later record, with a sequence number past
+ * everything replayed, claims the stream was durable beyond `end`, then the
+ * bytes at `end` had reached the disk and changed since -- corruption, and
+ * stopping here would silently drop that record and everything it
+ * vouches for.  That is an error naming the place; nothing is changed.
+ */
+typedef struct later_ctx
+{
+	uint64_t	end;
+	uint64_t	last_seq;
+	bool		found;
+	uint64_t	lsn;
+	uint64_t	seq;
+} later_ctx;
+
+static bool
+later_record(void *arg, uint64_t lsn, const uint8_t *hdr, const uint8_t *payload, uint32_t len)
+{
+	later_ctx  *c = arg;
+	tides_batch_header h;
+	tides_error err;
+
+	if (tides_rec_durable_claim(hdr) <= c->end)
+		return false;
+	if (tides_batch_decode(payload, len, &h, NULL, NULL, &err) != TIDES_OK || h.seq <= c->last_seq)
+		return false;
+	c->found = true;
+	c->lsn = lsn;
+	c->seq = h.seq;
+	return true;
+}
+
+static tides_status
+check_log_end(tides_db *db, uint64_t end, bool damaged, uint64_t last_segment, tides_error *err)
+{
+	tides_shared *sh = db->sh;
+	uint64_t	size = sh->log.segment_size;
+	later_ctx	c = {end, sh->last_seq, false, 0, 0};
+	char		path[1024],
+				later[1024];
+	tides_status s;
+
+	s = tides_log_scan_after(&db->log, end, last_segment, sh->skips, sh->nskips,
+							 later_record, &c, err);
+	if (s != TIDES_OK || !c.found)
+		return s;
+	tides_log_segment_name(path, sizeof(path), db->dir, end / size);
+	tides_log_segment_name(later, sizeof(later), db->dir, c.lsn / size);
+	return tides_fail(err, TIDES_CORRUPTION,
+					  "log segment \"%s\" is corrupt at offset %llu (%s), but the record at "
+					  "offset %llu of \"%s\" (sequence %llu) was written after that point was "
+					  "durable; recovery refuses to drop the rest of the log",
+					  path, (unsigned long long) (end % size),
+					  damaged ? "damaged record" : "record missing",
+					  (unsigned long long) (c.lsn % size), later, (unsigned long long) c.seq);
 }
 
 /* zero the log from position `from` to the end of its segment, durably */
@@ -374,9 +551,45 @@ recover(tides_db *db, tides_recovery_info *info, tides_error *err)
 	r = db->vfs->mkdir(db->vfs, db->dir);
 	if (r != 0)
 		return tides_fail_io(err, r, "create directory", db->dir);
+	r = db->vfs->list_dir(db->vfs, db->dir, scan_entry, &scan);
+	if (r == 0 && scan.failed)
+		r = -12;				/* ENOMEM: an incomplete list must not guide deletions */
+	if (r != 0)
+	{
+		scan_free(&scan);
+		return tides_fail_io(err, r, "list directory", db->dir);
+	}
 	s = tides_manifest_load(db, &state, &exists, err);
 	if (s != TIDES_OK)
+	{
+		scan_free(&scan);
 		return s;
+	}
+	if (!exists && scan.store_file[0] != '\0')
+	{
+		/*
+		 * No CURRENT, yet files only an existing store has.  Starting a new
+		 * store here would delete every table as an orphan.  (A directory
+		 * holding only MANIFEST-000001 or CURRENT.tmp is a store whose
+		 * creation was cut short: it never held data.)
+		 */
+		tides_edit_free(&state);
+		if (scan.max_manifest > 0)
+			s = tides_fail(err, TIDES_CORRUPTION,
+						   "file \"%s/CURRENT\" is missing, but \"%s/MANIFEST-%06llu\" exists: the "
+						   "directory holds a store whose CURRENT was lost; nothing was changed "
+						   "(restore CURRENT: the line \"MANIFEST-%06llu\" naming the newest "
+						   "valid manifest)", db->dir, db->dir,
+						   (unsigned long long) scan.max_manifest,
+						   (unsigned long long) scan.max_manifest);
+		else
+			s = tides_fail(err, TIDES_CORRUPTION,
+						   "file \"%s/CURRENT\" is missing, but \"%s/%s\" exists: the directory "
+						   "holds a store whose CURRENT and manifest were lost; nothing was changed",
+						   db->dir, db->dir, scan.store_file);
+		scan_free(&scan);
+		return s;
+	}
 	/* log positions no store can reach (they would wrap around in arithmetic) */
 	{
 		bool		bad = state.replay_lsn > TIDES_MAX_LSN;
@@ -386,6 +599,7 @@ recover(tides_db *db, tides_recovery_info *info, tides_error *err)
 		if (bad)
 		{
 			tides_edit_free(&state);
+			scan_free(&scan);
 			return tides_fail(err, TIDES_CORRUPTION,
 							  "manifest of \"%s\" names an impossible log position", db->dir);
 		}
@@ -396,6 +610,7 @@ recover(tides_db *db, tides_recovery_info *info, tides_error *err)
 		if (state.segment_size < (64u << 10) || state.segment_size > ((uint64_t) 1 << 40))
 		{
 			tides_edit_free(&state);
+			scan_free(&scan);
 			return tides_fail(err, TIDES_CORRUPTION,
 							  "manifest of \"%s\" names an impossible log segment size %llu",
 							  db->dir, (unsigned long long) state.segment_size);
@@ -407,6 +622,7 @@ recover(tides_db *db, tides_recovery_info *info, tides_error *err)
 	if (s != TIDES_OK)
 	{
 		tides_edit_free(&state);
+		scan_free(&scan);
 		return s;
 	}
 	sh->last_seq = state.last_seq;
@@ -414,14 +630,28 @@ recover(tides_db *db, tides_recovery_info *info, tides_error *err)
 		for (uint32_t i = 0; i < sh->current->nfiles[l]; i++)
 			if (sh->current->files[l][i]->max_seq > sh->last_seq)
 				sh->last_seq = sh->current->files[l][i]->max_seq;
-	for (uint32_t i = 0; i < state.npending; i++)
-		unsealed_add(&rc, state.pending[i]);
+	/*
+	 * The manifest's pending tags go into the tag table before the replay
+	 * (first_lsn 0: below every flush), so a flush during the replay records
+	 * them pending again.
+	 */
+	for (uint32_t i = 0; i < state.npending && s == TIDES_OK; i++)
+	{
+		if (!unsealed_add(&rc, state.pending[i]))
+			s = tides_fail(err, TIDES_NO_MEMORY, "out of memory tracking tags");
+		else if (tides_tags_note(db, state.pending[i], 0, false, 0) != TIDES_OK)
+			s = tides_fail(err, TIDES_BUSY, "the manifest names more pending batch tags than the "
+						   "tag table takes (max_open_tags %u)", db->opts.max_open_tags);
+	}
 	tides_edit_free(&state);
+	if (s != TIDES_OK)
+	{
+		scan_free(&scan);
+		free(rc.unsealed);
+		return s;
+	}
 
 	/* orphans and the log's extent */
-	r = db->vfs->list_dir(db->vfs, db->dir, scan_entry, &scan);
-	if (r != 0)
-		return tides_fail_io(err, r, "list directory", db->dir);
 	for (uint32_t i = 0; i < scan.nssts; i++)
 		if (!version_has_file(sh->current, scan.ssts[i]))
 		{
@@ -443,10 +673,8 @@ recover(tides_db *db, tides_recovery_info *info, tides_error *err)
 			snprintf(path, sizeof(path), "%s/%s", db->dir, scan.others[i]);
 			db->vfs->unlink(db->vfs, path);
 		}
-		free(scan.others[i]);
 	}
-	free(scan.others);
-	free(scan.ssts);
+	scan_free(&scan);
 	if (scan.any_seg)
 	{
 		atomic_store(&sh->log.oldest_segment, scan.min_seg);
@@ -470,6 +698,16 @@ recover(tides_db *db, tides_recovery_info *info, tides_error *err)
 						 &end, &damaged, err);
 	if (s == TIDES_OK && rc.err.code != TIDES_OK)
 		s = tides_fail(err, rc.err.code, "%s", rc.err.msg);
+	/* a torn tail, or damage that later records prove was durable? */
+	if (s == TIDES_OK)
+		s = check_log_end(db, end, damaged, scan.any_seg ? scan.max_seg : 0, err);
+	/*
+	 * The replayed records may still be only in the page cache (a process
+	 * crash in a relaxed sync mode); from now on durable_lsn says they are
+	 * on disk, and later records claim so (log_format.h).  Make it true.
+	 */
+	if (s == TIDES_OK)
+		s = tides_log_sync_range(&db->log, sh->replay_lsn, end, err);
 	if (s != TIDES_OK)
 	{
 		atomic_store(&sh->state, TIDES_STATE_INIT);
@@ -541,10 +779,11 @@ recover(tides_db *db, tides_recovery_info *info, tides_error *err)
 		}
 	}
 
-	/* unsealed tags stay pending until settled */
-	for (uint32_t i = 0; i < rc.nunsealed; i++)
-		tides_tags_note(db, rc.unsealed[i], 0, false, 0);
-
+	/*
+	 * Unsealed tags stay pending until settled: they are in the tag table
+	 * already (put there before and during the replay), so every later
+	 * flush records them pending.
+	 */
 	tides_mutex_lock(&sh->version_mutex);
 	s = tides_manifest_rewrite(db, err);
 	tides_mutex_unlock(&sh->version_mutex);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "db/db_impl.h"
+#include "util/testpoint.h"
 
 typedef struct get_state
 {
@@ -97,16 +98,23 @@ get_internal(tides_db *db, const tides_snapshot *snap, const void *key, size_t k
 	if (klen == 0 || klen > TIDES_MAX_KEY_LEN)
 		return tides_fail(&db->err, TIDES_INVALID, "bad key length %zu", klen);
 	tides_error_clear(&err);
-	seq = snap ? snap->seq : atomic_load_explicit(&sh->published_seq, memory_order_acquire);
 	if (iklen > sizeof(stackkey) && (ikey = malloc(iklen)) == NULL)
 		return tides_fail(&db->err, TIDES_NO_MEMORY, "out of memory");
+	/* the read point: seq and superversion taken together (superversion.c) */
+	if (snap != NULL)
+	{
+		seq = snap->seq;
+		sv = tides_sv_acquire(db);
+	}
+	else
+		sv = tides_sv_acquire_at(db, &seq);
+	TIDES_TEST_POINT("read.pinned", db);
 	tides_ikey_make(ikey, key, klen, seq, TIDES_KT_SEEK);
 	g->ukey = key;
 	g->klen = klen;
 	g->found = false;
 	g->copy_status = TIDES_OK;
 
-	sv = tides_sv_acquire(db);
 	for (uint32_t i = 0; i < sv->nmem && !g->found; i++)
 	{
 		const uint8_t *v;

@@ -66,6 +66,39 @@ tides_sv_acquire(tides_db *db)
 	return sv;
 }
 
+/*
+ * Pin the superversion and take the read sequence number in one step.
+ *
+ * Both happen under sv_lock held shared, so no superversion can be
+ * installed in between: the pair is one the engine really had at one
+ * moment.  That is what makes it safe for flush and compaction to drop a
+ * version shadowed by a newer one without knowing this reader: the
+ * superversion that replaced the dropped version was installed after its
+ * job had started, and every input of that job had been published before
+ * it started, so a reader that pins the new superversion reads at a
+ * sequence number that sees the newer version; a reader that pins an older
+ * superversion still has the dropped version in its memtables and files.
+ * (Reading published_seq before pinning, without the lock, lets a reader
+ * be delayed across a whole flush and compaction and pair an old sequence
+ * number with a superversion that no longer holds the version it should
+ * see.)  published_seq cannot run ahead of the pinned superversion either:
+ * writers only publish into memtables that joined the current superversion
+ * before they became active, and changing sh->sv needs the lock exclusive.
+ */
+tides_superversion *
+tides_sv_acquire_at(tides_db *db, uint64_t *seq)
+{
+	tides_shared *sh = db->sh;
+	tides_superversion *sv;
+
+	tides_rwlock_rdlock(&sh->sv_lock);
+	sv = sh->sv;
+	atomic_fetch_add_explicit(&sv->refs, 1, memory_order_relaxed);
+	*seq = atomic_load_explicit(&sh->published_seq, memory_order_acquire);
+	tides_rwlock_unlock(&sh->sv_lock);
+	return sv;
+}
+
 void
 tides_sv_release(tides_db *db, tides_superversion *sv)
 {
@@ -82,31 +115,52 @@ mem_newest_first(const void *a, const void *b)
 	return ma->id > mb->id ? -1 : (ma->id < mb->id);
 }
 
-tides_status
-tides_sv_install(tides_db *db)
+tides_superversion *
+tides_sv_alloc(tides_db *db, uint32_t ndropped)
 {
 	tides_shared *sh = db->sh;
 	tides_superversion *sv = tides_shm_alloc_zero(&sh->heap, sizeof(*sv));
-	tides_superversion *old;
 
 	if (sv == NULL)
-		return TIDES_NO_MEMORY;
-	atomic_init(&sv->refs, 1);
-	if (sh->ndropped > 0)
+		return NULL;
+	if (ndropped > 0)
 	{
-		sv->dropped = tides_shm_alloc(&sh->heap, sh->ndropped * sizeof(tides_dropped_prefix));
+		sv->dropped = tides_shm_alloc(&sh->heap, ndropped * sizeof(tides_dropped_prefix));
 		if (sv->dropped == NULL)
 		{
 			tides_shm_free(&sh->heap, sv);
-			return TIDES_NO_MEMORY;
+			return NULL;
 		}
-		memcpy(sv->dropped, sh->dropped, sh->ndropped * sizeof(tides_dropped_prefix));
-		sv->ndropped = sh->ndropped;
 	}
+	sv->dropped_cap = ndropped;
+	return sv;
+}
+
+void
+tides_sv_free_unused(tides_db *db, tides_superversion *sv)
+{
+	if (sv == NULL)
+		return;
+	tides_shm_free(&db->sh->heap, sv->dropped);
+	tides_shm_free(&db->sh->heap, sv);
+}
+
+void
+tides_sv_publish(tides_db *db, tides_superversion *sv)
+{
+	tides_shared *sh = db->sh;
+	tides_superversion *old;
+
+	atomic_init(&sv->refs, 1);
+	/* the caller sized the shell for the dropped list it is about to publish */
+	sv->ndropped = sh->ndropped < sv->dropped_cap ? sh->ndropped : sv->dropped_cap;
+	if (sv->ndropped > 0)
+		memcpy(sv->dropped, sh->dropped, sv->ndropped * sizeof(tides_dropped_prefix));
 	sv->version = sh->current;
 	tides_version_ref(sv->version);
 
 	/* memtables: every active or sealed one (the write lock keeps the set stable) */
+	sv->nmem = 0;
 	tides_spin_lock(&sh->write_lock);
 	for (uint32_t i = 0; i < sh->nmemtables; i++)
 	{
@@ -128,6 +182,16 @@ tides_sv_install(tides_db *db)
 	tides_rwlock_unlock(&sh->sv_lock);
 	if (old != NULL)
 		tides_sv_release(db, old);
+}
+
+tides_status
+tides_sv_install(tides_db *db)
+{
+	tides_superversion *sv = tides_sv_alloc(db, db->sh->ndropped);
+
+	if (sv == NULL)
+		return TIDES_NO_MEMORY;
+	tides_sv_publish(db, sv);
 	return TIDES_OK;
 }
 

@@ -235,6 +235,8 @@ tides_version_overlapping(const tides_version *v, int level, const uint8_t *lo, 
 			{
 				free(lo_copy);
 				lo_copy = malloc(fslen ? fslen : 1);
+				if (lo_copy == NULL)
+					goto oom;
 				memcpy(lo_copy, fs, fslen);
 				lo = lo_copy;
 				lolen = fslen;
@@ -244,6 +246,8 @@ tides_version_overlapping(const tides_version *v, int level, const uint8_t *lo, 
 			{
 				free(hi_copy);
 				hi_copy = malloc(fllen ? fllen : 1);
+				if (hi_copy == NULL)
+					goto oom;
 				memcpy(hi_copy, fl, fllen);
 				hi = hi_copy;
 				hilen = fllen;
@@ -260,6 +264,13 @@ tides_version_overlapping(const tides_version *v, int level, const uint8_t *lo, 
 	free(hi_copy);
 	*n = count;
 	return out;
+
+oom:
+	/* NULL, as when the result array itself could not be allocated */
+	free(lo_copy);
+	free(hi_copy);
+	free(out);
+	return NULL;
 }
 
 int

@@ -73,14 +73,34 @@ free_memtable(tides_shared *sh)
  * lock held and writers_paused set by the caller; returns with the lock
  * released.  The new memtable joins the superversion before it becomes
  * active, so a reader can always find every published entry.
+ *
+ * The superversion's memory is taken first: if the metadata heap is
+ * exhausted nothing changes (the old memtable stays active and the caller
+ * gets the error).  Activating the fresh memtable without its superversion
+ * would send published writes where no reader looks.
  */
 static tides_status
 switch_memtable(tides_db *db, tides_memtable *fresh)
 {
 	tides_shared *sh = db->sh;
 	tides_memtable *old = sh->active;
-	tides_status s;
+	tides_superversion *sv;
 
+	/* writers are paused: the active memtable and next_lsn stay as they are */
+	tides_spin_unlock(&sh->write_lock);
+	tides_mutex_lock(&sh->version_mutex);
+	sv = tides_sv_alloc(db, sh->ndropped);
+	if (sv == NULL)
+	{
+		tides_mutex_unlock(&sh->version_mutex);
+		tides_spin_lock(&sh->write_lock);
+		sh->writers_paused = false;
+		tides_spin_unlock(&sh->write_lock);
+		tides_db_wakeup(db, TIDES_WORK_FLUSH);
+		return TIDES_NO_MEMORY;
+	}
+
+	tides_spin_lock(&sh->write_lock);
 	if (old != NULL)
 	{
 		old->end_lsn = sh->next_lsn;
@@ -89,9 +109,7 @@ switch_memtable(tides_db *db, tides_memtable *fresh)
 	}
 	tides_memtable_activate(fresh, sh->next_mem_id++, sh->next_lsn, sh->last_seq + 1);
 	tides_spin_unlock(&sh->write_lock);
-
-	tides_mutex_lock(&sh->version_mutex);
-	s = tides_sv_install(db);
+	tides_sv_publish(db, sv);
 	tides_mutex_unlock(&sh->version_mutex);
 
 	tides_spin_lock(&sh->write_lock);
@@ -99,7 +117,7 @@ switch_memtable(tides_db *db, tides_memtable *fresh)
 	sh->writers_paused = false;
 	tides_spin_unlock(&sh->write_lock);
 	tides_db_wakeup(db, TIDES_WORK_FLUSH);
-	return s;
+	return TIDES_OK;
 }
 
 tides_status
@@ -150,7 +168,7 @@ wait_for_predecessors(tides_shared *sh, uint64_t start)
 
 		if (spins < 100)
 		{
-			__builtin_ia32_pause();
+			tides_cpu_relax();
 			continue;
 		}
 		atomic_fetch_add(&sh->publish_waiters, 1);
@@ -209,7 +227,7 @@ repair_log(tides_db *db)
 		tides_edit_init(&e);
 		s = tides_edit_set_skips(&e, skips, n);
 		if (s == TIDES_OK)
-			s = tides_manifest_apply(db, &e, &err);
+			s = tides_manifest_apply(db, &e, NULL, NULL, &err);
 		tides_edit_free(&e);
 	}
 	tides_mutex_unlock(&sh->version_mutex);
@@ -305,6 +323,7 @@ tides_write(tides_db *db, tides_batch *b, uint64_t *lsn_out)
 				off;
 	bool		prepare_next;
 	uint64_t	broken;
+	uint64_t	durable;
 	tides_error err;
 	tides_status s;
 	insert_ctx	ic;
@@ -347,20 +366,6 @@ tides_write(tides_db *db, tides_batch *b, uint64_t *lsn_out)
 		tides_fail(&db->err, s, "level 0 has too many files; waiting for compaction");
 		goto out;
 	}
-	if (tag != 0)
-	{
-		/* register the tag before it has records (a lower bound position suffices) */
-		s = tides_tags_note(db, tag, atomic_load(&sh->published_lsn), false, 0);
-		if (s != TIDES_OK)
-		{
-			/* settled tags leave the table when their memtable is flushed */
-			tides_seal_memtable(db);
-			tides_db_wakeup(db, TIDES_WORK_FLUSH);
-			tides_fail(&db->err, s, "too many open batch tags");
-			goto out;
-		}
-	}
-
 	for (;;)
 	{
 		tides_spin_lock(&sh->write_lock);
@@ -418,6 +423,32 @@ tides_write(tides_db *db, tides_batch *b, uint64_t *lsn_out)
 			}
 			continue;
 		}
+		/*
+		 * Register the tag only now, when nothing can turn the write away
+		 * any more: a tag registered by a write that then returned
+		 * TIDES_BUSY would have no records, yet every later flush would
+		 * record it pending and recovery would report it unsealed.  Under
+		 * the write lock no memtable can be sealed between this and the
+		 * reservation below, so the flush of the memtable that receives
+		 * the record sees the tag (with its exact first position).
+		 */
+		if (tag != 0 && tides_tags_note(db, tag, pos, false, 0) != TIDES_OK)
+		{
+			tides_spin_unlock(&sh->write_lock);
+			/* settled tags leave the table when their memtable is flushed */
+			tides_seal_memtable(db);
+			tides_db_wakeup(db, TIDES_WORK_FLUSH);
+			s = tides_fail(&db->err, TIDES_BUSY, "too many open batch tags");
+			goto out;
+		}
+		/*
+		 * What this record will claim was durable when it was written (see
+		 * log_format.h); never past a failed write, which is a hole until
+		 * repair_log records it as a skip.
+		 */
+		durable = atomic_load_explicit(&sh->log.durable_lsn, memory_order_acquire);
+		if (sh->log_broken_lsn != 0 && sh->log_broken_lsn < durable)
+			durable = sh->log_broken_lsn;
 		prepare_next = !tides_log_segment_ready(&sh->log, pos / seg_size + 1);
 		seq0 = sh->last_seq + 1;
 		sh->last_seq += b->count;
@@ -433,7 +464,7 @@ tides_write(tides_db *db, tides_batch *b, uint64_t *lsn_out)
 
 	/* log */
 	tides_put64(b->rep.data + TIDES_REC_HEADER, seq0);
-	tides_rec_seal(b->rep.data, (uint32_t) payload_len, pos, TIDES_REC_BATCH);
+	tides_rec_seal_durable(b->rep.data, (uint32_t) payload_len, pos, TIDES_REC_BATCH, durable);
 	s = TIDES_OK;
 	if (pad_at != 0)
 		s = tides_log_write_pad(&db->log, pad_at, &err);

@@ -3,6 +3,7 @@
  */
 #include "log/log.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -348,6 +349,12 @@ tides_log_replay(tides_log *log, uint64_t from, const tides_log_skip *skips, uin
 		}
 		if (type == TIDES_REC_PAD)
 		{
+			/* a pad has no payload, but its header is checksummed like any other */
+			if (len != 0 || !tides_rec_check_crc(rec.data, 0))
+			{
+				*damaged = true;
+				break;
+			}
 			pos = (seg + 1) * size;
 			continue;
 		}
@@ -383,5 +390,142 @@ tides_log_replay(tides_log *log, uint64_t from, const tides_log_skip *skips, uin
 	}
 	tides_buf_free(&rec);
 	*end = pos;
+	return s;
+}
+
+tides_status
+tides_log_sync_range(tides_log *log, uint64_t from, uint64_t to, tides_error *err)
+{
+	uint64_t	first = tides_log_segment_of(log->sh, from);
+	uint64_t	last = to > 0 ? tides_log_segment_of(log->sh, to - 1) : 0;
+
+	for (uint64_t seg = first; to > from && seg <= last; seg++)
+	{
+		char		path[1024];
+		int			fd = segment_fd(log, seg, path, sizeof(path));
+		int			r;
+
+		if (fd == -ENOENT)		/* a segment the replay jumped over */
+			continue;
+		r = fd < 0 ? fd : log->vfs->fsync(log->vfs, fd);
+		if (r != 0)
+			return tides_fail_io(err, r, "fsync log segment", path);
+	}
+	return TIDES_OK;
+}
+
+/* is pos inside one of the skips?  then *to is where it ends */
+static bool
+in_skip(const tides_log_skip *skips, uint32_t nskips, uint64_t pos, uint64_t *to)
+{
+	for (uint32_t i = 0; i < nskips; i++)
+		if (skips[i].from <= pos && pos < skips[i].to)
+		{
+			*to = skips[i].to;
+			return true;
+		}
+	return false;
+}
+
+#define SCAN_CHUNK (1u << 20)
+
+tides_status
+tides_log_scan_after(tides_log *log, uint64_t end, uint64_t last_segment,
+					 const tides_log_skip *skips, uint32_t nskips,
+					 tides_log_found_fn fn, void *arg, tides_error *err)
+{
+	uint64_t	size = log->sh->segment_size;
+	uint8_t    *buf = malloc(SCAN_CHUNK + TIDES_REC_HEADER);
+	tides_buf	rec;
+	tides_status s = TIDES_OK;
+	bool		stop = false;
+
+	if (buf == NULL)
+		return tides_fail(err, TIDES_NO_MEMORY, "out of memory scanning the log");
+	tides_buf_init(&rec);
+	for (uint64_t seg = end / size; !stop && s == TIDES_OK && seg <= last_segment; seg++)
+	{
+		char		path[1024];
+		int			fd = segment_fd(log, seg, path, sizeof(path));
+		uint64_t	off = seg == end / size ? end % size + 1 : 0;
+
+		if (fd < 0)
+			continue;			/* missing: nothing to find there */
+		/*
+		 * Every byte offset is a candidate: a record's header holds its own
+		 * position, so a match found by sliding over the bytes is a record
+		 * that was written there in this life of the stream, not an
+		 * accident (stale records of a recycled segment carry their old
+		 * positions).
+		 */
+		while (!stop && s == TIDES_OK && off + TIDES_REC_HEADER <= size)
+		{
+			uint64_t	n = size - off < SCAN_CHUNK + TIDES_REC_HEADER ? size - off : SCAN_CHUNK + TIDES_REC_HEADER;
+			int64_t		r = log->vfs->pread(log->vfs, fd, buf, n, off);
+			uint64_t	got;
+
+			if (r < 0)
+			{
+				s = tides_fail_io(err, (int) r, "read log segment", path);
+				break;
+			}
+			got = (uint64_t) r;
+			if (got < TIDES_REC_HEADER)
+				break;
+			for (uint64_t q = 0; !stop && q + TIDES_REC_HEADER <= got && q < SCAN_CHUNK; q++)
+			{
+				uint64_t	lsn = seg * size + off + q;
+				uint64_t	skip_to;
+				uint32_t	len;
+				tides_rec_type type;
+
+				if (buf[q + 8] != (uint8_t) lsn)
+				{
+					/*
+					 * Runs of zeros (the unwritten part of a prepared
+					 * segment) cannot hold a position field (lsn > 0
+					 * here): jump to where the next nonzero word could
+					 * be the last byte of one.
+					 */
+					if (buf[q + 8] == 0 && q + 24 <= got &&
+						tides_get64(buf + q + 8) == 0 && tides_get64(buf + q + 16) == 0)
+					{
+						uint64_t	z = q + 24;
+
+						while (z + 8 <= got && tides_get64(buf + z) == 0)
+							z += 8;
+						q = z - 16;	/* the loop's q++ makes it z - 15 */
+					}
+					continue;
+				}
+				if (tides_get64(buf + q + 8) != lsn)
+					continue;
+				if (in_skip(skips, nskips, lsn, &skip_to))
+					continue;
+				if (tides_rec_check_header(buf + q, lsn, size - (off + q) - TIDES_REC_HEADER,
+										   &len, &type) != TIDES_REC_OK || type != TIDES_REC_BATCH)
+					continue;
+				rec.len = 0;
+				if (!tides_buf_reserve(&rec, TIDES_REC_HEADER + (size_t) len))
+				{
+					s = tides_fail(err, TIDES_NO_MEMORY, "out of memory scanning the log");
+					break;
+				}
+				r = log->vfs->pread(log->vfs, fd, rec.data, TIDES_REC_HEADER + (size_t) len, off + q);
+				if (r < 0)
+				{
+					s = tides_fail_io(err, (int) r, "read log segment", path);
+					break;
+				}
+				if (r == (int64_t) (TIDES_REC_HEADER + len) && tides_rec_check_crc(rec.data, len))
+					stop = fn(arg, lsn, rec.data, rec.data + TIDES_REC_HEADER, len);
+			}
+			if (got < n)
+				break;
+			off += SCAN_CHUNK;
+		}
+	}
+	tides_buf_free(&rec);
+	free(buf);
 	return s;
 }

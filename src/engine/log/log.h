@@ -119,4 +119,22 @@ tides_status tides_log_replay(tides_log *log, uint64_t from, const tides_log_ski
 							  uint32_t nskips, tides_log_record_fn fn, void *arg,
 							  uint64_t *end, bool *damaged, tides_error *err);
 
+/*
+ * After a replay that ended at `end`: find the BATCH records that lie after
+ * it -- later in end's segment and in every existing segment up to
+ * last_segment, outside the skips -- whose header (at their own position)
+ * and checksum are valid.  fn receives each (header, payload) and returns
+ * true to stop the scan.  Recovery uses it to tell a torn tail from damage
+ * in the middle of the log (see open.c).  Reads every byte after `end`.
+ */
+typedef bool (*tides_log_found_fn) (void *arg, uint64_t lsn, const uint8_t *hdr,
+									const uint8_t *payload, uint32_t len);
+
+tides_status tides_log_scan_after(tides_log *log, uint64_t end, uint64_t last_segment,
+								  const tides_log_skip *skips, uint32_t nskips,
+								  tides_log_found_fn fn, void *arg, tides_error *err);
+
+/* fsync every existing segment holding positions [from, to) */
+tides_status tides_log_sync_range(tides_log *log, uint64_t from, uint64_t to, tides_error *err);
+
 #endif

@@ -8,14 +8,55 @@
 #include "util/coding.h"
 #include "util/crc32c.h"
 
-void
-tides_rec_seal(uint8_t *hdr, uint32_t len, uint64_t lsn, tides_rec_type type)
+#define CLAIM_MAX 0xffffffu
+
+static void
+seal(uint8_t *hdr, uint32_t len, uint64_t lsn, tides_rec_type type, uint32_t claim)
 {
 	tides_put32(hdr + 4, len);
 	tides_put64(hdr + 8, lsn);
 	hdr[16] = (uint8_t) type;
-	hdr[17] = hdr[18] = hdr[19] = 0;
+	hdr[17] = (uint8_t) claim;
+	hdr[18] = (uint8_t) (claim >> 8);
+	hdr[19] = (uint8_t) (claim >> 16);
 	tides_put32(hdr, tides_crc_mask(tides_crc32c(hdr + 4, TIDES_REC_HEADER - 4 + (size_t) len)));
+}
+
+void
+tides_rec_seal(uint8_t *hdr, uint32_t len, uint64_t lsn, tides_rec_type type)
+{
+	seal(hdr, len, lsn, type, 0);
+}
+
+void
+tides_rec_seal_durable(uint8_t *hdr, uint32_t len, uint64_t lsn, tides_rec_type type,
+					   uint64_t durable)
+{
+	uint32_t	claim = 0;
+
+	/*
+	 * Round the distance up to whole units, so the claim never reaches past
+	 * `durable`; a distance too long to encode, or nothing durable yet,
+	 * claims nothing.  Only batches claim (other types must keep zero).
+	 */
+	if (type == TIDES_REC_BATCH && durable > 0 && durable <= lsn)
+	{
+		uint64_t	back = (lsn - durable + TIDES_REC_CLAIM_UNIT - 1) / TIDES_REC_CLAIM_UNIT;
+
+		if (back < CLAIM_MAX && back * TIDES_REC_CLAIM_UNIT < lsn)
+			claim = (uint32_t) back + 1;
+	}
+	seal(hdr, len, lsn, type, claim);
+}
+
+uint64_t
+tides_rec_durable_claim(const uint8_t *hdr)
+{
+	uint32_t	claim = hdr[17] | ((uint32_t) hdr[18] << 8) | ((uint32_t) hdr[19] << 16);
+
+	if (claim == 0)
+		return 0;
+	return tides_get64(hdr + 8) - (uint64_t) (claim - 1) * TIDES_REC_CLAIM_UNIT;
 }
 
 tides_rec_check
@@ -27,8 +68,10 @@ tides_rec_check_header(const uint8_t *hdr, uint64_t lsn, uint64_t room,
 
 	if (tides_get64(hdr + 8) != lsn)
 		return TIDES_REC_BAD_HEADER;
-	if (t < TIDES_REC_BATCH || t > TIDES_REC_EDIT || hdr[17] || hdr[18] || hdr[19])
+	if (t < TIDES_REC_BATCH || t > TIDES_REC_EDIT)
 		return TIDES_REC_BAD_HEADER;
+	if (t != TIDES_REC_BATCH && (hdr[17] || hdr[18] || hdr[19]))
+		return TIDES_REC_BAD_HEADER;	/* only batches carry a durable claim */
 	if ((uint64_t) l > room)
 		return TIDES_REC_BAD_HEADER;
 	*len = l;

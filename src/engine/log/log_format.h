@@ -7,13 +7,21 @@
  *     offset 4   u32  len
  *     offset 8   u64  lsn: the position of this header in the stream
  *     offset 16  u8   type (TIDES_REC_*)
- *     offset 17  u8[3] zero
+ *     offset 17  u8[3] durable claim (BATCH records; zero in every other type)
  *
  * The position check is what makes recycled log segments safe: a stale
  * record left in a reused file carries the position it had in its old life,
  * which never equals its position in the new one.  Readers stop at the first
  * record that fails any check; they never trust a length before checking it
  * against the bytes that remain.
+ *
+ * The durable claim (a little-endian 24-bit value c) records what the
+ * writer knew about the log before it when it wrote the record: c = 0
+ * claims nothing; otherwise every byte of the stream below
+ * lsn - (c - 1) * TIDES_REC_CLAIM_UNIT had been fsynced.  It is covered by
+ * the checksum.  Recovery uses it to tell a torn tail (unsynced records
+ * lost in an OS crash, in any order) from damage to records that were
+ * already durable: see tides_log_replay and src/engine/README.md.
  */
 #ifndef TIDES_LOG_LOG_FORMAT_H
 #define TIDES_LOG_LOG_FORMAT_H
@@ -33,6 +41,17 @@ typedef enum tides_rec_type
 
 /* fill the header of a record whose payload is already at hdr + 20 */
 void		tides_rec_seal(uint8_t *hdr, uint32_t len, uint64_t lsn, tides_rec_type type);
+
+/* the same, claiming that the stream below `durable` (<= lsn) was fsynced */
+#define TIDES_REC_CLAIM_UNIT 256
+void		tides_rec_seal_durable(uint8_t *hdr, uint32_t len, uint64_t lsn, tides_rec_type type,
+								   uint64_t durable);
+
+/*
+ * The position below which a checked record (header and crc) claims the
+ * stream was durable when it was written; 0 if it claims nothing.
+ */
+uint64_t	tides_rec_durable_claim(const uint8_t *hdr);
 
 typedef enum tides_rec_check
 {

@@ -79,8 +79,9 @@ tides_props_encode(tides_buf *b, const tides_sst_props *p, const tides_props_ext
 	tides_buf_put_slice(b, p->largest, p->largest_len);
 }
 
+/* NULL on a malformed slice, or (*oom set) when its copy cannot be allocated */
 static const uint8_t *
-get_slice(const uint8_t *p, const uint8_t *limit, uint8_t **out, size_t *len)
+get_slice(const uint8_t *p, const uint8_t *limit, uint8_t **out, size_t *len, bool *oom)
 {
 	uint64_t	n;
 
@@ -88,7 +89,10 @@ get_slice(const uint8_t *p, const uint8_t *limit, uint8_t **out, size_t *len)
 		return NULL;
 	*out = malloc(n ? n : 1);
 	if (*out == NULL)
+	{
+		*oom = true;			/* not damage: do not report corruption */
 		return NULL;
+	}
 	memcpy(*out, p, n);
 	*len = n;
 	return p + n;
@@ -101,6 +105,7 @@ tides_props_decode(const uint8_t *data, size_t len, tides_sst_props *p,
 	const uint8_t *q = data + 1;
 	const uint8_t *limit = data + len;
 	uint64_t	v[PROPS_FIXED];
+	bool		oom = false;
 
 	memset(p, 0, sizeof(*p));
 	memset(x, 0, sizeof(*x));
@@ -125,10 +130,13 @@ tides_props_decode(const uint8_t *data, size_t len, tides_sst_props *p,
 	x->compression = (uint32_t) v[12];
 	p->prefix_len = x->prefix_len;
 	p->num_partitions = x->num_partitions;
-	if ((q = get_slice(q, limit, &p->smallest, &p->smallest_len)) == NULL ||
-		(q = get_slice(q, limit, &p->largest, &p->largest_len)) == NULL)
+	if ((q = get_slice(q, limit, &p->smallest, &p->smallest_len, &oom)) == NULL ||
+		(q = get_slice(q, limit, &p->largest, &p->largest_len, &oom)) == NULL)
 	{
 		tides_sst_props_free(p);
+		if (oom)
+			return tides_fail(err, TIDES_NO_MEMORY, "out of memory reading properties of %s",
+							  fname);
 		return tides_fail(err, TIDES_CORRUPTION, "malformed key range in properties of %s",
 						  fname);
 	}

@@ -260,6 +260,21 @@ finish_partition(tides_sst_builder *b)
 	b->nparts++;
 }
 
+/*
+ * Did any of the builder's buffers fail to grow?  Their out-of-memory flags
+ * are sticky and appends after a failure are dropped, so one check before
+ * anything derived from them is written is enough -- but it must come before
+ * that, and before a buffer is freed or reset for reuse.
+ */
+static bool
+builder_oom(const tides_sst_builder *b)
+{
+	return b->wbuf.oom || b->sep.oom || b->parts.oom || b->filters.oom || b->meta.oom ||
+		b->cbuf.oom || b->part_sep.oom || b->handle.oom || b->last_key.oom ||
+		b->first_key.oom || b->filter.hashes.oom || tides_block_builder_oom(&b->part) ||
+		tides_block_builder_oom(&b->data);
+}
+
 /* write the current data block and index it; next is the key that follows */
 static tides_status
 flush_data_block(tides_sst_builder *b, const uint8_t *next, size_t nlen)
@@ -289,8 +304,7 @@ flush_data_block(tides_sst_builder *b, const uint8_t *next, size_t nlen)
 	if (tides_block_builder_estimate(&b->part) >= b->meta_target)
 		finish_partition(b);
 
-	if (b->wbuf.oom || b->sep.oom || b->parts.oom || b->filters.oom || b->meta.oom ||
-		b->cbuf.oom || b->part_sep.oom || tides_block_builder_oom(&b->part))
+	if (builder_oom(b))
 		return fail_oom(b);
 	if (b->wbuf.len >= WRITE_CHUNK)
 		return flush_wbuf(b);
@@ -408,6 +422,11 @@ tides_sst_builder_finish(tides_sst_builder *b, tides_sst_props *props, tides_err
 		goto fail;
 	if (!tides_block_builder_empty(&b->part))
 		finish_partition(b);
+	if (builder_oom(b))
+	{
+		fail_oom(b);
+		goto fail;
+	}
 
 	/* filters, then index partitions, after the last data block */
 	filters_off = b->wbuf_off + b->wbuf.len;
@@ -485,6 +504,18 @@ tides_sst_builder_finish(tides_sst_builder *b, tides_sst_props *props, tides_err
 	b->props.file_size = footer.props.offset + pbuf.len + TIDES_BLOCK_TRAILER + TIDES_FOOTER_SIZE;
 	tides_buf_reset(&pbuf);
 	tides_props_encode(&pbuf, &b->props, &x);
+	/*
+	 * Check the properties buffer before using or freeing it: a failed
+	 * encode leaves it short (or without data), and tides_buf_free()
+	 * resets the sticky oom flag along with everything else.
+	 */
+	if (pbuf.oom)
+	{
+		tides_buf_free(&pbuf);
+		b->props.smallest = b->props.largest = NULL;
+		fail_oom(b);
+		goto fail;
+	}
 	encode_block(b, pbuf.data, pbuf.len, false, &b->wbuf, &rel, &size);
 	tides_buf_free(&pbuf);
 
@@ -495,7 +526,7 @@ tides_sst_builder_finish(tides_sst_builder *b, tides_sst_props *props, tides_err
 		b->wbuf.len += TIDES_FOOTER_SIZE;
 	}
 	b->props.smallest = b->props.largest = NULL;
-	if (b->wbuf.oom || pbuf.oom)
+	if (b->wbuf.oom)
 	{
 		fail_oom(b);
 		goto fail;

@@ -31,6 +31,15 @@ tides_shm_heap_init(tides_shm_heap *h, void *mem, size_t size)
 		h->free_list[i] = NULL;
 	h->bytes_in_use = 0;
 	h->peak_in_use = 0;
+	h->limit = 0;
+}
+
+void
+tides_shm_heap_set_limit(tides_shm_heap *h, uint64_t limit)
+{
+	tides_spin_lock(&h->lock);
+	h->limit = limit;
+	tides_spin_unlock(&h->lock);
 }
 
 static int
@@ -58,7 +67,9 @@ tides_shm_alloc(tides_shm_heap *h, size_t n)
 
 	tides_spin_lock(&h->lock);
 	c = h->free_list[cls];
-	if (c != NULL)
+	if (h->limit != 0 && h->bytes_in_use + csize > h->limit)
+		c = NULL;
+	else if (c != NULL)
 		memcpy(&h->free_list[cls], (uint8_t *) c + HDR, sizeof(void *));
 	else if ((size_t) (h->end - h->top) >= csize)
 	{

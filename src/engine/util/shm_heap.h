@@ -31,6 +31,7 @@ typedef struct tides_shm_heap
 	void	   *free_list[TIDES_SHM_CLASSES];
 	uint64_t	bytes_in_use;
 	uint64_t	peak_in_use;
+	uint64_t	limit;			/* 0, or a cap on bytes_in_use (tests) */
 } tides_shm_heap;
 
 void		tides_shm_heap_init(tides_shm_heap *h, void *mem, size_t size);
@@ -39,6 +40,12 @@ void		tides_shm_heap_init(tides_shm_heap *h, void *mem, size_t size);
 void	   *tides_shm_alloc(tides_shm_heap *h, size_t n);
 void	   *tides_shm_alloc_zero(tides_shm_heap *h, size_t n);
 void		tides_shm_free(tides_shm_heap *h, void *p);
+
+/*
+ * For tests: make allocations fail once bytes_in_use would pass `limit`
+ * (0: no limit), to exhaust the heap at an exact point.
+ */
+void		tides_shm_heap_set_limit(tides_shm_heap *h, uint64_t limit);
 
 /* largest request tides_shm_alloc can satisfy */
 #define TIDES_SHM_MAX_ALLOC ((size_t) (1u << 20) - 16)

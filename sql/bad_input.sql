@@ -1,0 +1,179 @@
+--
+-- bad_input: invalid values for every tides.* setting and invalid
+-- reloptions give errors that name the setting; the tides_* functions
+-- refuse what is not theirs.  Nothing may crash.
+--
+-- (No heap reference: the expected output is written by hand.  ALTER
+-- SYSTEM validates a value without applying it; a valid value would be
+-- written to postgresql.auto.conf, so only invalid ones are used here.)
+--
+
+-- the settings and their defaults (the memtable size comes from regress.conf);
+-- a new setting needs its bad values below, too
+SELECT name, setting, unit, context, vartype, min_val, max_val, enumvals
+FROM pg_settings WHERE name LIKE 'tides.%' ORDER BY name;
+
+-- postmaster settings cannot be changed with SET
+SET tides.memtable_size = '64MB';
+SET tides.memtable_count = 4;
+SET tides.block_cache_size = '128MB';
+SET tides.metadata_size = '16MB';
+SET tides.compaction_workers = 1;
+SET tides.l0_slowdown_files = 12;
+SET tides.l0_stop_files = 20;
+SET tides.max_relations = 16384;
+SET tides.test_keep_unsynced = on;
+-- sighup settings cannot be changed with SET either
+SET tides.sync_mode = 'bogus';
+SET tides.sync_mode = 'none';
+SET tides.sync_interval = '100ms';
+SET tides.compression = 'zstd';
+SET tides.compression_level = 5;
+SELECT set_config('tides.compression', 'none', false);
+SELECT current_database() AS db \gset
+ALTER DATABASE :"db" SET tides.sync_mode = 'none';
+ALTER ROLE CURRENT_USER SET tides.compression = 'zstd';
+
+-- invalid values (ALTER SYSTEM checks them)
+ALTER SYSTEM SET tides.memtable_size = 0;
+ALTER SYSTEM SET tides.memtable_size = '4096MB';
+ALTER SYSTEM SET tides.memtable_size = '1TB';
+ALTER SYSTEM SET tides.memtable_size = '64 parsecs';
+ALTER SYSTEM SET tides.memtable_size = 'lots';
+ALTER SYSTEM SET tides.memtable_size = '-1';
+ALTER SYSTEM SET tides.memtable_count = 1;
+ALTER SYSTEM SET tides.memtable_count = 17;
+ALTER SYSTEM SET tides.memtable_count = '4 tables';
+ALTER SYSTEM SET tides.block_cache_size = 0;
+ALTER SYSTEM SET tides.block_cache_size = '2048TB';
+ALTER SYSTEM SET tides.block_cache_size = '128 furlongs';
+ALTER SYSTEM SET tides.metadata_size = 0;
+ALTER SYSTEM SET tides.metadata_size = '5GB';
+ALTER SYSTEM SET tides.metadata_size = '16ms';
+ALTER SYSTEM SET tides.sync_mode = 'bogus';
+ALTER SYSTEM SET tides.sync_mode = '';
+ALTER SYSTEM SET tides.sync_mode = 1;
+ALTER SYSTEM SET tides.sync_interval = 0;
+ALTER SYSTEM SET tides.sync_interval = '2min';
+ALTER SYSTEM SET tides.sync_interval = '5 parsecs';
+ALTER SYSTEM SET tides.sync_interval = '10MB';
+ALTER SYSTEM SET tides.compression = 'gzip';
+ALTER SYSTEM SET tides.compression = 'lz5';
+ALTER SYSTEM SET tides.compression_level = 0;
+ALTER SYSTEM SET tides.compression_level = 20;
+ALTER SYSTEM SET tides.compression_level = 'high';
+ALTER SYSTEM SET tides.compaction_workers = 0;
+ALTER SYSTEM SET tides.compaction_workers = 9;
+ALTER SYSTEM SET tides.compaction_workers = 'all';
+ALTER SYSTEM SET tides.l0_slowdown_files = 1;
+ALTER SYSTEM SET tides.l0_slowdown_files = 1001;
+ALTER SYSTEM SET tides.l0_stop_files = 1;
+ALTER SYSTEM SET tides.l0_stop_files = 1001;
+ALTER SYSTEM SET tides.max_relations = 127;
+ALTER SYSTEM SET tides.max_relations = 16777217;
+ALTER SYSTEM SET tides.max_relations = 'many';
+ALTER SYSTEM SET tides.test_keep_unsynced = 'maybe';
+-- tides.index_method, a user setting that comes with the tides_btree index
+-- access method (not in every build yet: then this block is skipped)
+SELECT count(*) = 1 AS has_index_method FROM pg_settings WHERE name = 'tides.index_method' \gset
+\if :has_index_method
+SET tides.index_method = 'hash';
+SET tides.index_method = '';
+ALTER SYSTEM SET tides.index_method = 'gist';
+ALTER DATABASE :"db" SET tides.index_method = 'brin';
+SHOW tides.index_method;
+\endif
+-- unknown settings in the reserved tides. prefix
+SET tides.bogus = 1;
+ALTER SYSTEM SET tides.bogus = 1;
+SHOW tides.bogus;
+-- nothing was changed: postgresql.auto.conf holds no tides setting
+SELECT name, setting FROM pg_file_settings
+WHERE name LIKE 'tides.%' AND sourcefile LIKE '%postgresql.auto.conf' ORDER BY name;
+SELECT name, setting FROM pg_settings WHERE name LIKE 'tides.%' AND source <> 'default'
+ORDER BY name;
+-- (in case one of the values above was accepted, it must not break the
+-- later restarts of this cluster)
+ALTER SYSTEM RESET ALL;
+
+--
+-- reloptions on tides tables
+--
+CREATE TABLE bad_rel (a int) USING tides WITH (fillfactor = 5);
+CREATE TABLE bad_rel (a int) USING tides WITH (fillfactor = 101);
+CREATE TABLE bad_rel (a int) USING tides WITH (bogus = 1);
+CREATE TABLE bad_rel (a int) USING tides WITH (tides.bogus = 1);
+CREATE TABLE bad_rel (a int) USING tides WITH (toast.bogus = 1);
+CREATE TABLE bad_rel (a int) USING tides WITH (autovacuum_enabled = 'maybe');
+CREATE TABLE bad_rel (a int) USING tides WITH (autovacuum_vacuum_scale_factor = -1);
+CREATE TABLE bad_rel (a int) USING tides WITH (toast_tuple_target = 1);
+CREATE TABLE bad_rel (a int) USING tides WITH (parallel_workers = 2000);
+CREATE TABLE bad_rel (a int) USING tides WITH (oids = true);
+CREATE TABLE bad_rel (a int) USING tides_nonexistent;
+CREATE TABLE bad_rel (a int) USING btree;
+-- valid options are kept
+CREATE TABLE bad_rel (a int, b text) USING tides WITH (fillfactor = 50, autovacuum_enabled = off, toast.autovacuum_enabled = off);
+SELECT reloptions FROM pg_class WHERE relname = 'bad_rel';
+ALTER TABLE bad_rel SET (fillfactor = 5);
+ALTER TABLE bad_rel SET (bogus = 1);
+ALTER TABLE bad_rel SET (autovacuum_enabled = 'maybe');
+ALTER TABLE bad_rel RESET (bogus);
+ALTER TABLE bad_rel SET (fillfactor = 70);
+SELECT reloptions FROM pg_class WHERE relname = 'bad_rel';
+INSERT INTO bad_rel SELECT g, repeat('b', g) FROM generate_series(1, 500) g;
+UPDATE bad_rel SET a = a + 1;
+SELECT count(*), sum(a), sum(length(b)) FROM bad_rel;
+
+--
+-- the tides_* functions
+--
+SELECT tides_relation_size('bad_rel') > 0 AS has_size;
+SELECT tides_relation_size(NULL);
+SELECT tides_relation_size('pg_class');
+SELECT tides_relation_size('pg_class_oid_index');
+CREATE INDEX bad_rel_a ON bad_rel (a);
+SELECT tides_relation_size('bad_rel_a');
+CREATE VIEW bad_view AS SELECT * FROM bad_rel;
+SELECT tides_relation_size('bad_view');
+CREATE SEQUENCE bad_seq;
+SELECT tides_relation_size('bad_seq');
+CREATE TABLE bad_parted (a int) PARTITION BY RANGE (a);
+SELECT tides_relation_size('bad_parted');
+SELECT tides_relation_size(0);
+SELECT tides_relation_size(4294967295);
+SELECT tides_relation_size('no_such_table');
+SELECT count(*) > 20 AS has_stats, count(DISTINCT name) = count(*) AS unique_names FROM tides_stats();
+SELECT * FROM tides_verify();
+-- a table with no columns, and tuples with only NULLs
+CREATE TABLE bad_empty () USING tides;
+INSERT INTO bad_empty DEFAULT VALUES;
+INSERT INTO bad_empty SELECT FROM generate_series(1, 10);
+SELECT count(*) FROM bad_empty;
+DELETE FROM bad_empty WHERE ctid IN (SELECT ctid FROM bad_empty LIMIT 3);
+SELECT count(*) FROM bad_empty;
+CREATE TABLE bad_nulls (a int, b text, c float8) USING tides;
+INSERT INTO bad_nulls SELECT NULL, NULL, NULL FROM generate_series(1, 5);
+SELECT count(*), count(a), count(b), count(c) FROM bad_nulls;
+-- a row too big for a page even after TOAST
+DO $$
+BEGIN
+    EXECUTE 'CREATE TABLE bad_toowide (' ||
+        (SELECT string_agg('c' || g || ' bigint', ', ') FROM generate_series(1, 1200) g) ||
+        ') USING tides';
+END $$;
+\set VERBOSITY terse
+DO $$
+BEGIN
+    EXECUTE 'INSERT INTO bad_toowide VALUES (' ||
+        (SELECT string_agg(g::text, ', ') FROM generate_series(1, 1200) g) || ')';
+END $$;
+\set VERBOSITY default
+SELECT count(*) FROM bad_toowide;
+-- an invalid TID
+SELECT count(*) FROM bad_rel WHERE ctid = '(0,0)';
+SELECT count(*) FROM bad_rel WHERE ctid = '(4294967295,65535)';
+SELECT count(*) FROM bad_rel WHERE ctid > '(4294967295,65535)';
+
+DROP TABLE bad_rel CASCADE;
+DROP TABLE bad_empty, bad_nulls, bad_toowide, bad_parted;
+DROP SEQUENCE bad_seq;

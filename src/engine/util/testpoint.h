@@ -1,0 +1,30 @@
+/*
+ * testpoint.h -- named points where a test can run code inside the engine.
+ *
+ * Some races cannot be provoked from outside: a reader must be stopped
+ * exactly after it chose what it reads and before it reads, while other
+ * work runs.  At such points the engine calls tides_test_point_hook (a
+ * process-local function pointer, NULL unless a test set it), with the
+ * point's name and the calling handle.  In production the cost is one load
+ * and an untaken branch.  The hook may call back into the engine through
+ * another handle; the engine holds no lock at any test point.
+ *
+ * Points:
+ *   "read.pinned"   tides_get/tides_get_into: the superversion is pinned and
+ *                   the read sequence number taken, nothing read yet
+ *   "iter.pinned"   tides_iter_new: the same for an iterator
+ */
+#ifndef TIDES_UTIL_TESTPOINT_H
+#define TIDES_UTIL_TESTPOINT_H
+
+typedef void (*tides_test_point_fn) (const char *point, void *db);
+
+extern tides_test_point_fn tides_test_point_hook;
+
+#define TIDES_TEST_POINT(name, db) \
+	do { \
+		if (__builtin_expect(tides_test_point_hook != 0, 0)) \
+			tides_test_point_hook((name), (db)); \
+	} while (0)
+
+#endif
