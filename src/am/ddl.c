@@ -469,6 +469,7 @@ tides_relation_size(Relation rel, ForkNumber forkNumber)
 /* what a row costs a heap page: header, alignment, line pointer */
 #define TIDES_OVERHEAD_BYTES_PER_TUPLE (MAXALIGN(SizeofHeapTupleHeader) + sizeof(ItemIdData))
 #define TIDES_USABLE_BYTES_PER_PAGE (BLCKSZ - SizeOfPageHeaderData)
+#define TIDES_PHYSICAL_BYTES_PER_PAGE (8.0 * BLCKSZ)
 
 /*
  * The planner's size estimate.  Row counts follow heap's rules (density
@@ -480,11 +481,19 @@ tides_relation_size(Relation rel, ForkNumber forkNumber)
  * about what heap's line pointer and free space do).  That keeps plan
  * choices, parallel worker counts included, where heap's would be.
  *
- * A scan also reads every version written since the last VACUUM (dead ones
- * included; VACUUM removes them), as heap's pages fill with them until
- * pruning: those count as well.  Without that, a small table updated a
- * thousand times a second (pgbench_branches) kept its one-page estimate
- * while each sequential scan waded through tens of thousands of versions.
+ * But a scan also reads what the rows no longer need: dead versions, and
+ * the deletions VACUUM and pruning wrote, until compaction has merged them
+ * away -- heap's pages hold dead tuples likewise, and heap's estimate counts
+ * the pages they take.  So the bytes the tree actually occupies
+ * (tides_tree_bytes, estimated in O(log n)) set a floor: an eighth of them
+ * in pages, since a narrow version in a memtable takes about three times
+ * what its heap tuple does (key, sequence, version header, skiplist links),
+ * and a fresh table must keep heap's plans (PostgreSQL's regression suite
+ * checks them) -- the floor only matters once garbage outweighs the rows
+ * several times over.
+ * Without that floor a small table updated a thousand times a second
+ * (pgbench_branches) kept its one-page estimate, and every sequential scan
+ * the planner chose for it waded through hundreds of thousands of entries.
  */
 void
 tides_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNumber *pages,
@@ -501,10 +510,8 @@ tides_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNumber *page
 
 	if (reltuples >= 0 && relpages > 0)
 	{
-		double		since_vacuum = Max(0.0, (double) vids - (double) relpages * TIDES_ROWS_PER_BLOCK);
-
 		*tuples = rint(reltuples / relpages * vblocks);
-		curpages = ceil((reltuples + since_vacuum) / rows_per_page);
+		curpages = ceil(*tuples / rows_per_page);
 	}
 	else
 	{
@@ -514,6 +521,8 @@ tides_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNumber *page
 			curpages = 10;
 		*tuples = rint(rows_per_page * curpages);
 	}
+	curpages = Max(curpages, floor((double) tides_tree_bytes(tides_rel_tree(rel), true) /
+								   TIDES_PHYSICAL_BYTES_PER_PAGE));
 	if (curpages == 0)
 	{
 		*pages = 0;

@@ -381,6 +381,13 @@ tides_status tides_drop_prefix(tides_db *db, const void *prefix, size_t len);
 uint64_t	tides_approximate_size(tides_db *db, const void *lower, size_t llen,
 								   const void *upper, size_t ulen);
 
+/*
+ * The same with memtables estimated in O(log n) instead of walked: cheap
+ * enough for a query planner, rough for ranges of a few entries.
+ */
+uint64_t	tides_estimate_size(tides_db *db, const void *lower, size_t llen,
+								const void *upper, size_t ulen);
+
 /* -------------------------------------------------------------- counters */
 
 #define TIDES_MAX_LEVELS 7

@@ -116,10 +116,7 @@ tides_relation_size_sql(PG_FUNCTION_ARGS)
 {
 	Oid			relid = PG_GETARG_OID(0);
 	Relation	rel = relation_open(relid, AccessShareLock);
-	uint8		lo[8],
-				hi[8];
 	uint64		tree;
-	uint64		size;
 
 	if (!RELKIND_HAS_STORAGE(rel->rd_rel->relkind) || !tides_is_tides_relation(rel))
 	{
@@ -130,10 +127,7 @@ tides_relation_size_sql(PG_FUNCTION_ARGS)
 	}
 	tree = tides_rel_tree(rel);
 	relation_close(rel, AccessShareLock);
-	tides_key_put_tree(lo, tree);
-	tides_key_put_tree(hi, tree + 1);
-	size = tides_approximate_size(tides_engine(), lo, sizeof(lo), hi, sizeof(hi));
-	PG_RETURN_INT64((int64) size);
+	PG_RETURN_INT64((int64) tides_tree_bytes(tree, false));
 }
 
 /* seal the memtable and wait until every sealed memtable is flushed */

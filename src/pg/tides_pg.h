@@ -272,6 +272,13 @@ extern pg_atomic_uint32 *tides_tree_vm_pages(uint64 tree);
 /* one past the largest vid handed out (for relation_size) */
 extern uint64 tides_vid_high_water(uint64 tree);
 
+/*
+ * Bytes the tree's keys take in the engine (dead versions and deletions not
+ * yet compacted away included): exact for memtables, or estimated in
+ * O(log n) for the planner.
+ */
+extern uint64 tides_tree_bytes(uint64 tree, bool estimate);
+
 /* drop trees whose transactions have ended (maintenance worker) */
 extern void tides_process_drops(void);
 

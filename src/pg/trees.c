@@ -330,6 +330,19 @@ tides_vid_high_water(uint64 tree)
 	return v;
 }
 
+uint64
+tides_tree_bytes(uint64 tree, bool estimate)
+{
+	uint8		lo[8],
+				hi[8];
+
+	tides_key_put_tree(lo, tree);
+	tides_key_put_tree(hi, tree + 1);
+	return estimate ?
+		tides_estimate_size(tides_engine(), lo, sizeof(lo), hi, sizeof(hi)) :
+		tides_approximate_size(tides_engine(), lo, sizeof(lo), hi, sizeof(hi));
+}
+
 static uint64
 alloc_tree_id(void)
 {

@@ -19,6 +19,7 @@
 #include "db/dbformat.h"
 #include "mem/memtable.h"
 
+#include <math.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <sys/wait.h>
@@ -48,6 +49,8 @@ typedef struct shared
 } shared;
 
 static shared *S;
+
+#define Max1(x) ((x) > 0 ? (x) : 1)
 static uint8_t *arena;
 
 static size_t
@@ -349,6 +352,62 @@ main(int argc, char **argv)
 		}
 	}
 	tides_iiter_destroy(it);
+	/*
+	 * Range estimates (tides_skip_estimate_range, for the planner's size
+	 * estimate): exact for small ranges and unbounded ones at level 0 ends,
+	 * within a factor of three for large ones, and close (15%) on average.
+	 */
+	{
+		uint8_t		klo[80],
+					khi[80];
+		double		sum_rel = 0;
+		double		worst = 0;
+		int			large = 0;
+
+		CHECK(tides_skip_estimate_range(&S->mem.list, NULL, 0, NULL, 0) > n / 2);
+		CHECK(tides_skip_estimate_range(&S->mem.list, NULL, 0, NULL, 0) < 2 * n);
+		for (int q = 0; q < 400; q++)
+		{
+			uint64_t	a = tides_rand_uniform(&r, n),
+						b = tides_rand_uniform(&r, n);
+			size_t		ll,
+						hl;
+			uint64_t	est,
+						want;
+
+			if (q % 4 == 0)
+				b = a + tides_rand_uniform(&r, TIDES_SKIP_ESTIMATE_NODES);	/* small */
+			if (b >= n)
+				b = n - 1;
+			if (a > b)
+			{
+				uint64_t	t = a;
+
+				a = b;
+				b = t;
+			}
+			want = b - a;
+			ll = make_ukey(all[a]->ukey, klo);
+			ll = tides_ikey_make(klo, klo, ll, all[a]->seq, (tides_key_type) all[a]->type);
+			hl = make_ukey(all[b]->ukey, khi);
+			hl = tides_ikey_make(khi, khi, hl, all[b]->seq, (tides_key_type) all[b]->type);
+			est = tides_skip_estimate_range(&S->mem.list, klo, ll, khi, hl);
+			if (want < TIDES_SKIP_ESTIMATE_NODES)
+				CHECK(est == want);
+			else if (want >= 1000)
+			{
+				double		rel = (double) est / (double) want;
+
+				CHECK(rel > 1.0 / 3 && rel < 3.0);
+				sum_rel += fabs(rel - 1.0);
+				worst = fmax(worst, fabs(rel - 1.0));
+				large++;
+			}
+		}
+		fprintf(stderr, "test_skiplist: range estimates of %d ranges of 1000+ entries: mean error %.0f%%, worst %.0f%%\n",
+				large, 100.0 * sum_rel / Max1(large), 100.0 * worst);
+		CHECK(large == 0 || sum_rel / large < 0.15);
+	}
 	fprintf(stderr, "test_skiplist: %llu entries from %d processes, %u user keys\n",
 			(unsigned long long) n, INSERTERS, UKEYS);
 	free(all);

@@ -306,8 +306,35 @@ memtable_range_bytes(tides_memtable *m, const void *lower, size_t llen, const vo
 	return total;
 }
 
-uint64_t
-tides_approximate_size(tides_db *db, const void *lower, size_t llen, const void *upper, size_t ulen)
+/* the same, estimated from the skiplist in O(log n), at the mean entry size */
+static uint64_t
+memtable_range_bytes_estimate(tides_memtable *m, const void *lower, size_t llen,
+							  const void *upper, size_t ulen)
+{
+	uint64_t	entries = atomic_load(&m->entries);
+	uint8_t    *lo = NULL,
+			   *hi = NULL;
+	size_t		lon = 0,
+				hin = 0;
+	uint64_t	n;
+
+	if (entries == 0)
+		return 0;
+	if ((lower != NULL && (lo = seek_ikey(lower, llen, &lon)) == NULL) ||
+		(upper != NULL && (hi = seek_ikey(upper, ulen, &hin)) == NULL))
+	{
+		free(lo);
+		return atomic_load(&m->used);	/* out of memory: err on the large side */
+	}
+	n = tides_skip_estimate_range(&m->list, lo, lon, hi, hin);
+	free(lo);
+	free(hi);
+	return n * (atomic_load(&m->used) / entries);
+}
+
+static uint64_t
+range_size(tides_db *db, const void *lower, size_t llen, const void *upper, size_t ulen,
+		   bool estimate_memtables)
 {
 	tides_superversion *sv = tides_sv_acquire(db);
 	uint64_t	total = 0;
@@ -324,7 +351,21 @@ tides_approximate_size(tides_db *db, const void *lower, size_t llen, const void 
 				total += file_range_bytes(db, f, lower, llen, upper, ulen);
 		}
 	for (uint32_t i = 0; i < sv->nmem; i++)
-		total += memtable_range_bytes(sv->mems[i], lower, llen, upper, ulen);
+		total += estimate_memtables ?
+			memtable_range_bytes_estimate(sv->mems[i], lower, llen, upper, ulen) :
+			memtable_range_bytes(sv->mems[i], lower, llen, upper, ulen);
 	tides_sv_release(db, sv);
 	return total;
+}
+
+uint64_t
+tides_approximate_size(tides_db *db, const void *lower, size_t llen, const void *upper, size_t ulen)
+{
+	return range_size(db, lower, llen, upper, ulen, false);
+}
+
+uint64_t
+tides_estimate_size(tides_db *db, const void *lower, size_t llen, const void *upper, size_t ulen)
+{
+	return range_size(db, lower, llen, upper, ulen, true);
 }

@@ -168,6 +168,37 @@ tides_skip_seek_lt(const tides_skiplist *sl, const uint8_t *key, size_t klen)
 	}
 }
 
+uint64_t
+tides_skip_estimate_range(const tides_skiplist *sl, const uint8_t *lo, size_t lolen,
+						  const uint8_t *hi, size_t hilen)
+{
+	uint32_t	x = 0;			/* the last node < lo on this level (0: the head) */
+	int			level = (int) atomic_load_explicit(&sl->max_height, memory_order_relaxed) - 1;
+
+	for (;; level--)
+	{
+		uint32_t	next;
+		uint64_t	count = 0;
+
+		while ((next = load_next(sl, x, level)) != 0 && lo != NULL &&
+			   node_cmp(sl, next, lo, lolen) < 0)
+			x = next;
+		/* count this level's nodes in the range, up to what is enough */
+		for (; next != 0 && (hi == NULL || node_cmp(sl, next, hi, hilen) < 0);
+			 next = load_next(sl, next, level))
+			if (++count >= TIDES_SKIP_ESTIMATE_NODES && level > 0)
+				break;
+		if (count >= TIDES_SKIP_ESTIMATE_NODES || level == 0)
+		{
+			/* counting stopped early above: finish this level's count */
+			while (next != 0 && (next = load_next(sl, next, level)) != 0 &&
+				   (hi == NULL || node_cmp(sl, next, hi, hilen) < 0))
+				count++;
+			return count << (2 * level);
+		}
+	}
+}
+
 uint32_t
 tides_skip_first(const tides_skiplist *sl)
 {

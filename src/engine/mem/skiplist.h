@@ -80,6 +80,17 @@ tides_skip_node_value(const tides_skip_node *n)
 uint32_t	tides_skip_seek(const tides_skiplist *sl, const uint8_t *key, size_t klen); /* first >= key */
 uint32_t	tides_skip_seek_lt(const tides_skiplist *sl, const uint8_t *key, size_t klen);	/* last < key */
 uint32_t	tides_skip_first(const tides_skiplist *sl);
+/*
+ * About how many nodes have keys in [lo, hi) (NULL: unbounded): the nodes of
+ * the range counted on the highest level that holds at least
+ * TIDES_SKIP_ESTIMATE_NODES of them, times 4^level (heights are drawn with
+ * branching 4).  O(log n) steps; exact when the range is that small at
+ * level 0; otherwise off by about 1/sqrt(TIDES_SKIP_ESTIMATE_NODES), since
+ * the count on a level is binomial.
+ */
+#define TIDES_SKIP_ESTIMATE_NODES 64
+uint64_t	tides_skip_estimate_range(const tides_skiplist *sl, const uint8_t *lo, size_t lolen,
+									  const uint8_t *hi, size_t hilen);
 uint32_t	tides_skip_last(const tides_skiplist *sl);
 
 static inline tides_skip_node *
