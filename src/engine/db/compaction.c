@@ -31,6 +31,19 @@
  * another compaction's output level in an overlapping range.  A single
  * input file with nothing to merge below is moved by a manifest edit only
  * (a trivial move); it claims its range like any other compaction.
+ *
+ * Marked files.  A file that may hold keys hidden by a dropped prefix is
+ * marked (db/maint.c).  pick() takes marked files before score-based work
+ * -- unless level 0 has reached the slowdown trigger: writers waiting on it
+ * come first -- under the same reservation rules.  A marked file goes to
+ * the next level as usual (level 0: all of it, as always), but it is never
+ * a trivial move: the point is to rewrite it without the hidden keys.  A
+ * marked file at the bottom of its key range (the last level, or a level at
+ * or below the base with nothing deeper in its range, and no compaction
+ * writing deeper there) is rewritten in place: output level = its own
+ * level, dropping hidden keys and the tombstones nothing below needs.
+ * Without that, the last level is never an input on its own, and a dropped
+ * table's bytes in a file shared with live keys could stay forever.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +64,8 @@ typedef struct compaction
 	uint32_t	nin[2];
 	double		score;
 	int			slot;			/* its claim in sh->running, -1: none */
+	bool		rewrite;		/* an input is marked: never a trivial move */
+	uint64_t	dropped_seen;	/* dropped ids below this were applied (run) */
 } compaction;
 
 /* targets per level and the base level, for version v */
@@ -202,34 +217,110 @@ l0_output_level(const tides_version *v, int base, tides_file_meta **files, uint3
 }
 
 /*
- * version_mutex held: choose a compaction.  With `reserve`, mark its inputs,
- * claim its output range and advance the round-robin cursor; without (a
- * question whether there is work), leave everything as it was and hold
- * nothing.
+ * Does a level below `level` hold keys of f's range, or is a running
+ * compaction writing there?  If not, f is at the bottom of its range: no
+ * older version of its keys exists, so rewriting it in place may drop
+ * tombstones, and no compaction can put older data below it meanwhile
+ * (that data would have to pass through f's level and range, which the
+ * rewrite claims).
  */
 static bool
-pick(tides_db *db, compaction *c, bool reserve)
+deeper_data(const tides_shared *sh, const tides_version *v, int level, const tides_file_meta *f)
+{
+	for (int l = level + 1; l < TIDES_MAX_LEVELS; l++)
+		if (tides_version_overlaps(v, l, LO_KEY(f), HI_KEY(f)))
+			return true;
+	for (int i = 0; i < TIDES_MAX_COMPACTIONS; i++)
+	{
+		const tides_running_compaction *r = &sh->running[i];
+
+		if (r->used && r->output_level > level && ranges_overlap(r->lo, r->hi, f, f))
+			return true;
+	}
+	return false;
+}
+
+static void
+candidate_reset(compaction *c, tides_version *v, int level)
+{
+	memset(c, 0, sizeof(*c));
+	c->slot = -1;
+	c->v = v;
+	c->level = level;
+}
+
+/*
+ * version_mutex held: a compaction for a marked file, if one can run now.
+ * 1: found; 0: none; -1: out of memory.
+ */
+static int
+pick_marked(tides_db *db, tides_version *v, int base, compaction *c)
 {
 	tides_shared *sh = db->sh;
-	tides_version *v = sh->current;
-	uint64_t	target[TIDES_MAX_LEVELS];
-	int			base = compute_targets(db, v, target);
+
+	for (int l = 0; l < TIDES_MAX_LEVELS; l++)
+		for (uint32_t i = 0; i < v->nfiles[l]; i++)
+		{
+			tides_file_meta *f = v->files[l][i];
+
+			if (!f->marked || atomic_load(&f->being_compacted))
+				continue;
+			candidate_reset(c, v, l);
+			if (l == 0)
+			{
+				/* level 0 goes as a whole, as always (its files overlap) */
+				if (any_compacting(v->files[0], v->nfiles[0]))
+					break;
+				c->in[0] = malloc((v->nfiles[0] + 1) * sizeof(tides_file_meta *));
+				if (c->in[0] == NULL)
+					return -1;
+				c->nin[0] = v->nfiles[0];
+				memcpy(c->in[0], v->files[0], v->nfiles[0] * sizeof(tides_file_meta *));
+				c->output_level = l0_output_level(v, base, c->in[0], c->nin[0]);
+				if (complete_candidate(db, c))
+					return 1;
+				free(c->in[0]);
+				c->in[0] = NULL;
+				break;
+			}
+			c->in[0] = malloc(sizeof(tides_file_meta *));
+			if (c->in[0] == NULL)
+				return -1;
+			c->in[0][0] = f;
+			c->nin[0] = 1;
+			if (l == LAST_LEVEL || (l >= base && !deeper_data(sh, v, l, f)))
+			{
+				/* the bottom of its range: rewrite it in place */
+				c->output_level = l;
+				if (!claim_conflicts(sh, c))
+					return 1;
+			}
+			else
+			{
+				c->output_level = l + 1;
+				if (complete_candidate(db, c))
+					return 1;
+			}
+			free(c->in[0]);
+			c->in[0] = NULL;
+		}
+	return 0;
+}
+
+/*
+ * version_mutex held: the score-based choice (levels by descending score
+ * >= 1).  With `reserve`, advance the round-robin cursor of the level
+ * chosen.
+ */
+static bool
+pick_scored(tides_db *db, tides_version *v, int base, const uint64_t target[TIDES_MAX_LEVELS],
+			compaction *c, bool reserve)
+{
+	tides_shared *sh = db->sh;
 	double		score[TIDES_MAX_LEVELS];
 	int			order[TIDES_MAX_LEVELS];
 	int			norder = 0;
-	int			slot = -1;
 	bool		found = false;
-
-	memset(c, 0, sizeof(*c));
-	c->slot = -1;
-	if (reserve)
-	{
-		for (int i = 0; i < TIDES_MAX_COMPACTIONS && slot < 0; i++)
-			if (!sh->running[i].used)
-				slot = i;
-		if (slot < 0)
-			return false;		/* as many running as we can track */
-	}
 
 	score[0] = (double) v->nfiles[0] / db->opts.level0_compaction_trigger;
 	for (int l = 1; l < LAST_LEVEL; l++)
@@ -260,10 +351,7 @@ pick(tides_db *db, compaction *c, bool reserve)
 	{
 		int			l = order[k];
 
-		memset(c, 0, sizeof(*c));
-		c->slot = -1;
-		c->v = v;
-		c->level = l;
+		candidate_reset(c, v, l);
 		c->score = score[l];
 		if (l == 0)
 		{
@@ -307,20 +395,60 @@ pick(tides_db *db, compaction *c, bool reserve)
 			c->in[0] = NULL;
 		}
 	}
+	return found;
+}
+
+/*
+ * version_mutex held: choose a compaction.  With `reserve`, mark its inputs,
+ * claim its output range and advance the round-robin cursor; without (a
+ * question whether there is work), leave everything as it was and hold
+ * nothing.
+ */
+static bool
+pick(tides_db *db, compaction *c, bool reserve)
+{
+	tides_shared *sh = db->sh;
+	tides_version *v = sh->current;
+	uint64_t	target[TIDES_MAX_LEVELS];
+	int			base = compute_targets(db, v, target);
+	int			slot = -1;
+	int			marked = 0;
+	bool		found = false;
+	bool		l0_urgent = v->nfiles[0] >= db->opts.level0_slowdown_trigger;
+
+	candidate_reset(c, NULL, 0);
+	if (reserve)
+	{
+		for (int i = 0; i < TIDES_MAX_COMPACTIONS && slot < 0; i++)
+			if (!sh->running[i].used)
+				slot = i;
+		if (slot < 0)
+			return false;		/* as many running as we can track */
+	}
+
+	/* marked files first, unless writers are being slowed down by level 0 */
+	if (!l0_urgent)
+		found = (marked = pick_marked(db, v, base, c)) > 0;
+	if (!found && marked == 0)
+		found = pick_scored(db, v, base, target, c, reserve);
+	if (!found && l0_urgent)
+		found = pick_marked(db, v, base, c) > 0;
 	if (!found)
 	{
-		memset(c, 0, sizeof(*c));
-		c->slot = -1;
+		candidate_reset(c, NULL, 0);
 		return false;
 	}
 	if (!reserve)
 	{
 		free(c->in[0]);
 		free(c->in[1]);
-		memset(c, 0, sizeof(*c));
-		c->slot = -1;
+		candidate_reset(c, NULL, 0);
 		return true;
 	}
+	for (int k = 0; k < 2; k++)
+		for (uint32_t i = 0; i < c->nin[k]; i++)
+			if (c->in[k][i]->marked)
+				c->rewrite = true;
 	mark(c, 1);
 	{
 		tides_running_compaction *r = &sh->running[slot];
@@ -389,6 +517,7 @@ run(tides_db *db, compaction *c, tides_table_writer *w)
 	tides_dropped_prefix *dropped = NULL;
 	uint64_t   *snaps;
 	bool		bottom = true;
+	bool		dropped_oom = false;
 	tides_status s;
 
 	if (children == NULL)
@@ -430,9 +559,13 @@ run(tides_db *db, compaction *c, tides_table_writer *w)
 		rules.dropped = dropped;
 		rules.ndropped = sh->ndropped;
 	}
+	else if (sh->ndropped > 0)
+		dropped_oom = true;
+	/* every listed prefix is applied; those below the next id not listed are retired */
+	c->dropped_seen = sh->next_dropped_id;
 	tides_mutex_unlock(&sh->version_mutex);
 
-	if (snaps == NULL || (rules.ndropped == 0 && sh->ndropped > 0 && dropped == NULL))
+	if (snaps == NULL || dropped_oom)
 		s = tides_fail(&w->err, TIDES_NO_MEMORY, "out of memory starting a compaction");
 	else
 	{
@@ -470,7 +603,7 @@ tides_compact_work(tides_db *db, bool *did)
 	}
 	tides_mutex_unlock(&sh->version_mutex);
 
-	trivial = c.nin[0] == 1 && c.nin[1] == 0;
+	trivial = c.nin[0] == 1 && c.nin[1] == 0 && !c.rewrite;
 	tides_table_writer_init(&w, db, db->opts.target_file_size);
 	tides_edit_init(&e);
 	if (!trivial)
@@ -504,12 +637,27 @@ tides_compact_work(tides_db *db, bool *did)
 		s = tides_edit_add_file(&e, &w.outputs[i]);
 	}
 	/* all or nothing, superversion included */
+	e.dropped_seen = c.dropped_seen;
 	if (s == TIDES_OK)
 		s = tides_manifest_apply(db, &e, NULL, &written, &w.err);
 	else if (w.err.code == TIDES_OK)
 		tides_fail(&w.err, s, "out of memory recording a compaction");
 	/* installed (or not): the inputs and the output range are free again */
 	release(db, &c);
+	if (s == TIDES_OK && sh->ndropped > 0)
+	{
+		/*
+		 * This compaction may have removed the last keys of a dropped
+		 * prefix: retire it now, not a maintenance round later, so the
+		 * list drains as fast as compaction works.  A failure here is the
+		 * maintenance work's to retry and report; the compaction stands.
+		 */
+		tides_dropped_state ds;
+		tides_error ignored;
+
+		tides_error_clear(&ignored);
+		(void) tides_dropped_reconcile(db, &ds, &ignored);
+	}
 	tides_mutex_unlock(&sh->version_mutex);
 
 	if (s == TIDES_OK)
