@@ -121,6 +121,7 @@ prepare_edit(tides_db *db, const tides_edit *e, bool with_sv, prepared_edit *p, 
 			f->deletions = ef->deletions;
 			/* unmarked; prefixes dropped while its job ran are checked by maint.c */
 			f->dropped_seen = e->dropped_seen;
+			f->gc_horizon = e->gc_horizon;
 			created[ncreated++] = f;
 		}
 		levels[ef->level][n[ef->level]++] = f;

@@ -47,6 +47,16 @@ typedef struct tides_file_meta
 	 */
 	int32_t		marked;
 	uint64_t	dropped_seen;
+
+	/*
+	 * Deletion-heavy files (db/compaction.c, want()): 0 if unknown (written
+	 * by a flush or a compaction above the bottom of its range, or loaded
+	 * at recovery); else the file was written at the bottom of its range
+	 * keeping only versions and deletions snapshots up to this seq's
+	 * successors needed (UINT64_MAX: no snapshot, nothing was kept for
+	 * one).  Memory only, like marked.
+	 */
+	uint64_t	gc_horizon;
 	uint64_t	number;
 	uint64_t	size;
 	uint64_t	min_seq;

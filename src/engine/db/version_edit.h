@@ -100,6 +100,7 @@ typedef struct tides_edit
 	 * compaction that wrote them had applied (tides_file_meta).
 	 */
 	uint64_t	dropped_seen;
+	uint64_t	gc_horizon;		/* likewise: their gc_horizon (tides_file_meta) */
 } tides_edit;
 
 void		tides_edit_init(tides_edit *e);
