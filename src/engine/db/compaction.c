@@ -44,6 +44,13 @@
  * level, dropping hidden keys and the tombstones nothing below needs.
  * Without that, the last level is never an input on its own, and a dropped
  * table's bytes in a file shared with live keys could stay forever.
+ *
+ * Deletion-heavy files.  When neither a mark nor a score asks for work, a
+ * file (below level 0) with at least a third of its entries deletions is
+ * pushed down to meet what its deletions shadow, or, at the bottom of its
+ * range, rewritten in place when that can drop something (want()).  The
+ * full (manual) compaction is in compaction_full.c, on the steps shared
+ * through compaction.h.
  */
 #include <stdlib.h>
 #include <string.h>
