@@ -336,6 +336,33 @@ tides_status tides_maint_work(tides_db *db, bool *did);	/* delete obsolete files
 															 * prefixes; wakes compaction
 															 * while files await a rewrite */
 
+/*
+ * A full (manual) compaction, as RocksDB's CompactRange over the whole key
+ * space: every level is compacted down to the last one, level by level, so
+ * that deletions meet the versions they shadow, and last-level files that
+ * still hold deletions or keys of dropped prefixes are rewritten.  When it
+ * is done, everything obsolete that was in the store's files when it began
+ * (shadowed versions, deletions and what they deleted, keys of dropped
+ * prefixes) is gone -- except what a snapshot still reads.  Memtables are
+ * not included: seal and flush them first to include them.
+ *
+ * Begin, then call step until *done.  Each step runs at most one
+ * compaction (*did: one was installed).  *done = false with *did = false
+ * means that what comes next is being compacted by someone else: wait a
+ * little (interruptibly) and call again.  Runs beside background
+ * compactions; a state is process-local and needs no cleanup.
+ */
+typedef struct tides_full_compaction
+{
+	uint64_t	seq;			/* covers files with entries up to this seq */
+	uint64_t	first_new_file; /* last-level files numbered below it are covered */
+	int			level;			/* the level being passed; TIDES_MAX_LEVELS: done */
+} tides_full_compaction;
+
+void		tides_full_compaction_begin(tides_db *db, tides_full_compaction *fc);
+tides_status tides_full_compaction_step(tides_db *db, tides_full_compaction *fc, bool *done,
+										bool *did);
+
 /* bitmask of TIDES_WORK_* kinds that currently have work pending */
 int			tides_work_pending(tides_db *db);
 

@@ -161,13 +161,35 @@ tides_flush_sql(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
-/* run compactions and maintenance until nothing is due */
+/*
+ * A full compaction (tides_full_compaction_*: every level down to the last,
+ * last-level files with deletions or dropped keys rewritten), so that what
+ * was obsolete in the engine's files when it began is gone when it returns;
+ * then compactions and maintenance until nothing is due (obsolete files
+ * deleted, dropped prefixes retired).  The memtables are not included:
+ * tides_flush() first.  Waits, interruptibly, for compactions of other
+ * processes that hold the files it needs next.
+ */
 Datum
 tides_compact_sql(PG_FUNCTION_ARGS)
 {
 	tides_db   *db = tides_engine();
+	tides_full_compaction fc;
 	bool		did = true;
+	bool		done = false;
 
+	tides_full_compaction_begin(db, &fc);
+	while (!done)
+	{
+		tides_status s = tides_full_compaction_step(db, &fc, &done, &did);
+
+		if (s != TIDES_OK)
+			tides_engine_error(s, "compact");
+		if (!done && !did)
+			pg_usleep(2000L);	/* another process compacts what comes next */
+		CHECK_FOR_INTERRUPTS();
+	}
+	did = true;
 	while (did)
 	{
 		bool		c = false,

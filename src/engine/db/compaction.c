@@ -31,31 +31,40 @@
  * another compaction's output level in an overlapping range.  A single
  * input file with nothing to merge below is moved by a manifest edit only
  * (a trivial move); it claims its range like any other compaction.
+ *
+ * Marked files.  A file that may hold keys hidden by a dropped prefix is
+ * marked (db/maint.c).  pick() takes marked files before score-based work
+ * -- unless level 0 has reached the slowdown trigger: writers waiting on it
+ * come first -- under the same reservation rules.  A marked file goes to
+ * the next level as usual (level 0: all of it, as always), but it is never
+ * a trivial move: the point is to rewrite it without the hidden keys.  A
+ * marked file at the bottom of its key range (the last level, or a level at
+ * or below the base with nothing deeper in its range, and no compaction
+ * writing deeper there) is rewritten in place: output level = its own
+ * level, dropping hidden keys and the tombstones nothing below needs.
+ * Without that, the last level is never an input on its own, and a dropped
+ * table's bytes in a file shared with live keys could stay forever.
+ *
+ * Deletion-heavy files.  When neither a mark nor a score asks for work, a
+ * file (below level 0) with at least a third of its entries deletions is
+ * pushed down to meet what its deletions shadow, or, at the bottom of its
+ * range, rewritten in place when that can drop something (want()).  The
+ * full (manual) compaction is in compaction_full.c, on the steps shared
+ * through compaction.h.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "db/compaction.h"
 #include "db/compaction_iter.h"
 #include "db/db_impl.h"
 #include "db/merge_iter.h"
 #include "db/table_writer.h"
 
-#define LAST_LEVEL (TIDES_MAX_LEVELS - 1)
-
-typedef struct compaction
-{
-	int			level;			/* input level */
-	int			output_level;
-	tides_version *v;			/* referenced */
-	tides_file_meta **in[2];	/* inputs at level and output_level */
-	uint32_t	nin[2];
-	double		score;
-	int			slot;			/* its claim in sh->running, -1: none */
-} compaction;
 
 /* targets per level and the base level, for version v */
-static int
-compute_targets(const tides_db *db, const tides_version *v, uint64_t target[TIDES_MAX_LEVELS])
+int
+tides_compaction_targets(const tides_db *db, const tides_version *v, uint64_t target[TIDES_MAX_LEVELS])
 {
 	uint64_t	base = db->opts.level_base_size;
 	uint64_t	t;
@@ -81,8 +90,8 @@ compute_targets(const tides_db *db, const tides_version *v, uint64_t target[TIDE
 	return level;
 }
 
-static bool
-any_compacting(tides_file_meta **files, uint32_t n)
+bool
+tides_compaction_busy(tides_file_meta **files, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++)
 		if (atomic_load(&files[i]->being_compacted))
@@ -91,7 +100,7 @@ any_compacting(tides_file_meta **files, uint32_t n)
 }
 
 static void
-mark(compaction *c, int value)
+mark(tides_compaction *c, int value)
 {
 	for (int k = 0; k < 2; k++)
 		for (uint32_t i = 0; i < c->nin[k]; i++)
@@ -99,7 +108,7 @@ mark(compaction *c, int value)
 }
 
 static void
-compaction_free(tides_db *db, compaction *c)
+compaction_free(tides_db *db, tides_compaction *c)
 {
 	free(c->in[0]);
 	free(c->in[1]);
@@ -140,8 +149,8 @@ ranges_overlap(const tides_file_meta *lo1, const tides_file_meta *hi1,
  * Would candidate c collide with a running compaction's claim?  The range
  * c's outputs can cover is the range of all its inputs.
  */
-static bool
-claim_conflicts(const tides_shared *sh, const compaction *c)
+bool
+tides_compaction_conflicts(const tides_shared *sh, const tides_compaction *c)
 {
 	const tides_file_meta *lo = NULL,
 			   *hi = NULL;
@@ -167,15 +176,15 @@ claim_conflicts(const tides_shared *sh, const compaction *c)
  * (an input is being compacted, its range is claimed, or out of memory);
  * c->in[1] is then freed.
  */
-static bool
-complete_candidate(tides_db *db, compaction *c)
+bool
+tides_compaction_complete(tides_db *db, tides_compaction *c)
 {
 	const tides_file_meta *lo = NULL,
 			   *hi = NULL;
 
 	range_files(c->in[0], c->nin[0], &lo, &hi);
 	c->in[1] = tides_version_overlapping(c->v, c->output_level, LO_KEY(lo), HI_KEY(hi), &c->nin[1]);
-	if (c->in[1] != NULL && !any_compacting(c->in[1], c->nin[1]) && !claim_conflicts(db->sh, c))
+	if (c->in[1] != NULL && !tides_compaction_busy(c->in[1], c->nin[1]) && !tides_compaction_conflicts(db->sh, c))
 		return true;
 	free(c->in[1]);
 	c->in[1] = NULL;
@@ -188,8 +197,8 @@ complete_candidate(tides_db *db, compaction *c)
  * of its range -- those versions are older than level 0's, and a read
  * would find them first if level 0 went below them.
  */
-static int
-l0_output_level(const tides_version *v, int base, tides_file_meta **files, uint32_t n)
+int
+tides_compaction_l0_output(const tides_version *v, int base, tides_file_meta **files, uint32_t n)
 {
 	const tides_file_meta *lo = NULL,
 			   *hi = NULL;
@@ -202,34 +211,182 @@ l0_output_level(const tides_version *v, int base, tides_file_meta **files, uint3
 }
 
 /*
- * version_mutex held: choose a compaction.  With `reserve`, mark its inputs,
- * claim its output range and advance the round-robin cursor; without (a
- * question whether there is work), leave everything as it was and hold
- * nothing.
+ * Does a level below `level` hold keys of f's range, or is a running
+ * compaction writing there?  If not, f is at the bottom of its range: no
+ * older version of its keys exists, so rewriting it in place may drop
+ * tombstones, and no compaction can put older data below it meanwhile
+ * (that data would have to pass through f's level and range, which the
+ * rewrite claims).
  */
+bool
+tides_compaction_deeper_data(const tides_shared *sh, const tides_version *v, int level, const tides_file_meta *f)
+{
+	for (int l = level + 1; l < TIDES_MAX_LEVELS; l++)
+		if (tides_version_overlaps(v, l, LO_KEY(f), HI_KEY(f)))
+			return true;
+	for (int i = 0; i < TIDES_MAX_COMPACTIONS; i++)
+	{
+		const tides_running_compaction *r = &sh->running[i];
+
+		if (r->used && r->output_level > level && ranges_overlap(r->lo, r->hi, f, f))
+			return true;
+	}
+	return false;
+}
+
+void
+tides_compaction_reset(tides_compaction *c, tides_version *v, int level)
+{
+	memset(c, 0, sizeof(*c));
+	c->slot = -1;
+	c->v = v;
+	c->level = level;
+}
+
+/* what a file asks of compaction */
+enum
+{
+	WANT_NONE,
+	WANT_DOWN,					/* to the next level, with what overlaps it there */
+	WANT_IN_PLACE				/* rewritten where it is: nothing below holds its keys */
+};
+
+/* which files pick_marked looks for */
+enum
+{
+	FOR_DROPPED,				/* marked: may hold keys of a dropped prefix */
+	FOR_DELETIONS				/* deletion-heavy, where a rewrite can drop them */
+};
+
 static bool
-pick(tides_db *db, compaction *c, bool reserve)
+at_bottom(const tides_shared *sh, const tides_version *v, int base, int l, const tides_file_meta *f)
+{
+	return l == LAST_LEVEL || (l >= base && !tides_compaction_deeper_data(sh, v, l, f));
+}
+
+/*
+ * A deletion-heavy file: at least a third of its entries are deletions
+ * (RocksDB's deletion-triggered compaction, over the whole file).  VACUUM
+ * writes one per dead row version; they free nothing until a compaction
+ * brings them together with the versions they shadow, or finds nothing
+ * below them and drops them (with those versions) at the bottom.  A third,
+ * not a half: a file holding deletions together with the versions they
+ * delete (a flush keeps both when a snapshot needs the versions) has just
+ * under half, and is the one whose rewrite frees the most.
+ */
+#define DELETION_HEAVY(f) ((f)->deletions > 0 && (f)->deletions * 3 >= (f)->entries)
+
+static int
+want(tides_db *db, const tides_version *v, int base, int kind, int l, const tides_file_meta *f,
+	 uint64_t *horizon)
+{
+	const tides_shared *sh = db->sh;
+
+	if (kind == FOR_DROPPED)
+	{
+		if (!f->marked)
+			return WANT_NONE;
+		return at_bottom(sh, v, base, l, f) ? WANT_IN_PLACE : WANT_DOWN;
+	}
+	/* level 0 is compacted as a whole by its file count anyway */
+	if (l == 0 || !DELETION_HEAVY(f))
+		return WANT_NONE;
+	if (!at_bottom(sh, v, base, l, f))
+		return WANT_DOWN;
+
+	/*
+	 * In place, only deletions and shadowed versions that every snapshot
+	 * sees (seq <= the oldest snapshot, or the published seq without one)
+	 * go.  A file no bottom compaction wrote (gc_horizon 0: flushed, moved,
+	 * or loaded at recovery) is worth it if some entry is that old; one a
+	 * bottom compaction wrote kept only what its snapshots needed, and is
+	 * worth rewriting again only once every entry is that old -- otherwise
+	 * a snapshot held open would have compaction rewrite the same file
+	 * forever.
+	 */
+	if (*horizon == 0)
+		*horizon = tides_oldest_snapshot(db) + 1;	/* + 1: 0 means "not yet read" */
+	if (f->gc_horizon == 0)
+		return *horizon - 1 >= f->min_seq ? WANT_IN_PLACE : WANT_NONE;
+	return f->gc_horizon < f->max_seq && *horizon - 1 >= f->max_seq ? WANT_IN_PLACE : WANT_NONE;
+}
+
+/*
+ * version_mutex held: a compaction for a file marked for it (kind
+ * FOR_DROPPED) or a deletion-heavy one (FOR_DELETIONS), if one can run now.
+ * 1: found; 0: none; -1: out of memory.
+ */
+static int
+pick_marked(tides_db *db, tides_version *v, int base, int kind, tides_compaction *c)
 {
 	tides_shared *sh = db->sh;
-	tides_version *v = sh->current;
-	uint64_t	target[TIDES_MAX_LEVELS];
-	int			base = compute_targets(db, v, target);
+	uint64_t	horizon = 0;
+
+	for (int l = 0; l < TIDES_MAX_LEVELS; l++)
+		for (uint32_t i = 0; i < v->nfiles[l]; i++)
+		{
+			tides_file_meta *f = v->files[l][i];
+			int			w;
+
+			if (atomic_load(&f->being_compacted) ||
+				(w = want(db, v, base, kind, l, f, &horizon)) == WANT_NONE)
+				continue;
+			tides_compaction_reset(c, v, l);
+			if (l == 0)
+			{
+				/* level 0 goes as a whole, as always (its files overlap) */
+				if (tides_compaction_busy(v->files[0], v->nfiles[0]))
+					break;
+				c->in[0] = malloc((v->nfiles[0] + 1) * sizeof(tides_file_meta *));
+				if (c->in[0] == NULL)
+					return -1;
+				c->nin[0] = v->nfiles[0];
+				memcpy(c->in[0], v->files[0], v->nfiles[0] * sizeof(tides_file_meta *));
+				c->output_level = tides_compaction_l0_output(v, base, c->in[0], c->nin[0]);
+				if (tides_compaction_complete(db, c))
+					return 1;
+				free(c->in[0]);
+				c->in[0] = NULL;
+				break;
+			}
+			c->in[0] = malloc(sizeof(tides_file_meta *));
+			if (c->in[0] == NULL)
+				return -1;
+			c->in[0][0] = f;
+			c->nin[0] = 1;
+			if (w == WANT_IN_PLACE)
+			{
+				/* the bottom of its range: rewrite it in place */
+				c->output_level = l;
+				if (!tides_compaction_conflicts(sh, c))
+					return 1;
+			}
+			else
+			{
+				c->output_level = l + 1;
+				if (tides_compaction_complete(db, c))
+					return 1;
+			}
+			free(c->in[0]);
+			c->in[0] = NULL;
+		}
+	return 0;
+}
+
+/*
+ * version_mutex held: the score-based choice (levels by descending score
+ * >= 1).  With `reserve`, advance the round-robin cursor of the level
+ * chosen.
+ */
+static bool
+pick_scored(tides_db *db, tides_version *v, int base, const uint64_t target[TIDES_MAX_LEVELS],
+			tides_compaction *c, bool reserve)
+{
+	tides_shared *sh = db->sh;
 	double		score[TIDES_MAX_LEVELS];
 	int			order[TIDES_MAX_LEVELS];
 	int			norder = 0;
-	int			slot = -1;
 	bool		found = false;
-
-	memset(c, 0, sizeof(*c));
-	c->slot = -1;
-	if (reserve)
-	{
-		for (int i = 0; i < TIDES_MAX_COMPACTIONS && slot < 0; i++)
-			if (!sh->running[i].used)
-				slot = i;
-		if (slot < 0)
-			return false;		/* as many running as we can track */
-	}
 
 	score[0] = (double) v->nfiles[0] / db->opts.level0_compaction_trigger;
 	for (int l = 1; l < LAST_LEVEL; l++)
@@ -260,23 +417,20 @@ pick(tides_db *db, compaction *c, bool reserve)
 	{
 		int			l = order[k];
 
-		memset(c, 0, sizeof(*c));
-		c->slot = -1;
-		c->v = v;
-		c->level = l;
+		tides_compaction_reset(c, v, l);
 		c->score = score[l];
 		if (l == 0)
 		{
 			/* every level-0 file: they may overlap, and must stay ordered */
-			if (any_compacting(v->files[0], v->nfiles[0]))
+			if (tides_compaction_busy(v->files[0], v->nfiles[0]))
 				continue;
 			c->nin[0] = v->nfiles[0];
 			c->in[0] = malloc((v->nfiles[0] + 1) * sizeof(tides_file_meta *));
 			if (c->in[0] == NULL)
 				break;
 			memcpy(c->in[0], v->files[0], v->nfiles[0] * sizeof(tides_file_meta *));
-			c->output_level = l0_output_level(v, base, c->in[0], c->nin[0]);
-			found = complete_candidate(db, c);
+			c->output_level = tides_compaction_l0_output(v, base, c->in[0], c->nin[0]);
+			found = tides_compaction_complete(db, c);
 		}
 		else
 		{
@@ -296,7 +450,7 @@ pick(tides_db *db, compaction *c, bool reserve)
 				if (atomic_load(&f->being_compacted))
 					continue;
 				c->in[0][0] = f;
-				found = complete_candidate(db, c);
+				found = tides_compaction_complete(db, c);
 				if (found && reserve)
 					sh->compact_cursor[l] = start + i + 1;
 			}
@@ -307,42 +461,97 @@ pick(tides_db *db, compaction *c, bool reserve)
 			c->in[0] = NULL;
 		}
 	}
+	return found;
+}
+
+/*
+ * version_mutex held: choose a compaction.  With `reserve`, mark its inputs,
+ * claim its output range and advance the round-robin cursor; without (a
+ * question whether there is work), leave everything as it was and hold
+ * nothing.
+ */
+static bool
+pick(tides_db *db, tides_compaction *c, bool reserve)
+{
+	tides_shared *sh = db->sh;
+	tides_version *v = sh->current;
+	uint64_t	target[TIDES_MAX_LEVELS];
+	int			base = tides_compaction_targets(db, v, target);
+	int			slot = -1;
+	int			marked = 0;
+	bool		found = false;
+	bool		l0_urgent = v->nfiles[0] >= db->opts.level0_slowdown_trigger;
+
+	tides_compaction_reset(c, NULL, 0);
+	if (reserve && (slot = tides_compaction_free_slot(sh)) < 0)
+		return false;			/* as many running as we can track */
+
+	/*
+	 * Files marked for a dropped prefix first, unless writers are being
+	 * slowed down by level 0; then the levels by score; then deletion-heavy
+	 * files (after the scores, as RocksDB's marked files: they free space
+	 * but nobody waits for them).
+	 */
+	if (!l0_urgent)
+		found = (marked = pick_marked(db, v, base, FOR_DROPPED, c)) > 0;
+	if (!found && marked == 0)
+		found = pick_scored(db, v, base, target, c, reserve);
+	if (!found && marked == 0)
+		found = (marked = pick_marked(db, v, base, FOR_DELETIONS, c)) > 0;
+	if (!found && marked == 0 && l0_urgent)
+		found = pick_marked(db, v, base, FOR_DROPPED, c) > 0;
 	if (!found)
 	{
-		memset(c, 0, sizeof(*c));
-		c->slot = -1;
+		tides_compaction_reset(c, NULL, 0);
 		return false;
 	}
 	if (!reserve)
 	{
 		free(c->in[0]);
 		free(c->in[1]);
-		memset(c, 0, sizeof(*c));
-		c->slot = -1;
+		tides_compaction_reset(c, NULL, 0);
 		return true;
 	}
-	mark(c, 1);
-	{
-		tides_running_compaction *r = &sh->running[slot];
-		const tides_file_meta *lo = NULL,
-				   *hi = NULL;
-
-		range_files(c->in[0], c->nin[0], &lo, &hi);
-		range_files(c->in[1], c->nin[1], &lo, &hi);
-		r->used = true;
-		r->level = c->level;
-		r->output_level = c->output_level;
-		r->lo = lo;
-		r->hi = hi;
-		c->slot = slot;
-	}
-	tides_version_ref(v);
+	tides_compaction_reserve(db, c, slot);
 	return true;
+}
+
+int
+tides_compaction_free_slot(const tides_shared *sh)
+{
+	for (int i = 0; i < TIDES_MAX_COMPACTIONS; i++)
+		if (!sh->running[i].used)
+			return i;
+	return -1;
+}
+
+void
+tides_compaction_reserve(tides_db *db, tides_compaction *c, int slot)
+{
+	tides_running_compaction *r = &db->sh->running[slot];
+	const tides_file_meta *lo = NULL,
+			   *hi = NULL;
+
+	c->rewrite = c->output_level == c->level;
+	for (int k = 0; k < 2; k++)
+		for (uint32_t i = 0; i < c->nin[k]; i++)
+			if (c->in[k][i]->marked)
+				c->rewrite = true;
+	mark(c, 1);
+	range_files(c->in[0], c->nin[0], &lo, &hi);
+	range_files(c->in[1], c->nin[1], &lo, &hi);
+	r->used = true;
+	r->level = c->level;
+	r->output_level = c->output_level;
+	r->lo = lo;
+	r->hi = hi;
+	c->slot = slot;
+	tides_version_ref(c->v);
 }
 
 /* version_mutex held: the compaction is over (installed or failed) */
 static void
-release(tides_db *db, compaction *c)
+release(tides_db *db, tides_compaction *c)
 {
 	mark(c, 0);
 	if (c->slot >= 0)
@@ -377,7 +586,7 @@ deeper_may_hold(void *arg, const uint8_t *ukey, size_t n)
 }
 
 static tides_status
-run(tides_db *db, compaction *c, tides_table_writer *w)
+run(tides_db *db, tides_compaction *c, tides_table_writer *w)
 {
 	tides_shared *sh = db->sh;
 	uint32_t	n = c->nin[0] + c->nin[1];
@@ -389,6 +598,7 @@ run(tides_db *db, compaction *c, tides_table_writer *w)
 	tides_dropped_prefix *dropped = NULL;
 	uint64_t   *snaps;
 	bool		bottom = true;
+	bool		dropped_oom = false;
 	tides_status s;
 
 	if (children == NULL)
@@ -422,6 +632,13 @@ run(tides_db *db, compaction *c, tides_table_writer *w)
 	rules.filter = db->filter;
 	rules.filter_arg = db->filter_arg;
 	rules.deeper_may_hold = bottom ? NULL : deeper_may_hold;
+	/*
+	 * At the bottom of its range (nothing deeper anywhere, or rewritten in
+	 * place, which is only chosen there) the output keeps only what a
+	 * snapshot needs: remember the oldest one (want() in pick_marked).
+	 */
+	if (snaps != NULL && (bottom || c->output_level == c->level))
+		c->gc_horizon = rules.nsnapshots > 0 ? snaps[0] : UINT64_MAX;
 	rules.deeper_arg = &dc;
 	tides_mutex_lock(&sh->version_mutex);
 	if (sh->ndropped > 0 && (dropped = malloc(sh->ndropped * sizeof(*dropped))) != NULL)
@@ -430,9 +647,13 @@ run(tides_db *db, compaction *c, tides_table_writer *w)
 		rules.dropped = dropped;
 		rules.ndropped = sh->ndropped;
 	}
+	else if (sh->ndropped > 0)
+		dropped_oom = true;
+	/* every listed prefix is applied; those below the next id not listed are retired */
+	c->dropped_seen = sh->next_dropped_id;
 	tides_mutex_unlock(&sh->version_mutex);
 
-	if (snaps == NULL || (rules.ndropped == 0 && sh->ndropped > 0 && dropped == NULL))
+	if (snaps == NULL || dropped_oom)
 		s = tides_fail(&w->err, TIDES_NO_MEMORY, "out of memory starting a compaction");
 	else
 	{
@@ -451,13 +672,7 @@ tides_status
 tides_compact_work(tides_db *db, bool *did)
 {
 	tides_shared *sh = db->sh;
-	compaction	c;
-	tides_edit	e;
-	tides_table_writer w;
-	tides_status s = TIDES_OK;
-	bool		trivial;
-	bool		written = false;
-	uint64_t	read_bytes = 0;
+	tides_compaction c;
 
 	*did = false;
 	if (atomic_load(&sh->state) != TIDES_STATE_OPEN)
@@ -469,8 +684,24 @@ tides_compact_work(tides_db *db, bool *did)
 		return TIDES_OK;
 	}
 	tides_mutex_unlock(&sh->version_mutex);
+	return tides_compaction_execute(db, &c, did);
+}
 
-	trivial = c.nin[0] == 1 && c.nin[1] == 0;
+tides_status
+tides_compaction_execute(tides_db *db, tides_compaction *cp, bool *did)
+{
+	tides_shared *sh = db->sh;
+	tides_compaction c = *cp;
+	tides_edit	e;
+	tides_table_writer w;
+	tides_status s = TIDES_OK;
+	bool		trivial;
+	bool		written = false;
+	uint64_t	read_bytes = 0;
+
+	*did = false;
+	tides_compaction_reset(cp, NULL, 0);	/* c owns everything now */
+	trivial = c.nin[0] == 1 && c.nin[1] == 0 && !c.rewrite;
 	tides_table_writer_init(&w, db, db->opts.target_file_size);
 	tides_edit_init(&e);
 	if (!trivial)
@@ -504,12 +735,28 @@ tides_compact_work(tides_db *db, bool *did)
 		s = tides_edit_add_file(&e, &w.outputs[i]);
 	}
 	/* all or nothing, superversion included */
+	e.dropped_seen = c.dropped_seen;
+	e.gc_horizon = c.gc_horizon;
 	if (s == TIDES_OK)
 		s = tides_manifest_apply(db, &e, NULL, &written, &w.err);
 	else if (w.err.code == TIDES_OK)
 		tides_fail(&w.err, s, "out of memory recording a compaction");
 	/* installed (or not): the inputs and the output range are free again */
 	release(db, &c);
+	if (s == TIDES_OK && sh->ndropped > 0)
+	{
+		/*
+		 * This compaction may have removed the last keys of a dropped
+		 * prefix: retire it now, not a maintenance round later, so the
+		 * list drains as fast as compaction works.  A failure here is the
+		 * maintenance work's to retry and report; the compaction stands.
+		 */
+		tides_dropped_state ds;
+		tides_error ignored;
+
+		tides_error_clear(&ignored);
+		(void) tides_dropped_reconcile(db, &ds, &ignored);
+	}
 	tides_mutex_unlock(&sh->version_mutex);
 
 	if (s == TIDES_OK)
@@ -548,7 +795,7 @@ bool
 tides_compaction_needed(tides_db *db)
 {
 	tides_shared *sh = db->sh;
-	compaction	c;
+	tides_compaction c;
 	bool		need;
 
 	/* a question only: marks nothing, claims nothing, moves no cursor */

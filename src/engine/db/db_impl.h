@@ -15,9 +15,10 @@
  *   write_lock     last_seq, next_lsn, the active memtable pointer and the
  *                  reservation of its space, switch_pending, log_broken_lsn
  *   version_mutex  the current version, manifest file, replay_lsn, skips,
- *                  dropped prefixes, building/installing superversions,
- *                  marking compaction inputs and the running-compaction
- *                  output claims
+ *                  dropped prefixes and the files' marks for compaction
+ *                  (marked, dropped_seen), building/installing
+ *                  superversions, marking compaction inputs and the
+ *                  running-compaction output claims
  *   sv_lock        the sv pointer (readers take it shared to pin sv)
  *   flush_mutex    one flush at a time (flushes must go oldest first)
  *   tag_lock       the open-tag table
@@ -278,8 +279,25 @@ tides_memtable *tides_oldest_sealed(tides_shared *sh);
 /* log space and segments (db/write.c) */
 tides_status tides_log_ensure_ready(tides_db *db, uint64_t segment, tides_error *err);
 
-/* is some level over its target?  (db/compaction.c) */
+/* is there compaction work: a marked file, or a level over its target?  (db/compaction.c) */
 bool		tides_compaction_needed(tides_db *db);
+
+/*
+ * Dropped prefixes (db/maint.c), version_mutex held: check files not yet
+ * checked against the listed prefixes and mark those that may hold hidden
+ * keys; delete marked files whose keys are all hidden; retire prefixes no
+ * live file or memtable can hold a hidden key of.  Deletions and
+ * retirements go into one manifest edit.  Marks are set even if that edit
+ * fails.
+ */
+typedef struct tides_dropped_state
+{
+	bool		did;			/* a manifest edit was applied */
+	uint32_t	marked;			/* marked files no compaction is working on */
+	bool		in_active_memtable;	/* a prefix stays because the active memtable may hold its keys */
+} tides_dropped_state;
+
+tides_status tides_dropped_reconcile(tides_db *db, tides_dropped_state *out, tides_error *err);
 
 /* current wall clock in microseconds */
 uint64_t	tides_now_us(void);

@@ -50,6 +50,8 @@ tides_flush_work(tides_db *db, bool *did)
 	tides_status s = TIDES_OK;
 	tides_log_skip skips[TIDES_MAX_SKIPS];
 	bool		written = false;
+	bool		dropped_oom = false;
+	uint64_t	dropped_seen;
 
 	*did = false;
 	if (atomic_load(&sh->state) != TIDES_STATE_OPEN)
@@ -87,11 +89,15 @@ tides_flush_work(tides_db *db, bool *did)
 		rules.dropped = dropped;
 		rules.ndropped = sh->ndropped;
 	}
+	else if (sh->ndropped > 0)
+		dropped_oom = true;
+	/* the output holds no key of a prefix listed now (maint.c checks later ones) */
+	dropped_seen = sh->next_dropped_id;
 	tides_mutex_unlock(&sh->version_mutex);
 
 	tides_table_writer_init(&w, db, 0);
 	it = tides_memtable_iter_new(m);
-	if (it == NULL || snaps == NULL || (sh->ndropped > 0 && dropped == NULL))
+	if (it == NULL || snaps == NULL || dropped_oom)
 		s = tides_fail(&w.err, TIDES_NO_MEMORY, "out of memory starting a flush");
 	else
 	{
@@ -106,6 +112,7 @@ tides_flush_work(tides_db *db, bool *did)
 	{
 		tides_mutex_lock(&sh->version_mutex);
 		tides_edit_init(&e);
+		e.dropped_seen = dropped_seen;
 		if (w.noutputs == 1)
 		{
 			w.outputs[0].level = 0;

@@ -36,13 +36,48 @@ delete_obsolete(tides_db *db)
 	return n > 0;
 }
 
+/* ---- dropped prefixes and marked files
+ *
+ * tides_drop_prefix lists {id, seq, prefix}; from then on reads hide the
+ * keys under the prefix with seq <= seq, and flush and compaction discard
+ * them.  Hiding costs every read a test per listed prefix and gives no disk
+ * space back, so the engine works the list off:
+ *
+ *   - A file wholly inside the prefix whose keys are all that old is deleted
+ *     outright, in the manifest edit that lists the prefix (a file that is a
+ *     compaction input just then: by a later reconcile, if the compaction
+ *     fails).
+ *   - Any other file that may hold a hidden key is marked for compaction
+ *     (tides_file_meta.marked).  The picker takes marked files before
+ *     score-based work; one at the bottom of its key range is rewritten in
+ *     place (compaction.c).  Without this, a bottom-level file shared with
+ *     live trees kept a dropped table's bytes until unrelated data happened
+ *     to be merged into it -- possibly never.
+ *   - A prefix retires (leaves the list, in a manifest edit) once no live
+ *     file or memtable can hold a key it hides.  Compaction reconciles right
+ *     after installing, so the edit that retires a prefix follows the rewrite
+ *     that removed its last keys at once; the 256-entry list drains as fast
+ *     as compaction removes the data.
+ *
+ * A file that overlaps a prefix only by its bounds is looked into (one seek)
+ * before it is marked: a bottom file whose key range merely spans a dropped
+ * tree, or holds only keys written after the drop, needs no rewrite.  Each
+ * file is checked once per prefix (tides_file_meta.dropped_seen); files a
+ * flush or compaction writes start at the ids that job applied, so normally
+ * nothing is left to check.  None of this is persisted: recovery starts
+ * every file unchecked and reconciles before it returns.
+ */
+
+/* at most this many entries under a prefix are looked at; past it, assume the worst */
+#define DROPPED_PROBE_LIMIT 256
+
 static bool
 within_prefix(const uint8_t *key, size_t n, const tides_dropped_prefix *d)
 {
 	return n >= d->len && memcmp(key, d->bytes, d->len) == 0;
 }
 
-/* may the file hold keys that start with the prefix? */
+/* may the file hold keys that start with the prefix? (bounds only) */
 static bool
 overlaps_prefix(const tides_file_meta *f, const tides_dropped_prefix *d)
 {
@@ -55,67 +90,239 @@ overlaps_prefix(const tides_file_meta *f, const tides_dropped_prefix *d)
 		memcmp(lo, d->bytes, n) <= 0;
 }
 
+static bool
+wholly_inside(const tides_file_meta *f, const tides_dropped_prefix *d)
+{
+	return within_prefix(tides_file_smallest(f), f->smallest_len - TIDES_TRAILER, d) &&
+		within_prefix(tides_file_largest(f), f->largest_len - TIDES_TRAILER, d);
+}
+
 /*
- * version_mutex held: delete files that lie wholly under a dropped prefix,
- * and retire dropped prefixes no file or memtable can hold any more.
+ * Does the iterator hold an entry under d's prefix with seq <= d->seq?
+ * Entries written after the drop (same prefix, larger seq) are passed over
+ * up to DROPPED_PROBE_LIMIT; past that, or on an error, the answer is yes:
+ * a needless rewrite costs time, a wrong "no" would retire the prefix and
+ * bring hidden keys back.
+ */
+static bool
+iter_holds_hidden(tides_iiter *it, const tides_dropped_prefix *d)
+{
+	uint8_t		seek[TIDES_MAX_PREFIX_LEN + TIDES_TRAILER];
+	size_t		n = tides_ikey_make(seek, d->bytes, d->len, TIDES_MAX_SEQ, TIDES_KT_SEEK);
+
+	tides_iiter_seek(it, seek, n);
+	for (int i = 0; tides_iiter_valid(it); tides_iiter_next(it), i++)
+	{
+		size_t		klen;
+		const uint8_t *k = tides_iiter_key(it, &klen);
+
+		if (klen < TIDES_TRAILER || !within_prefix(k, klen - TIDES_TRAILER, d))
+			break;
+		if (tides_ikey_seq(k, klen) <= d->seq || i >= DROPPED_PROBE_LIMIT)
+			return true;
+	}
+	return tides_iiter_status(it) != TIDES_OK;
+}
+
+/*
+ * May file f hold a key that d hides?  version_mutex held; reads at most a
+ * few blocks of f (the table cache and block cache locks are leaves).
+ */
+static bool
+file_holds_hidden(tides_db *db, const tides_file_meta *f, const tides_dropped_prefix *d)
+{
+	tides_iiter *it;
+	bool		holds;
+
+	if (f->min_seq > d->seq || !overlaps_prefix(f, d))
+		return false;
+	if (wholly_inside(f, d))
+		return true;			/* its oldest entry is under the prefix */
+	it = tides_table_cache_iter(db->tcache, f->number, f->size, false);
+	if (it == NULL)
+		return true;
+	holds = iter_holds_hidden(it, d);
+	tides_iiter_destroy(it);
+	return holds;
+}
+
+/*
+ * May some memtable hold a key that d hides?  *active is set if the active
+ * memtable is one that may.  version_mutex held, so the set of ACTIVE and
+ * SEALED memtables is stable (switching and flushing change it under
+ * version_mutex) and their arenas stay valid.
+ *
+ * Every such memtable is looked into, whatever its first_seq: that is no
+ * lower bound on its entries' seqs.  Recovery activates its first memtable
+ * at the manifest's last_seq + 1, and a manifest rewritten (rolled, or by an
+ * earlier recovery) while memtables were unflushed records a last_seq above
+ * entries it then replays into that memtable.  Skipping it by first_seq
+ * retired prefixes whose keys were still there, and they came back.
+ */
+static bool
+memtables_hold_hidden(tides_shared *sh, const tides_dropped_prefix *d, bool *active)
+{
+	bool		holds = false;
+
+	/*
+	 * Writes with seq <= d->seq may still be linking their entries: only
+	 * once they are published is a look into the skiplists conclusive.
+	 */
+	if (atomic_load_explicit(&sh->published_seq, memory_order_acquire) < d->seq)
+		return true;
+	for (uint32_t i = 0; i < sh->nmemtables; i++)
+	{
+		tides_memtable *m = &sh->memtables[i];
+		int			st = atomic_load(&m->state);
+		tides_iiter *it;
+		bool		h;
+
+		if (st != TIDES_MEM_ACTIVE && st != TIDES_MEM_SEALED)
+			continue;
+		it = tides_memtable_iter_new(m);
+		h = it == NULL || iter_holds_hidden(it, d);
+		tides_iiter_destroy(it);
+		if (h && st == TIDES_MEM_ACTIVE)
+			*active = true;
+		holds |= h;
+	}
+	return holds;
+}
+
+/* is every key of f hidden by a prefix of the list, so that f can simply go? */
+static bool
+wholly_hidden(const tides_file_meta *f, const tides_dropped_prefix *list, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (f->max_seq <= list[i].seq && wholly_inside(f, &list[i]))
+			return true;
+	return false;
+}
+
+/*
+ * version_mutex held: check every file against the prefixes of `list` it
+ * has not been checked against, marking those that may hold hidden keys;
+ * add to e the deletion of every marked file whose keys are all hidden (and
+ * that no compaction is reading).  *nmarked: marked files left that no
+ * compaction is working on.  Marks are set even if e is never applied: a
+ * needless mark costs one rewrite, a missing one costs the disk space.
  */
 static tides_status
-reclaim_dropped(tides_db *db, bool *did, tides_error *err)
+check_files(tides_db *db, const tides_dropped_prefix *list, uint32_t n, tides_edit *e,
+			uint32_t *nmarked)
+{
+	tides_shared *sh = db->sh;
+	tides_version *v = sh->current;
+	tides_status s = TIDES_OK;
+
+	*nmarked = 0;
+	for (int l = 0; l < TIDES_MAX_LEVELS && s == TIDES_OK; l++)
+		for (uint32_t i = 0; i < v->nfiles[l] && s == TIDES_OK; i++)
+		{
+			tides_file_meta *f = v->files[l][i];
+
+			if (!f->marked && f->dropped_seen < sh->next_dropped_id)
+			{
+				for (uint32_t d = 0; d < n && !f->marked; d++)
+					if (list[d].id >= f->dropped_seen && file_holds_hidden(db, f, &list[d]))
+						f->marked = 1;
+				if (!f->marked)
+					f->dropped_seen = sh->next_dropped_id;
+			}
+			if (!f->marked || atomic_load(&f->being_compacted))
+				continue;
+			if (wholly_hidden(f, list, n))
+				s = tides_edit_delete_file(e, l, f->number);
+			else
+				(*nmarked)++;
+		}
+	return s;
+}
+
+static bool
+deleted_by(const tides_edit *e, int level, uint64_t number)
+{
+	for (uint32_t i = 0; i < e->ndeleted; i++)
+		if (e->deleted[i].level == level && e->deleted[i].number == number)
+			return true;
+	return false;
+}
+
+tides_status
+tides_dropped_reconcile(tides_db *db, tides_dropped_state *out, tides_error *err)
 {
 	tides_shared *sh = db->sh;
 	tides_version *v = sh->current;
 	tides_edit	e;
 	tides_dropped_prefix keep[TIDES_MAX_DROPPED];
 	uint32_t	nkeep = 0;
-	bool		changed = false;
-	tides_status s = TIDES_OK;
+	tides_file_meta **marked = NULL;
+	uint32_t	nmarked = 0,
+				total = 0;
+	tides_status s;
 
-	if (sh->ndropped == 0)
-		return TIDES_OK;
+	memset(out, 0, sizeof(*out));
 	tides_edit_init(&e);
+	s = check_files(db, sh->dropped, sh->ndropped, &e, &out->marked);
+	if (s == TIDES_OK && sh->ndropped > 0)
+	{
+		/*
+		 * After check_files every file is either marked or known to hold
+		 * nothing a listed prefix hides: only the marked files that stay
+		 * can keep a prefix listed.
+		 */
+		for (int l = 0; l < TIDES_MAX_LEVELS; l++)
+			total += v->nfiles[l];
+		marked = malloc((total + 1) * sizeof(*marked));
+		if (marked == NULL)
+			s = TIDES_NO_MEMORY;
+		for (int l = 0; l < TIDES_MAX_LEVELS && s == TIDES_OK; l++)
+			for (uint32_t i = 0; i < v->nfiles[l]; i++)
+				if (v->files[l][i]->marked && !deleted_by(&e, l, v->files[l][i]->number))
+					marked[nmarked++] = v->files[l][i];
+	}
 	for (uint32_t d = 0; d < sh->ndropped && s == TIDES_OK; d++)
 	{
 		const tides_dropped_prefix *dp = &sh->dropped[d];
 		bool		remains = false;
 
-		for (int l = 0; l < TIDES_MAX_LEVELS && s == TIDES_OK; l++)
-			for (uint32_t i = 0; i < v->nfiles[l]; i++)
-			{
-				tides_file_meta *f = v->files[l][i];
-				bool		lo_in = within_prefix(tides_file_smallest(f), f->smallest_len - TIDES_TRAILER, dp);
-				bool		hi_in = within_prefix(tides_file_largest(f), f->largest_len - TIDES_TRAILER, dp);
-
-				if (lo_in && hi_in && f->max_seq <= dp->seq && !atomic_load(&f->being_compacted))
-				{
-					s = tides_edit_delete_file(&e, l, f->number);
-					changed = true;
-				}
-				else if (f->min_seq <= dp->seq && overlaps_prefix(f, dp))
-					remains = true;
-			}
-		/* memtables still holding entries from before the drop */
-		for (uint32_t i = 0; i < sh->nmemtables && !remains; i++)
-		{
-			int			st = atomic_load(&sh->memtables[i].state);
-
-			if ((st == TIDES_MEM_ACTIVE || st == TIDES_MEM_SEALED) &&
-				sh->memtables[i].first_seq <= dp->seq && atomic_load(&sh->memtables[i].entries) > 0)
-				remains = true;
-		}
+		/* a marked file whose bounds reach d (it may be marked for another prefix: d waits) */
+		for (uint32_t i = 0; i < nmarked && !remains; i++)
+			remains = marked[i]->min_seq <= dp->seq && overlaps_prefix(marked[i], dp);
+		if (!remains)
+			remains = memtables_hold_hidden(sh, dp, &out->in_active_memtable);
 		if (remains)
 			keep[nkeep++] = *dp;
-		else
-			changed = true;
 	}
-	if (s == TIDES_OK && changed)
+	free(marked);
+	if (s == TIDES_OK && (e.ndeleted > 0 || nkeep < sh->ndropped))
 	{
-		s = tides_edit_set_dropped(&e, keep, nkeep);
+		if (nkeep < sh->ndropped)
+			s = tides_edit_set_dropped(&e, keep, nkeep);
 		if (s == TIDES_OK)
 			s = tides_manifest_apply(db, &e, NULL, NULL, err);
-		*did = (s == TIDES_OK);
+		else
+			tides_fail(err, s, "out of memory recording dropped-prefix reclamation");
+		out->did = (s == TIDES_OK);
 	}
+	else if (s != TIDES_OK)
+		tides_fail(err, s, "out of memory reclaiming dropped prefixes");
 	tides_edit_free(&e);
 	return s;
+}
+
+/*
+ * Prefixes kept only because memtables may hold their keys leave when those
+ * memtables are flushed, which on a quiet store can take arbitrarily long.
+ * Once the list is half full, seal the active memtable so the flush worker
+ * writes it out (without the hidden keys) and the list drains.  Not under
+ * version_mutex: sealing takes the write lock and then version_mutex.
+ */
+static void
+seal_for_dropped(tides_db *db)
+{
+	if (tides_seal_memtable(db) == TIDES_OK)
+		tides_db_wakeup(db, TIDES_WORK_FLUSH);
 }
 
 tides_status
@@ -145,9 +352,25 @@ tides_maint_work(tides_db *db, bool *did)
 
 	if (s == TIDES_OK)
 	{
+		tides_dropped_state ds;
+		uint32_t	ndropped;
+
 		tides_mutex_lock(&sh->version_mutex);
-		s = reclaim_dropped(db, did, &err);
+		s = tides_dropped_reconcile(db, &ds, &err);
+		ndropped = sh->ndropped;
 		tides_mutex_unlock(&sh->version_mutex);
+		if (ds.did)
+			*did = true;
+		/*
+		 * Marked files are compaction work that no level score shows, and
+		 * the PostgreSQL compaction workers sleep until woken: wake one at
+		 * every maintenance round while marked files wait.  (Not *did:
+		 * callers loop while work was done.)
+		 */
+		if (ds.marked > 0)
+			tides_db_wakeup(db, TIDES_WORK_COMPACT);
+		if (s == TIDES_OK && ds.in_active_memtable && ndropped >= TIDES_MAX_DROPPED / 2)
+			seal_for_dropped(db);
 	}
 	if (s == TIDES_OK && atomic_load(&sh->deletion_epoch) != db->seen_deletion_epoch)
 	{
@@ -181,6 +404,11 @@ tides_work_pending(tides_db *db)
 	return kinds;
 }
 
+/*
+ * List the prefix and, in the same manifest edit, delete the files wholly
+ * inside it; mark the files that overlap it partly (see "dropped prefixes
+ * and marked files" above).
+ */
 tides_status
 tides_drop_prefix(tides_db *db, const void *prefix, size_t len)
 {
@@ -189,7 +417,8 @@ tides_drop_prefix(tides_db *db, const void *prefix, size_t len)
 	tides_error err;
 	tides_status s;
 	tides_dropped_prefix list[TIDES_MAX_DROPPED];
-	uint32_t	n;
+	uint32_t	n,
+				nmarked = 0;
 
 	if (len == 0 || len > TIDES_MAX_PREFIX_LEN)
 		return tides_fail(&db->err, TIDES_INVALID, "prefix length %zu out of range", len);
@@ -197,13 +426,23 @@ tides_drop_prefix(tides_db *db, const void *prefix, size_t len)
 		return tides_fail(&db->err, TIDES_UNAVAILABLE, "engine is not open");
 	tides_error_clear(&err);
 	tides_mutex_lock(&sh->version_mutex);
-	n = sh->ndropped;
-	if (n >= TIDES_MAX_DROPPED)
+	if (sh->ndropped >= TIDES_MAX_DROPPED)
 	{
-		tides_mutex_unlock(&sh->version_mutex);
-		tides_db_wakeup(db, TIDES_WORK_MAINT);
-		return tides_fail(&db->err, TIDES_BUSY, "too many dropped prefixes awaiting reclamation");
+		tides_dropped_state ds;
+
+		/* maintenance may not have run since the last rewrite: retire what we can */
+		(void) tides_dropped_reconcile(db, &ds, &err);
+		if (sh->ndropped >= TIDES_MAX_DROPPED)
+		{
+			tides_mutex_unlock(&sh->version_mutex);
+			if (ds.in_active_memtable)
+				seal_for_dropped(db);
+			tides_db_wakeup(db, TIDES_WORK_MAINT | (ds.marked > 0 ? TIDES_WORK_COMPACT : 0));
+			return tides_fail(&db->err, TIDES_BUSY, "too many dropped prefixes awaiting reclamation");
+		}
+		tides_error_clear(&err);
 	}
+	n = sh->ndropped;
 	memcpy(list, sh->dropped, n * sizeof(list[0]));
 	memset(&list[n], 0, sizeof(list[n]));
 	list[n].id = sh->next_dropped_id++;
@@ -215,12 +454,14 @@ tides_drop_prefix(tides_db *db, const void *prefix, size_t len)
 	tides_edit_init(&e);
 	s = tides_edit_set_dropped(&e, list, n + 1);
 	if (s == TIDES_OK)
+		s = check_files(db, list, n + 1, &e, &nmarked);
+	if (s == TIDES_OK)
 		s = tides_manifest_apply(db, &e, NULL, NULL, &err);
 	tides_mutex_unlock(&sh->version_mutex);
 	tides_edit_free(&e);
 	if (s != TIDES_OK)
 		return err.code != TIDES_OK ? tides_db_fail(db, &err) : tides_fail(&db->err, s, "could not drop prefix");
-	tides_db_wakeup(db, TIDES_WORK_MAINT);
+	tides_db_wakeup(db, TIDES_WORK_MAINT | (nmarked > 0 ? TIDES_WORK_COMPACT : 0));
 	return TIDES_OK;
 }
 

@@ -119,6 +119,9 @@ prepare_edit(tides_db *db, const tides_edit *e, bool with_sv, prepared_edit *p, 
 			f->max_seq = ef->max_seq;
 			f->entries = ef->entries;
 			f->deletions = ef->deletions;
+			/* unmarked; prefixes dropped while its job ran are checked by maint.c */
+			f->dropped_seen = e->dropped_seen;
+			f->gc_horizon = e->gc_horizon;
 			created[ncreated++] = f;
 		}
 		levels[ef->level][n[ef->level]++] = f;

@@ -541,6 +541,7 @@ recover(tides_db *db, tides_recovery_info *info, tides_error *err)
 	int			r;
 	struct timespec t0,
 				t1;
+	tides_dropped_state ds;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(&scan, 0, sizeof(scan));
@@ -784,9 +785,26 @@ recover(tides_db *db, tides_recovery_info *info, tides_error *err)
 	 * already (put there before and during the replay), so every later
 	 * flush records them pending.
 	 */
+	memset(&ds, 0, sizeof(ds));
 	tides_mutex_lock(&sh->version_mutex);
 	s = tides_manifest_rewrite(db, err);
+	if (s == TIDES_OK && sh->ndropped > 0)
+	{
+		/*
+		 * Marks for compaction are not in the manifest: recompute them from
+		 * the dropped list (every file starts unchecked), deleting files
+		 * wholly under a prefix and retiring prefixes whose keys are gone,
+		 * e.g. after a crash between a rewrite and its retirement.  A failed
+		 * edit here is retried by the maintenance work; the marks stand.
+		 */
+		tides_error ignored;
+
+		tides_error_clear(&ignored);
+		(void) tides_dropped_reconcile(db, &ds, &ignored);
+	}
 	tides_mutex_unlock(&sh->version_mutex);
+	if (ds.marked > 0)
+		tides_db_wakeup(db, TIDES_WORK_COMPACT);
 	if (s == TIDES_OK)
 		s = tides_log_ensure_ready(db, restart / size, err);
 	if (s != TIDES_OK)

@@ -29,6 +29,34 @@ typedef struct tides_file_meta
 {
 	_Atomic int32_t refs;
 	_Atomic int32_t being_compacted;
+
+	/*
+	 * Dropped prefixes (db/maint.c, "dropped prefixes and marked files").
+	 * Both fields live in the descriptor, which a trivial move and every
+	 * later version share, so they survive new versions; both are written
+	 * and read under version_mutex only.  Neither is in the manifest:
+	 * recovery starts every file at 0 and recomputes them from the dropped
+	 * list.
+	 *
+	 * marked: the file may hold keys a listed dropped prefix hides, and no
+	 * cheaper way (deleting the whole file) applies: compaction picks it
+	 * first and rewrites it.  It stays set until the file leaves the store.
+	 * dropped_seen: no prefix with id below this hides any key of the file
+	 * (the job that wrote it discarded them, or a check found none), unless
+	 * marked.
+	 */
+	int32_t		marked;
+	uint64_t	dropped_seen;
+
+	/*
+	 * Deletion-heavy files (db/compaction.c, want()): 0 if unknown (written
+	 * by a flush or a compaction above the bottom of its range, or loaded
+	 * at recovery); else the file was written at the bottom of its range
+	 * keeping only versions and deletions snapshots up to this seq's
+	 * successors needed (UINT64_MAX: no snapshot, nothing was kept for
+	 * one).  Memory only, like marked.
+	 */
+	uint64_t	gc_horizon;
 	uint64_t	number;
 	uint64_t	size;
 	uint64_t	min_seq;

@@ -93,6 +93,14 @@ typedef struct tides_edit
 	uint32_t	ndropped;
 	uint64_t   *pending;
 	uint32_t	npending;
+
+	/*
+	 * In memory only (never encoded; 0 after decoding): dropped_seen of the
+	 * files this edit creates -- the dropped-prefix ids the flush or
+	 * compaction that wrote them had applied (tides_file_meta).
+	 */
+	uint64_t	dropped_seen;
+	uint64_t	gc_horizon;		/* likewise: their gc_horizon (tides_file_meta) */
 } tides_edit;
 
 void		tides_edit_init(tides_edit *e);

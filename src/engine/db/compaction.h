@@ -1,0 +1,76 @@
+/*
+ * compaction.h -- what compaction.c shares with compaction_full.c: the
+ * description of one compaction, and the picking, reservation and running
+ * steps both the background picker and a full (manual) compaction use.
+ * Everything here except tides_compaction_execute runs with version_mutex
+ * held.
+ */
+#ifndef TIDES_DB_COMPACTION_H
+#define TIDES_DB_COMPACTION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "db/db_impl.h"
+
+#define LAST_LEVEL (TIDES_MAX_LEVELS - 1)
+
+typedef struct tides_compaction
+{
+	int			level;			/* input level */
+	int			output_level;	/* == level: a file rewritten in place */
+	tides_version *v;			/* referenced once reserved */
+	tides_file_meta **in[2];	/* inputs at level and output_level */
+	uint32_t	nin[2];
+	double		score;
+	int			slot;			/* its claim in sh->running, -1: none */
+	bool		rewrite;		/* never a trivial move (marked input, or in place) */
+	uint64_t	dropped_seen;	/* dropped ids below this were applied (run) */
+	uint64_t	gc_horizon;		/* for the outputs (tides_file_meta.gc_horizon; run) */
+} tides_compaction;
+
+/* targets per level of version v; returns the base level */
+int			tides_compaction_targets(const tides_db *db, const tides_version *v,
+									 uint64_t target[TIDES_MAX_LEVELS]);
+
+/* is one of the files an input of a running compaction? */
+bool		tides_compaction_busy(tides_file_meta **files, uint32_t n);
+
+/* an empty candidate for level (nothing allocated) */
+void		tides_compaction_reset(tides_compaction *c, tides_version *v, int level);
+
+/*
+ * c->in[0], level and output_level set: add the overlapping output-level
+ * files.  False (in[1] freed) if it cannot run now: a busy input, a
+ * conflicting claim, out of memory.
+ */
+bool		tides_compaction_complete(tides_db *db, tides_compaction *c);
+
+/* would c collide with a running compaction's output claim? */
+bool		tides_compaction_conflicts(const tides_shared *sh, const tides_compaction *c);
+
+/* where level 0's files may go (the base, or a level above it holding their keys) */
+int			tides_compaction_l0_output(const tides_version *v, int base, tides_file_meta **files,
+									   uint32_t n);
+
+/*
+ * Does a level below `level` hold keys of f's range, or is a running
+ * compaction writing below it there?  If not, f is at the bottom of its
+ * range and may be rewritten in place.
+ */
+bool		tides_compaction_deeper_data(const tides_shared *sh, const tides_version *v, int level,
+										 const tides_file_meta *f);
+
+/* a free slot in sh->running, or -1 */
+int			tides_compaction_free_slot(const tides_shared *sh);
+
+/* mark c's inputs, claim its output range in `slot`, reference its version */
+void		tides_compaction_reserve(tides_db *db, tides_compaction *c, int slot);
+
+/*
+ * Without version_mutex: run a reserved compaction (or trivial move),
+ * install it, release its reservation and free c.  *did: installed.
+ */
+tides_status tides_compaction_execute(tides_db *db, tides_compaction *c, bool *did);
+
+#endif
