@@ -55,6 +55,7 @@ run_suite build            build
 run_suite engine           make -s -j"$jobs" engine-check
 run_suite fuzz             make -s fuzz-smoke
 run_suite pg_suites        bash test/pg_suites/run.sh --tides --quiet --timeout 1800 --outdir "$log_dir/pg_suites"
+run_suite extension        bash test/ext/run.sh --outdir "$log_dir/ext"
 run_suite crash            make -s crash-check
 
 echo "total time $(( $(date +%s) - started )) s"
