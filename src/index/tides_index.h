@@ -180,6 +180,44 @@ extern bool tidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer
 /* write one (non-transactional) batch of deletes of dead entries */
 extern void tidx_delete_keys(uint8 **keys, size_t *lens, int n);
 
+/* ---- scankeys.c */
+
+/* an interval [lo, hi) of encoded keys that a scan reads */
+typedef struct TidxKeyRange
+{
+	uint8	   *lo;				/* inclusive */
+	int			lolen;
+	uint8	   *hi;				/* exclusive */
+	int			hilen;
+} TidxKeyRange;
+
+/* a scan key, and for = ANY / < ANY ... arrays its non-NULL elements */
+typedef struct TidxFilterKey
+{
+	ScanKey		sk;				/* NULL once the intervals enforce it */
+	Datum	   *elems;			/* SK_SEARCHARRAY: the non-NULL elements */
+	int			nelems;
+} TidxFilterKey;
+
+/*
+ * The sorted, disjoint intervals that hold every entry satisfying the keys
+ * (palloc'd in the current memory context); keys the intervals enforce get
+ * sk = NULL.  False if no entry can satisfy the keys.
+ */
+extern bool tidx_build_intervals(const TidxDesc *d, TidxFilterKey *filter, int nfilter,
+								 TidxKeyRange **intervals, int *nintervals);
+
+/* memcmp, then length */
+static inline int
+tidx_cmp_bytes(const char *a, int alen, const char *b, int blen)
+{
+	int			c = memcmp(a, b, Min(alen, blen));
+
+	if (c != 0)
+		return c;
+	return alen < blen ? -1 : (alen > blen);
+}
+
 /* ---- scan.c */
 
 extern IndexScanDesc tidx_beginscan(Relation index, int nkeys, int norderbys);
@@ -227,6 +265,9 @@ extern List *tidx_masquerade_indexes(Oid relid, bool unique_only, LOCKMODE lockm
 extern void tidx_unmasquerade(List *opened);
 extern List *tidx_masquerade_indexes_oid(Oid relid, bool unique_only);
 extern void tidx_unmasquerade_oids(List *oids);
+/* masquerade tides_btree indexes created under these names (char *) in nsp until _end */
+extern void *tidx_masquerade_names_begin(Oid nsp, List *names);
+extern void tidx_masquerade_names_end(void *prev);
 
 /* keep ALTER TABLE ... ALTER TYPE from reusing a tides_btree index's storage for a btree */
 extern List *tidx_guard_reuse(Oid relid, List *colnames);
