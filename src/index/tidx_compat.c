@@ -167,24 +167,6 @@ tidx_use_btree_opclasses(Relation heap, Relation index)
 	heap_freetuple(tup);
 }
 
-/* ------------------------------------------- masquerade by name (below) */
-
-typedef struct PendingName
-{
-	Oid			nsp;
-	NameData	name;
-} PendingName;
-
-typedef struct NameMasq
-{
-	List	   *names;			/* PendingName */
-	List	   *opened;			/* indexes opened and masqueraded by the hook */
-} NameMasq;
-
-static NameMasq *name_masq = NULL;
-
-static void masquerade_if_named(Oid indexoid, Oid nsp, const char *name);
-
 /*
  * The same as soon as the index is created (object access hook, inside
  * index_create, before its CommandCounterIncrement): an index that is built
@@ -215,8 +197,6 @@ tidx_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId
 		HeapTuple	itup = NULL;
 		bool		wants;
 		Oid			newcls[INDEX_MAX_KEYS];
-		NameData	relname;
-		Oid			relnsp = InvalidOid;
 
 		/* the rows were inserted by this command: read them with SnapshotSelf */
 		rel = table_open(RelationRelationId, AccessShareLock);
@@ -231,15 +211,12 @@ tidx_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId
 				am = tidx_am_oid();
 				ours = OidIsValid(am) && c->relam == am;
 				index_is_partition = c->relispartition;
-				relname = c->relname;
-				relnsp = c->relnamespace;
 			}
 		}
 		systable_endscan(scan);
 		table_close(rel, AccessShareLock);
 		if (!ours || index_is_partition)
 			return;
-		masquerade_if_named(objectId, relnsp, NameStr(relname));
 
 		rel = table_open(IndexRelationId, AccessShareLock);
 		ScanKeyInit(&key, Anum_pg_index_indexrelid, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(objectId));
@@ -471,7 +448,6 @@ masq_xact_callback(XactEvent event, void *arg)
 		list_free_deep(masqs);
 		masqs = NIL;
 		suspended = 0;
-		name_masq = NULL;
 	}
 }
 
@@ -638,81 +614,6 @@ tidx_unmasquerade(List *opened)
 		index_close(lfirst(lc), NoLock);
 	}
 	list_free(opened);
-}
-
-/*
- * ALTER TABLE ... ADD CONSTRAINT ... USING INDEX i, together with a command
- * that re-creates i in the same statement (ALTER COLUMN TYPE of one of its
- * columns re-creates the indexes on the column, under their names, before
- * the constraint is added): the masquerade by OID taken when the statement
- * starts does not cover the re-created index, which has a new OID.  So the
- * names are remembered for the statement, and a tides_btree index created
- * under one of them meanwhile is opened and masqueraded as soon as it exists
- * (object access hook; held open, so the relcache callback keeps the
- * masquerade across reloads) until the statement ends.
- */
-void *
-tidx_masquerade_names_begin(Oid nsp, List *names)
-{
-	NameMasq   *prev = name_masq;
-	NameMasq   *nm;
-	ListCell   *lc;
-	MemoryContext old;
-
-	if (names == NIL)
-		return prev;
-	old = MemoryContextSwitchTo(TopTransactionContext);
-	nm = palloc0(sizeof(NameMasq));
-	foreach(lc, names)
-	{
-		PendingName *pn = palloc0(sizeof(PendingName));
-
-		pn->nsp = nsp;
-		namestrcpy(&pn->name, (const char *) lfirst(lc));
-		nm->names = lappend(nm->names, pn);
-	}
-	MemoryContextSwitchTo(old);
-	name_masq = nm;
-	return prev;
-}
-
-void
-tidx_masquerade_names_end(void *prev)
-{
-	NameMasq   *nm = name_masq;
-
-	if (nm == prev)
-		return;
-	name_masq = prev;
-	if (nm != NULL)
-		tidx_unmasquerade(nm->opened);
-}
-
-static void
-masquerade_if_named(Oid indexoid, Oid nsp, const char *name)
-{
-	ListCell   *lc;
-
-	if (name_masq == NULL)
-		return;
-	foreach(lc, name_masq->names)
-	{
-		PendingName *pn = lfirst(lc);
-
-		if (pn->nsp == nsp && strcmp(NameStr(pn->name), name) == 0)
-		{
-			Relation	index = RelationIdGetRelation(indexoid);
-			MemoryContext old;
-
-			if (index == NULL)
-				return;
-			tidx_masquerade_push(index);
-			old = MemoryContextSwitchTo(TopTransactionContext);
-			name_masq->opened = lappend(name_masq->opened, index);
-			MemoryContextSwitchTo(old);
-			return;
-		}
-	}
 }
 
 static ExecutorStart_hook_type prev_executor_start = NULL;
