@@ -173,7 +173,33 @@ SELECT x, y FROM m WHERE x = 3 AND y > 4 ORDER BY x DESC, y LIMIT 4;
 SELECT x, y FROM m WHERE (x, y) > (8, 5) ORDER BY x, y DESC LIMIT 4;
 SELECT count(*) FROM m WHERE y = 3;
 
+-- a long scan trades its engine iterator for a fresh one (after 200 ms,
+-- looked at every 256 entries) and goes on after the entry it was on; rows
+-- deleted, inserted and moved meanwhile (by later commands, which the
+-- cursor's snapshot does not see) change nothing it returns
+CREATE TABLE lr (a int, b text);
+INSERT INTO lr SELECT g, md5(g::text) FROM generate_series(1, 20000) g;
+CREATE INDEX lr_a ON lr USING tides_btree (a);
+BEGIN;
+DECLARE c SCROLL CURSOR FOR SELECT a FROM lr WHERE a > 0 ORDER BY a;
+MOVE 1000 IN c;
+SELECT pg_sleep(0.3);
+DELETE FROM lr WHERE a BETWEEN 1001 AND 1500;
+INSERT INTO lr SELECT g, 'new' FROM generate_series(20001, 21000) g;
+UPDATE lr SET a = a + 100000 WHERE a BETWEEN 1600 AND 1700;
+MOVE 300 IN c;
+FETCH 2 FROM c;
+SELECT pg_sleep(0.3);
+MOVE 400 IN c;
+FETCH BACKWARD 2 FROM c;
+SELECT pg_sleep(0.3);
+MOVE FORWARD ALL IN c;
+FETCH BACKWARD 1 FROM c;
+COMMIT;
+SELECT count(*), min(a), max(a) FROM lr WHERE a > 0;
+SELECT count(*) FROM tides_verify_index('lr_a');
+
 RESET enable_seqscan;
 RESET enable_bitmapscan;
-DROP TABLE t, ref, u, s, m;
+DROP TABLE t, ref, u, s, m, lr;
 DROP FUNCTION check_same(text);

@@ -121,23 +121,38 @@ tidx_heap_is_tides(Relation heap)
 
 /* ---------------------------------------------------------------- iterators */
 
-/*
- * Iterators are registered with the current resource owner (src/pg/
- * iterators.c), which releases them if an ERROR cuts a scan short.
- */
+/* steps between looks at the clock */
+#define TIDX_ITER_CLOCK_EVERY 256
+
+static void
+open_engine_iter(TidxIter *w)
+{
+	tides_iter_options o;
+
+	memset(&o, 0, sizeof(o));
+	o.lower = w->lower;
+	o.lower_len = w->llen;
+	o.upper = w->upper;
+	o.upper_len = w->ulen;
+	o.fill_cache = true;
+	/* registered with the current resource owner (src/pg/iterators.c) */
+	w->it = tides_open_iter(tides_engine(), &o);
+	w->opened_at = GetCurrentTimestamp();
+	w->steps = 0;
+}
+
 TidxIter *
 tidx_iter_open(const uint8 *lower, size_t llen, const uint8 *upper, size_t ulen)
 {
 	TidxIter   *w = palloc0(sizeof(TidxIter));
-	tides_iter_options o;
 
-	memset(&o, 0, sizeof(o));
-	o.lower = lower;
-	o.lower_len = llen;
-	o.upper = upper;
-	o.upper_len = ulen;
-	o.fill_cache = true;
-	w->it = tides_open_iter(tides_engine(), &o);
+	w->lower = palloc(Max(llen, 1));
+	memcpy(w->lower, lower, llen);
+	w->llen = llen;
+	w->upper = palloc(Max(ulen, 1));
+	memcpy(w->upper, upper, ulen);
+	w->ulen = ulen;
+	open_engine_iter(w);
 	return w;
 }
 
@@ -158,4 +173,49 @@ tidx_iter_check(TidxIter *w)
 
 	if (s != TIDES_OK)
 		tides_engine_error(s, "read an index");
+}
+
+bool
+tidx_iter_refresh_due(TidxIter *w)
+{
+	return ++w->steps % TIDX_ITER_CLOCK_EVERY == 0 &&
+		TimestampDifferenceExceeds(w->opened_at, GetCurrentTimestamp(), TIDX_ITER_REFRESH_MS);
+}
+
+void
+tidx_iter_reopen(TidxIter *w)
+{
+	tides_close_iter(w->it);
+	w->it = NULL;
+	open_engine_iter(w);
+}
+
+void
+tidx_iter_next(TidxIter *w)
+{
+	size_t		klen;
+	const uint8 *k;
+	uint8	   *key;
+
+	if (!tides_iter_valid(w->it) || !tidx_iter_refresh_due(w))
+	{
+		tides_iter_next(w->it);
+		return;
+	}
+	/* a fresh iterator on the entry after the current one */
+	k = tides_iter_key(w->it, &klen);
+	key = palloc(klen);
+	memcpy(key, k, klen);
+	tidx_iter_reopen(w);
+	tides_iter_seek(w->it, key, klen);
+	if (tides_iter_valid(w->it))
+	{
+		size_t		nlen;
+		const uint8 *n = tides_iter_key(w->it, &nlen);
+
+		/* still there: step past it; gone (deleted meanwhile): already past it */
+		if (nlen == klen && memcmp(n, key, klen) == 0)
+			tides_iter_next(w->it);
+	}
+	pfree(key);
 }

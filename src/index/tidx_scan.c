@@ -9,7 +9,9 @@
  * of the stored IndexTuple, so results are exact (xs_recheck is false).
  *
  * Forward and backward scans, changes of direction, mark/restore and
- * bitmap scans all walk the same intervals.  Entries whose rows the
+ * bitmap scans all walk the same intervals.  A scan that lives long trades
+ * its iterator for a fresh one (see TidxIter in tides_index.h) and finds its
+ * place again by the key of the entry it is on.  Entries whose rows the
  * executor reports dead to everyone (kill_prior_tuple) are deleted from the
  * engine: TIDs of tides tables are never reused, so that is safe at any time.
  */
@@ -339,6 +341,12 @@ advance(TidxScan *so, ScanDirection dir, IndexTuple *itup_out, bool want_itup)
 			enter_interval(so, so->cur, dir);
 			break;
 		case POS_ON:
+			if (tidx_iter_refresh_due(so->iter))
+			{
+				/* a long scan: a fresh iterator, re-positioned below */
+				tidx_iter_reopen(so->iter);
+				it = so->iter->it;
+			}
 			if (!tides_iter_valid(it))
 			{
 				/* the view has no such key any more: re-find the position */

@@ -49,7 +49,7 @@ tidx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	w = tidx_iter_open(lo, 8, hi, 8);
 	PG_TRY();
 	{
-		for (tides_iter_first(w->it); tides_iter_valid(w->it); tides_iter_next(w->it))
+		for (tides_iter_first(w->it); tides_iter_valid(w->it); tidx_iter_next(w))
 		{
 			size_t		klen;
 			const uint8 *k = tides_iter_key(w->it, &klen);

@@ -179,7 +179,7 @@ tides_verify_index(PG_FUNCTION_ARGS)
 	tides_key_put_tree(hi, d.tree + 1);
 	fetch = table_index_fetch_begin(heap);
 	w = tidx_iter_open(lo, 8, hi, 8);
-	for (tides_iter_first(w->it); tides_iter_valid(w->it); tides_iter_next(w->it))
+	for (tides_iter_first(w->it); tides_iter_valid(w->it); tidx_iter_next(w))
 	{
 		bool		found;
 		size_t		klen,
