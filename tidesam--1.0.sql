@@ -112,6 +112,12 @@ AS 'MODULE_PATHNAME', 'tides_verify_index'
 LANGUAGE C STRICT;
 COMMENT ON FUNCTION tides_verify_index(regclass) IS 'check that a tides_btree index and its table agree; one row per problem';
 
+CREATE FUNCTION tides_index_entries(index regclass)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'tides_index_entries'
+LANGUAGE C STRICT;
+COMMENT ON FUNCTION tides_index_entries(regclass) IS 'entries a tides_btree index holds, dead rows'' entries included';
+
 CREATE FUNCTION tides_index_encode(value anyelement, opclass text DEFAULT NULL)
 RETURNS bytea
 AS 'MODULE_PATHNAME', 'tides_index_encode'

@@ -16,6 +16,24 @@ DELETE FROM mt WHERE id % 4 = 1;
 SELECT count(*) FROM tides_verify_index('mt_id') UNION ALL SELECT count(*) FROM tides_verify_index('mt_v');
 VACUUM mt;
 SELECT count(*) FROM tides_verify_index('mt_id') UNION ALL SELECT count(*) FROM tides_verify_index('mt_v');
+-- no entry of a dead row is left: as many entries as live rows (1500)
+SELECT tides_index_entries('mt_id') AS mt_id_entries, tides_index_entries('mt_v') AS mt_v_entries;
+-- an update-heavy table: its index stays at one entry per live row after VACUUM
+CREATE TABLE mu (id int, n int);
+CREATE INDEX mu_n ON mu USING tides_btree (n);
+INSERT INTO mu SELECT g, 0 FROM generate_series(1, 500) g;
+DO $$
+BEGIN
+    FOR i IN 1..20 LOOP
+        UPDATE mu SET n = n + 1;
+    END LOOP;
+END
+$$;
+SELECT tides_index_entries('mu_n') AS before_vacuum;
+VACUUM mu;
+SELECT tides_index_entries('mu_n') AS after_vacuum, count(*) FILTER (WHERE n = 20) AS rows_at_20 FROM mu;
+DROP TABLE mu;
+SELECT tides_index_entries('pg_class_oid_index');
 SET enable_seqscan = off;
 SELECT count(*), min(id), max(id) FROM mt WHERE id > 0;
 RESET enable_seqscan;

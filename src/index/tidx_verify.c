@@ -12,6 +12,8 @@
  * Entries of rows the snapshot does not see (dead, aborted, not yet
  * committed) are not checked: they are allowed to exist.  Each problem is
  * one result row.
+ *
+ * tides_index_entries(regclass) counts the entries of the index's tree.
  */
 #include "postgres.h"
 
@@ -278,4 +280,40 @@ tides_verify_index(PG_FUNCTION_ARGS)
 	table_close(heap, AccessShareLock);
 	index_close(index, AccessShareLock);
 	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(tides_index_entries);
+
+/*
+ * tides_index_entries(regclass) -> bigint: the entries the index's tree
+ * holds now, whatever their rows' state (dead ones included), so tests can
+ * tell that VACUUM and kills remove entries.
+ */
+Datum
+tides_index_entries(PG_FUNCTION_ARGS)
+{
+	Relation	index = index_open(PG_GETARG_OID(0), AccessShareLock);
+	uint64		tree;
+	uint8		lo[8],
+				hi[8];
+	TidxIter   *w;
+	int64		n = 0;
+
+	if (!tides_is_tides_index(index))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a tides_btree index", RelationGetRelationName(index))));
+	tree = tidx_index_tree(index);
+	tides_key_put_tree(lo, tree);
+	tides_key_put_tree(hi, tree + 1);
+	w = tidx_iter_open(lo, 8, hi, 8);
+	for (tides_iter_first(w->it); tides_iter_valid(w->it); tidx_iter_next(w))
+	{
+		CHECK_FOR_INTERRUPTS();
+		n++;
+	}
+	tidx_iter_check(w);
+	tidx_iter_close(w);
+	index_close(index, AccessShareLock);
+	PG_RETURN_INT64(n);
 }
