@@ -89,7 +89,28 @@ EXPLAIN (COSTS OFF) SELECT * FROM s1 WHERE id = 1;
 SELECT id, code FROM s1 WHERE id = 1;
 RESET enable_seqscan;
 
-DROP TABLE s1, s2, s3, s4, s5, s7, s8, s9 CASCADE;
+-- ADD CONSTRAINT ... USING INDEX of an index that the same ALTER TABLE
+-- re-creates (ALTER TYPE of its column): the new index passes PostgreSQL's
+-- "is not a btree" check too (src/index/tidx_compat.c); also with a rename,
+-- two constraints, and a failure after the re-creation
+CREATE TABLE s10 (f1 int, f2 text);
+INSERT INTO s10 VALUES (42, 'a'), (43, 'b');
+CREATE UNIQUE INDEX s10_i ON s10 (f1);
+CREATE UNIQUE INDEX s10_j ON s10 (f2);
+ALTER TABLE s10 ADD CONSTRAINT s10_pk PRIMARY KEY USING INDEX s10_i, ADD UNIQUE USING INDEX s10_j,
+  ALTER f1 TYPE bigint, ALTER f2 TYPE varchar(10);
+SELECT * FROM am_of('s10');
+SELECT conname, contype FROM pg_constraint WHERE conrelid = 's10'::regclass ORDER BY 1;
+SELECT count(*) FROM tides_verify_index('s10_pk') UNION ALL SELECT count(*) FROM tides_verify_index('s10_j');
+INSERT INTO s10 VALUES (43, 'c');
+CREATE TABLE s11 (f1 int);
+INSERT INTO s11 VALUES (1), (NULL);
+CREATE UNIQUE INDEX s11_i ON s11 (f1);
+ALTER TABLE s11 ADD PRIMARY KEY USING INDEX s11_i, ALTER f1 TYPE bigint;
+SELECT * FROM am_of('s11');
+SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 's11'::regclass AND attname = 'f1';
+
+DROP TABLE s1, s2, s3, s4, s5, s7, s8, s9, s10, s11 CASCADE;
 DROP MATERIALIZED VIEW s6;
 DROP COLLATION case_insensitive;
 DROP FUNCTION am_of(regclass);

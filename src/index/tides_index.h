@@ -290,6 +290,9 @@ extern List *tidx_masquerade_indexes(Oid relid, bool unique_only, LOCKMODE lockm
 extern void tidx_unmasquerade(List *opened);
 extern List *tidx_masquerade_indexes_oid(Oid relid, bool unique_only);
 extern void tidx_unmasquerade_oids(List *oids);
+/* masquerade tides_btree indexes created under these names (char *) in nsp until _end */
+extern void *tidx_masquerade_names_begin(Oid nsp, List *names);
+extern void tidx_masquerade_names_end(void *prev);
 
 /* keep ALTER TABLE ... ALTER TYPE from reusing a tides_btree index's storage for a btree */
 extern List *tidx_guard_reuse(Oid relid, List *colnames);

@@ -41,6 +41,7 @@
 #include "catalog/objectaccess.h"
 #include "utils/snapmgr.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_constraint.h"
 #include "catalog/pg_inherits.h"
 #include "utils/fmgroids.h"
 #include "catalog/pg_am_d.h"
@@ -167,6 +168,25 @@ tidx_use_btree_opclasses(Relation heap, Relation index)
 	heap_freetuple(tup);
 }
 
+/* ------------------------------------------- masquerade by name (below) */
+
+typedef struct PendingName
+{
+	Oid			nsp;
+	NameData	name;
+} PendingName;
+
+typedef struct NameMasq
+{
+	List	   *names;			/* PendingName */
+	List	   *opened;			/* indexes opened and masqueraded by the hook */
+} NameMasq;
+
+static NameMasq *name_masq = NULL;
+
+static void masquerade_if_named(Oid indexoid, Oid nsp, const char *name);
+static void release_named(Oid constraintoid);
+
 /*
  * The same as soon as the index is created (object access hook, inside
  * index_create, before its CommandCounterIncrement): an index that is built
@@ -180,6 +200,11 @@ tidx_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId
 {
 	if (prev_object_access)
 		prev_object_access(access, classId, objectId, subId, arg);
+	if (access == OAT_POST_CREATE && classId == ConstraintRelationId && name_masq != NULL)
+	{
+		release_named(objectId);
+		return;
+	}
 	if (access != OAT_POST_CREATE || classId != RelationRelationId || subId != 0 ||
 		IsBootstrapProcessingMode())
 		return;
@@ -197,6 +222,8 @@ tidx_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId
 		HeapTuple	itup = NULL;
 		bool		wants;
 		Oid			newcls[INDEX_MAX_KEYS];
+		NameData	relname;
+		Oid			relnsp = InvalidOid;
 
 		/* the rows were inserted by this command: read them with SnapshotSelf */
 		rel = table_open(RelationRelationId, AccessShareLock);
@@ -211,12 +238,15 @@ tidx_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId
 				am = tidx_am_oid();
 				ours = OidIsValid(am) && c->relam == am;
 				index_is_partition = c->relispartition;
+				relname = c->relname;
+				relnsp = c->relnamespace;
 			}
 		}
 		systable_endscan(scan);
 		table_close(rel, AccessShareLock);
 		if (!ours || index_is_partition)
 			return;
+		masquerade_if_named(objectId, relnsp, NameStr(relname));
 
 		rel = table_open(IndexRelationId, AccessShareLock);
 		ScanKeyInit(&key, Anum_pg_index_indexrelid, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(objectId));
@@ -448,6 +478,7 @@ masq_xact_callback(XactEvent event, void *arg)
 		list_free_deep(masqs);
 		masqs = NIL;
 		suspended = 0;
+		name_masq = NULL;
 	}
 }
 
@@ -614,6 +645,123 @@ tidx_unmasquerade(List *opened)
 		index_close(lfirst(lc), NoLock);
 	}
 	list_free(opened);
+}
+
+/*
+ * ALTER TABLE ... ADD CONSTRAINT ... USING INDEX i, together with a command
+ * that re-creates i in the same statement (ALTER COLUMN TYPE of one of its
+ * columns re-creates the indexes on the column, under their names, before
+ * the constraint is added): the masquerade by OID taken when the statement
+ * starts does not cover the re-created index, which has a new OID.  So the
+ * names are remembered for the statement, and a tides_btree index created
+ * under one of them meanwhile is opened and masqueraded as soon as it exists
+ * (object access hook).  It is held open, so that the relcache callback keeps
+ * the masquerade across reloads, until the constraint that uses it is
+ * created (the "is not a btree" check is behind us then): the table rewrite
+ * that follows the constraint re-indexes the table, which fails while
+ * anyone holds one of its indexes open.  Whatever is still held goes when
+ * the statement ends.
+ */
+void *
+tidx_masquerade_names_begin(Oid nsp, List *names)
+{
+	NameMasq   *prev = name_masq;
+	NameMasq   *nm;
+	ListCell   *lc;
+	MemoryContext old;
+
+	if (names == NIL)
+		return prev;
+	old = MemoryContextSwitchTo(TopTransactionContext);
+	nm = palloc0(sizeof(NameMasq));
+	foreach(lc, names)
+	{
+		PendingName *pn = palloc0(sizeof(PendingName));
+
+		pn->nsp = nsp;
+		namestrcpy(&pn->name, (const char *) lfirst(lc));
+		nm->names = lappend(nm->names, pn);
+	}
+	MemoryContextSwitchTo(old);
+	name_masq = nm;
+	return prev;
+}
+
+void
+tidx_masquerade_names_end(void *prev)
+{
+	NameMasq   *nm = name_masq;
+
+	if (nm == prev)
+		return;
+	name_masq = prev;
+	if (nm != NULL)
+		tidx_unmasquerade(nm->opened);
+}
+
+/* a constraint was created: stop holding the index it uses */
+static void
+release_named(Oid constraintoid)
+{
+	Relation	pg_constraint;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	Oid			indexoid = InvalidOid;
+	ListCell   *lc;
+
+	if (name_masq->opened == NIL)
+		return;
+	/* inserted by this command: visible with SnapshotSelf */
+	pg_constraint = table_open(ConstraintRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_constraint_oid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(constraintoid));
+	scan = systable_beginscan(pg_constraint, ConstraintOidIndexId, true, SnapshotSelf, 1, &key);
+	if ((tup = systable_getnext(scan)) != NULL)
+		indexoid = ((Form_pg_constraint) GETSTRUCT(tup))->conindid;
+	systable_endscan(scan);
+	table_close(pg_constraint, AccessShareLock);
+	if (!OidIsValid(indexoid))
+		return;
+	foreach(lc, name_masq->opened)
+	{
+		Relation	index = lfirst(lc);
+
+		if (RelationGetRelid(index) == indexoid)
+		{
+			tidx_masquerade_pop(index);
+			RelationClose(index);
+			name_masq->opened = foreach_delete_current(name_masq->opened, lc);
+			return;
+		}
+	}
+}
+
+static void
+masquerade_if_named(Oid indexoid, Oid nsp, const char *name)
+{
+	ListCell   *lc;
+
+	if (name_masq == NULL)
+		return;
+	foreach(lc, name_masq->names)
+	{
+		PendingName *pn = lfirst(lc);
+
+		if (pn->nsp == nsp && strcmp(NameStr(pn->name), name) == 0)
+		{
+			Relation	index = RelationIdGetRelation(indexoid);
+			MemoryContext old;
+
+			if (index == NULL)
+				return;
+			tidx_masquerade_push(index);
+			old = MemoryContextSwitchTo(TopTransactionContext);
+			name_masq->opened = lappend(name_masq->opened, index);
+			MemoryContextSwitchTo(old);
+			return;
+		}
+	}
 }
 
 static ExecutorStart_hook_type prev_executor_start = NULL;

@@ -444,9 +444,14 @@ rewrite_alter_table(AlterTableStmt *stmt)
 
 /* ------------------------------------------ help for tides_btree indexes */
 
-/* ADD CONSTRAINT ... USING INDEX: masquerade the named indexes as btree (OIDs) */
+/*
+ * ADD CONSTRAINT ... USING INDEX: masquerade the named indexes as btree
+ * (OIDs); their names go to *names (char *) for indexes the statement
+ * re-creates under them (tidx_masquerade_names_begin), with the namespace in
+ * *nsp_out.
+ */
 static List *
-using_index_targets(AlterTableStmt *stmt)
+using_index_targets(AlterTableStmt *stmt, List **names, Oid *nsp_out)
 {
 	List	   *oids = NIL;
 	ListCell   *lc;
@@ -459,6 +464,7 @@ using_index_targets(AlterTableStmt *stmt)
 	if (!OidIsValid(relid))
 		return NIL;
 	nsp = get_rel_namespace(relid);
+	*nsp_out = nsp;
 	foreach(lc, stmt->cmds)
 	{
 		AlterTableCmd *cmd = lfirst(lc);
@@ -470,6 +476,7 @@ using_index_targets(AlterTableStmt *stmt)
 		c = (Constraint *) cmd->def;
 		if (c->indexname == NULL)
 			continue;
+		*names = lappend(*names, c->indexname);
 		idx = get_relname_relid(c->indexname, nsp);
 		if (!OidIsValid(idx) || get_rel_relkind(idx) != RELKIND_INDEX)
 			continue;
@@ -692,6 +699,9 @@ tides_index_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTr
 	List	   *masq = NIL;
 	List	   *guard = NIL;
 	List	   *dropped_trees = NIL;
+	List	   *masq_names = NIL;
+	Oid			masq_nsp = InvalidOid;
+	void	   *prev_names;
 	Oid			moved = InvalidOid;
 	Oid			move_all_spc = InvalidOid;
 
@@ -733,7 +743,7 @@ tides_index_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTr
 	}
 	else if (IsA(node, AlterTableStmt))
 	{
-		masq = using_index_targets((AlterTableStmt *) node);
+		masq = using_index_targets((AlterTableStmt *) node, &masq_names, &masq_nsp);
 		masq = list_concat(masq, attach_targets((AlterTableStmt *) node));
 		guard = guard_type_changes((AlterTableStmt *) node);
 		if (((AlterTableStmt *) node)->objtype == OBJECT_INDEX)
@@ -745,6 +755,7 @@ tides_index_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTr
 			 ((AlterTableMoveAllStmt *) node)->objtype == OBJECT_INDEX)
 		move_all_spc = get_tablespace_oid(((AlterTableMoveAllStmt *) node)->new_tablespacename, true);
 
+	prev_names = tidx_masquerade_names_begin(masq_nsp, masq_names);
 	PG_TRY();
 	{
 		if (prev_utility)
@@ -754,6 +765,7 @@ tides_index_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTr
 	}
 	PG_FINALLY();
 	{
+		tidx_masquerade_names_end(prev_names);
 		tidx_unmasquerade_oids(masq);
 		tidx_unguard_reuse(guard);
 	}
