@@ -479,6 +479,12 @@ tides_relation_size(Relation rel, ForkNumber forkNumber)
  * -- about the bytes a tides scan reads too (key and version header take
  * about what heap's line pointer and free space do).  That keeps plan
  * choices, parallel worker counts included, where heap's would be.
+ *
+ * A scan also reads every version written since the last VACUUM (dead ones
+ * included; VACUUM removes them), as heap's pages fill with them until
+ * pruning: those count as well.  Without that, a small table updated a
+ * thousand times a second (pgbench_branches) kept its one-page estimate
+ * while each sequential scan waded through tens of thousands of versions.
  */
 void
 tides_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNumber *pages,
@@ -495,8 +501,10 @@ tides_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNumber *page
 
 	if (reltuples >= 0 && relpages > 0)
 	{
+		double		since_vacuum = Max(0.0, (double) vids - (double) relpages * TIDES_ROWS_PER_BLOCK);
+
 		*tuples = rint(reltuples / relpages * vblocks);
-		curpages = ceil(*tuples / rows_per_page);
+		curpages = ceil((reltuples + since_vacuum) / rows_per_page);
 	}
 	else
 	{

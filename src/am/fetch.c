@@ -2,9 +2,11 @@
  * fetch.c -- reading single versions by TID: index scans, EvalPlanQual
  * re-fetches, TID scans, and the index AM's questions about dead entries.
  *
- * There are no HOT chains: a TID names exactly one version, so an index
- * fetch looks at one version, and "all dead" means that version is dead to
- * everyone (or already removed by VACUUM).
+ * An index TID names the root of a HOT chain: an index fetch walks the
+ * chain to the member its snapshot sees (tides_hot_search, hot.c), and "all
+ * dead" means every member is dead to everyone (or already removed by
+ * VACUUM).  A fetch by a version's own TID (EvalPlanQual, TID scans) reads
+ * exactly that version.
  */
 #include "postgres.h"
 
@@ -70,7 +72,7 @@ tides_index_fetch_tuple(IndexFetchTableData *scan, ItemPointer tid, Snapshot sna
 
 	pgstat_count_buffer_read(rel);
 	pgstat_count_buffer_hit(rel);
-	t = tides_hot_search(rel, f->tree, tid, snapshot, &f->buf, all_dead, !*call_again);
+	t = tides_hot_search(rel, f->tree, tid, snapshot, &f->buf, all_dead, !*call_again, true);
 	if (t == NULL)
 	{
 		/* the end of the chain (a removed root reads as dead: TIDs are never reused) */

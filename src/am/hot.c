@@ -18,9 +18,11 @@
  *   - each heap-only version stores its root's vid (meta.link): the
  *     visibility-map bit of the root's block covers the whole chain, and
  *     index builds index a heap-only version under its root's TID.
- *   - pruning (VACUUM's prune_chain) removes a prefix of the chain -- up to
- *     its last dead member -- and makes the root a redirect stub to the
- *     member after it, in one batch.  There is no buffer pin to keep a reader's walk and a prune
+ *   - pruning removes a prefix of the chain -- up to its last dead member --
+ *     and makes the root a redirect stub to the member after it, in one
+ *     batch.  VACUUM prunes every chain (prune_chain); a reader that had to
+ *     walk TIDES_PRUNE_WALK members or more prunes the chain it walked
+ *     (tides_hot_prune_opt), as heap_page_prune_opt prunes a page on access.  There is no buffer pin to keep a reader's walk and a prune
  *     apart, so a walk that finds a member gone re-reads the root: if the
  *     root changed, the chain was pruned under it and it walks again; if not,
  *     the chain really ends there (an aborted tail was removed).
@@ -29,7 +31,10 @@
 
 #include "access/heapam_xlog.h"
 #include "access/sysattr.h"
+#include "access/transam.h"
+#include "access/xlog.h"
 #include "miscadmin.h"
+#include "pgstat.h"
 #include "storage/predicate.h"
 #include "utils/datum.h"
 #include "utils/rel.h"
@@ -65,7 +70,7 @@ root_state(TidesTuple *t)
  */
 TidesTuple *
 tides_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
-				 TidesTupleBuf *buf, bool *all_dead, bool first_call)
+				 TidesTupleBuf *buf, bool *all_dead, bool first_call, bool may_prune)
 {
 	Oid			relid = RelationGetRelid(rel);
 	GlobalVisState *vistest = NULL;
@@ -83,6 +88,7 @@ tides_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 		bool		at_chain_start = first_call;
 		bool		skip = !first_call;
 		bool		vanished = false;
+		int			walked = 0;
 		RootState	root = {0};
 
 		if (all_dead)
@@ -92,6 +98,7 @@ tides_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 			TidesTuple *t = tides_fetch_entry(tree, vid, relid, buf);
 			uint64		next;
 
+			walked++;
 			if (at_chain_start)
 				root = root_state(t);
 			if (t == NULL)
@@ -134,6 +141,8 @@ tides_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 									 HeapTupleHeaderGetXmin(t->htup.t_data));
 					if (all_dead)
 						*all_dead = false;
+					if (may_prune && first_call && walked >= TIDES_PRUNE_WALK)
+						tides_hot_prune_opt(rel, tree, start);
 					return t;
 				}
 			}
@@ -159,7 +168,11 @@ tides_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 		 * have been cut by one.
 		 */
 		if (!vanished || !first_call)
+		{
+			if (may_prune && first_call && walked >= TIDES_PRUNE_WALK)
+				tides_hot_prune_opt(rel, tree, start);
 			return NULL;
+		}
 		{
 			RootState	now = root_state(tides_fetch_entry(tree, start, relid, buf));
 
@@ -231,7 +244,7 @@ tides_hot_chain_dead(Relation rel, uint64 tree, uint64 root_vid, GlobalVisState 
 	tides_tuple_buf_init(&buf, CurrentMemoryContext);
 	tides_vid_to_tid(root_vid, &tid);
 	InitNonVacuumableSnapshot(nonvacuumable, vistest);
-	if (tides_hot_search(rel, tree, &tid, &nonvacuumable, &buf, NULL, true) != NULL)
+	if (tides_hot_search(rel, tree, &tid, &nonvacuumable, &buf, NULL, true, false) != NULL)
 	{
 		tides_tuple_buf_free(&buf);
 		return false;
@@ -261,4 +274,184 @@ tides_hot_chain_dead(Relation rel, uint64 tree, uint64 root_vid, GlobalVisState 
 	}
 	tides_tuple_buf_free(&buf);
 	return all_dead;
+}
+
+/* ---- pruning */
+
+/*
+ * Walk the chain at root_vid (a HOT-updated version or a redirect) while its
+ * members are dead or recently dead by judge, remembering the last dead one,
+ * as heap_prune_chain does: xids are not commit order, so a recently dead
+ * member may come before a dead one -- but a member after a dead one being
+ * dead means every member before it is gone for everyone too.  False if
+ * there is no chain to prune (the root is gone or a dead stub).  The caller
+ * holds the root's stripe lock, which every writer of the root holds too.
+ */
+bool
+tides_hot_prune_plan(Relation rel, uint64 tree, uint64 root_vid, TidesTupleBuf *buf,
+					 TidesMemberJudge judge, void *arg, TidesHotPrune *p)
+{
+	Oid			relid = RelationGetRelid(rel);
+	TransactionId prev_xmax = InvalidTransactionId;
+	TidesTuple *t = tides_fetch_entry(tree, root_vid, relid, buf);
+	uint64		vid;
+	int			cap = 0;
+
+	memset(p, 0, sizeof(*p));
+	p->latestdead = -1;
+	if (t == NULL || (TIDES_IS_STUB(t) && !TIDES_IS_REDIRECT(t)))
+		return false;
+	p->root_is_stub = TIDES_IS_STUB(t);
+	if (p->root_is_stub)
+	{
+		p->old_target = t->meta.link;
+		vid = p->old_target;
+		t = NULL;
+	}
+	else
+		vid = root_vid;
+	for (;;)
+	{
+		TidesMemberFate fate;
+		uint64		next;
+
+		if (t == NULL)
+		{
+			t = tides_fetch_version(tree, vid, relid, buf);
+			if (t == NULL || !HeapTupleHeaderIsHeapOnly(t->htup.t_data) ||
+				(TransactionIdIsValid(prev_xmax) &&
+				 !TransactionIdEquals(prev_xmax, HeapTupleHeaderGetXmin(t->htup.t_data))))
+				break;
+		}
+		if (p->n == cap)
+		{
+			cap = cap ? cap * 2 : 16;
+			p->chain = p->chain ? repalloc(p->chain, cap * sizeof(uint64)) : palloc(cap * sizeof(uint64));
+			p->updaters = p->updaters ? repalloc(p->updaters, cap * sizeof(TransactionId))
+				: palloc(cap * sizeof(TransactionId));
+		}
+		p->chain[p->n] = vid;
+		p->updaters[p->n] = HeapTupleHeaderGetUpdateXid(t->htup.t_data);
+		p->n++;
+		fate = judge(t, arg);
+		if (fate == TIDES_MEMBER_DEAD)
+			p->latestdead = p->n - 1;
+		else if (fate != TIDES_MEMBER_RECENTLY_DEAD)
+			break;				/* a member that stays, and so do all after it */
+		if (!HeapTupleHeaderIsHotUpdated(t->htup.t_data) ||
+			!tides_tid_to_vid(&t->htup.t_data->t_ctid, &next))
+			break;
+		prev_xmax = HeapTupleHeaderGetUpdateXid(t->htup.t_data);
+		vid = next;
+		t = NULL;
+	}
+	return true;
+}
+
+/*
+ * Into b: delete the members up to latestdead (the root version itself goes
+ * by being overwritten with a stub) and, if a member remains after them,
+ * redirect the root to it.  Without one the caller decides the root's fate.
+ */
+void
+tides_hot_prune_members(tides_batch *b, uint64 tree, uint64 root_vid, TidesHotPrune *p)
+{
+	Assert(p->latestdead >= 0);
+	if (p->latestdead + 1 < p->n &&
+		(!p->root_is_stub || p->chain[p->latestdead + 1] != p->old_target))
+		tides_batch_add_stub(b, tree, root_vid, TIDES_VF_REDIRECT, p->chain[p->latestdead + 1]);
+	for (int i = p->root_is_stub ? 0 : 1; i <= p->latestdead; i++)
+	{
+		uint8		key[TIDES_ROW_KEY_LEN];
+
+		tides_row_key(key, tree, p->chain[i]);
+		if (tides_batch_delete(b, key, sizeof(key)) != TIDES_OK)
+			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory building a tides batch")));
+	}
+}
+
+void
+tides_hot_prune_free(TidesHotPrune *p)
+{
+	if (p->chain)
+		pfree(p->chain);
+	if (p->updaters)
+		pfree(p->updaters);
+	p->chain = NULL;
+	p->updaters = NULL;
+}
+
+/* on access: dead by the global horizon (heap_page_prune_opt's test) */
+static TidesMemberFate
+judge_on_access(TidesTuple *t, void *arg)
+{
+	GlobalVisState *vistest = (GlobalVisState *) arg;
+	TransactionId dead_after;
+
+	switch (tides_satisfies_vacuum(t, InvalidTransactionId, &dead_after))
+	{
+		case HEAPTUPLE_DEAD:
+			return TIDES_MEMBER_DEAD;
+		case HEAPTUPLE_RECENTLY_DEAD:
+			return GlobalVisTestIsRemovableXid(vistest, dead_after) ?
+				TIDES_MEMBER_DEAD : TIDES_MEMBER_RECENTLY_DEAD;
+		default:
+			return TIDES_MEMBER_STAYS;
+	}
+}
+
+/*
+ * heap_page_prune_opt for one chain: a reader that walked a long way to its
+ * member shortens the chain for the next one.  Opportunistic in every way:
+ * it skips the chain if another backend holds the root's stripe (or we do,
+ * further up the stack), and a write the engine cannot take right now is
+ * simply not made.  Unlike VACUUM it never removes the root: a chain dead to
+ * the end keeps its last member, so no index entry is affected and nothing
+ * but the chain's own length changes.
+ *
+ * The pruning records reach the tides log, which may be synced before
+ * PostgreSQL flushes the WAL.  Were an updater's commit record lost in an
+ * OS crash while our deletions survived, the version it replaced would be
+ * gone with nothing to take its place.  So, as SetHintBits does, a member
+ * goes only if its updater's commit record is flushed; updaters along a
+ * chain commit in chain order, so testing the last pruned one suffices.
+ */
+void
+tides_hot_prune_opt(Relation rel, uint64 tree, uint64 root_vid)
+{
+	static tides_batch *prune_batch = NULL;
+	LWLock	   *stripe = tides_row_lock(tree, root_vid);
+	TidesTupleBuf buf;
+	TidesHotPrune p;
+	int			removed = 0;
+
+	if (!LWLockConditionalAcquire(stripe, LW_EXCLUSIVE))
+		return;
+	if (prune_batch == NULL && (prune_batch = tides_batch_new()) == NULL)
+	{
+		LWLockRelease(stripe);
+		return;
+	}
+	tides_batch_clear(prune_batch);
+	/* losing a prune in a crash only leaves the chain longer: no sync of its own */
+	tides_batch_defer_sync(prune_batch);
+	tides_tuple_buf_init(&buf, CurrentMemoryContext);
+	if (tides_hot_prune_plan(rel, tree, root_vid, &buf, judge_on_access, GlobalVisTestFor(rel), &p))
+	{
+		/* the root stays: keep at least the last member */
+		if (p.latestdead == p.n - 1)
+			p.latestdead--;
+		if (p.latestdead >= 0 &&
+			!XLogNeedsFlush(TransactionIdGetCommitLSN(p.updaters[p.latestdead])))
+		{
+			tides_hot_prune_members(prune_batch, tree, root_vid, &p);
+			if (tides_write(tides_engine(), prune_batch, NULL) == TIDES_OK)
+				removed = p.latestdead + 1;	/* the root's version included */
+		}
+		tides_hot_prune_free(&p);
+	}
+	LWLockRelease(stripe);
+	tides_tuple_buf_free(&buf);
+	if (removed > 0)
+		pgstat_update_heap_dead_tuples(rel, removed);
 }

@@ -447,7 +447,7 @@ add_chain_member(TidesScanDesc s, uint64 vid)
 	TidesTuple *t;
 
 	tides_vid_to_tid(vid, &tid);
-	t = tides_hot_search(s->base.rs_rd, s->tree, &tid, s->base.rs_snapshot, &s->fetchbuf, NULL, true);
+	t = tides_hot_search(s->base.rs_rd, s->tree, &tid, s->base.rs_snapshot, &s->fetchbuf, NULL, true, true);
 	if (t != NULL)
 		page_add(s, t);
 }

@@ -4,7 +4,7 @@
  *
  * A row version is stored under key (tree, vid) as:
  *
- *     TidesVersionMeta (24 bytes) | heap tuple (HeapTupleHeaderData + data)
+ *     TidesVersionMeta (32 bytes) | heap tuple (HeapTupleHeaderData + data)
  *
  * The heap tuple part keeps PostgreSQL's own layout, so xmin, xmax, t_cid
  * (our cmin), t_ctid (successor, or self, or a speculative token) and the
@@ -65,6 +65,8 @@ typedef struct TidesVersionMeta
 
 /* HOT chains are cut after this many HOT updates (see hot.c) */
 #define TIDES_MAX_HOT_DEPTH 32
+/* a reader that walks this many chain members prunes the chain (hot.c) */
+#define TIDES_PRUNE_WALK 4
 
 /* a row version in backend memory */
 typedef struct TidesTuple
@@ -279,11 +281,38 @@ extern void tides_relation_estimate_size(Relation rel, int32 *attr_widths, Block
 /* ---- hot.c: heap-only versions and their chains */
 
 extern TidesTuple *tides_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
-									TidesTupleBuf *buf, bool *all_dead, bool first_call);
+									TidesTupleBuf *buf, bool *all_dead, bool first_call,
+									bool may_prune);
 extern bool tides_hot_update_allowed(Relation rel, Bitmapset *hot_attrs, TidesTuple *old,
 									 HeapTuple newtup);
 extern bool tides_hot_chain_dead(Relation rel, uint64 tree, uint64 root_vid, GlobalVisState *vistest,
 								 TransactionId *latest_removed);
+
+/* pruning a chain: what VACUUM (against OldestXmin) and readers (on access) share */
+typedef enum TidesMemberFate
+{
+	TIDES_MEMBER_DEAD,			/* dead to everyone */
+	TIDES_MEMBER_RECENTLY_DEAD, /* deleted, but someone may still see it */
+	TIDES_MEMBER_STAYS			/* anything else: it and every later member stay */
+} TidesMemberFate;
+
+typedef TidesMemberFate (*TidesMemberJudge) (TidesTuple *t, void *arg);
+
+typedef struct TidesHotPrune
+{
+	bool		root_is_stub;	/* the root is already a redirect */
+	uint64		old_target;		/* ... to this member */
+	uint64	   *chain;			/* members walked, from the root (or its target) */
+	TransactionId *updaters;	/* each one's updater */
+	int			n;
+	int			latestdead;		/* last member judged dead, or -1 */
+} TidesHotPrune;
+
+extern bool tides_hot_prune_plan(Relation rel, uint64 tree, uint64 root_vid, TidesTupleBuf *buf,
+								 TidesMemberJudge judge, void *arg, TidesHotPrune *p);
+extern void tides_hot_prune_members(tides_batch *b, uint64 tree, uint64 root_vid, TidesHotPrune *p);
+extern void tides_hot_prune_free(TidesHotPrune *p);
+extern void tides_hot_prune_opt(Relation rel, uint64 tree, uint64 root_vid);
 
 /* ---- vm.c: the visibility map for index-only scans */
 

@@ -324,126 +324,71 @@ typedef enum RootFate
 	ROOT_REMOVED				/* the whole chain was dead */
 } RootFate;
 
+/* VACUUM's test: dead against its OldestXmin */
+static TidesMemberFate
+judge_for_vacuum(TidesTuple *t, void *arg)
+{
+	VacState   *vs = (VacState *) arg;
+	TransactionId dead_after;
+
+	switch (tides_satisfies_vacuum(t, vs->OldestXmin, &dead_after))
+	{
+		case HEAPTUPLE_DEAD:
+			return TIDES_MEMBER_DEAD;
+		case HEAPTUPLE_RECENTLY_DEAD:
+			return TIDES_MEMBER_RECENTLY_DEAD;
+		default:
+			return TIDES_MEMBER_STAYS;
+	}
+}
+
 /*
  * Prune the HOT chain at root_vid (a version with HEAP_HOT_UPDATED, or a
- * redirect), as heap_prune_chain does.  Walk from the root while members are
- * DEAD or RECENTLY_DEAD, stopping at anything else, and remember the last
- * DEAD one: xids are not commit order, so a recently dead member may come
- * before a dead one -- but a member after a dead one being dead means every
- * member before it is gone for everyone too.  All members up to the last
- * dead one go; the root becomes a redirect to the member after it, or, if the
- * chain ends there, is removed with it.  An aborted tail beyond a live
- * member is not reached here: the scan removes such versions on its own.
- * All of it is one batch (readers see the chain before or after, never
- * between; tides_hot_search restarts when a member it was heading for
- * vanished), written under the root's stripe lock, which every other writer
- * of the root holds too.
+ * redirect), as heap_prune_chain does (tides_hot_prune_plan): all members up
+ * to the last dead one go; the root becomes a redirect to the member after
+ * it, or, if the chain ends there, is removed with it.  An aborted tail
+ * beyond a live member is not reached here: the scan removes such versions
+ * on its own.  All of it is one batch (readers see the chain before or
+ * after, never between; tides_hot_search restarts when a member it was
+ * heading for vanished), written under the root's stripe lock.
  */
 static RootFate
 prune_chain(VacState *vs, uint64 root_vid)
 {
-	Oid			relid = RelationGetRelid(vs->rel);
 	LWLock	   *stripe = tides_row_lock(vs->tree, root_vid);
 	TidesTupleBuf buf;
-	TidesTuple *t;
-	bool		root_is_stub;
-	uint64		old_target = 0;
-	uint64		vid;
-	TransactionId prev_xmax = InvalidTransactionId;
-	uint64	   *chain = NULL;
-	int			n = 0,
-				cap = 0,
-				latestdead = -1;
+	TidesHotPrune p;
 	RootFate	fate;
 	bool		need_collect = false;
 
 	flush_batch(vs);
 	tides_tuple_buf_init(&buf, CurrentMemoryContext);
 	LWLockAcquire(stripe, LW_EXCLUSIVE);
-	t = tides_fetch_entry(vs->tree, root_vid, relid, &buf);
-	if (t == NULL || (TIDES_IS_STUB(t) && !TIDES_IS_REDIRECT(t)))
+	if (!tides_hot_prune_plan(vs->rel, vs->tree, root_vid, &buf, judge_for_vacuum, vs, &p))
 	{
 		LWLockRelease(stripe);
 		tides_tuple_buf_free(&buf);
 		return ROOT_REMOVED;
 	}
-	root_is_stub = TIDES_IS_STUB(t);
-	if (root_is_stub)
-	{
-		old_target = t->meta.link;
-		vid = old_target;
-		t = NULL;
-	}
-	else
-		vid = root_vid;
-	for (;;)
-	{
-		TransactionId dead_after;
-		HTSV_Result r;
-		uint64		next;
-
-		if (t == NULL)
-		{
-			t = tides_fetch_version(vs->tree, vid, relid, &buf);
-			if (t == NULL || !HeapTupleHeaderIsHeapOnly(t->htup.t_data) ||
-				(TransactionIdIsValid(prev_xmax) &&
-				 !TransactionIdEquals(prev_xmax, HeapTupleHeaderGetXmin(t->htup.t_data))))
-				break;
-		}
-		if (n == cap)
-		{
-			cap = cap ? cap * 2 : 16;
-			chain = chain ? repalloc(chain, cap * sizeof(uint64)) : palloc(cap * sizeof(uint64));
-		}
-		chain[n++] = vid;
-		r = tides_satisfies_vacuum(t, vs->OldestXmin, &dead_after);
-		if (r == HEAPTUPLE_DEAD)
-			latestdead = n - 1;
-		else if (r != HEAPTUPLE_RECENTLY_DEAD)
-			break;				/* a member that stays, and so do all after it */
-		if (!HeapTupleHeaderIsHotUpdated(t->htup.t_data) ||
-			!tides_tid_to_vid(&t->htup.t_data->t_ctid, &next))
-			break;
-		prev_xmax = HeapTupleHeaderGetUpdateXid(t->htup.t_data);
-		vid = next;
-		t = NULL;
-	}
-
-	if (latestdead < 0)
-		fate = root_is_stub ? ROOT_REDIRECTED : ROOT_KEPT;
+	if (p.latestdead < 0)
+		fate = p.root_is_stub ? ROOT_REDIRECTED : ROOT_KEPT;
 	else
 	{
-		bool		has_next = latestdead + 1 < n;
-
-		if (has_next)
-		{
-			if (!root_is_stub || chain[latestdead + 1] != old_target)
-				tides_batch_add_stub(vac_batch(vs), vs->tree, root_vid, TIDES_VF_REDIRECT,
-									 chain[latestdead + 1]);
+		if (p.latestdead + 1 < p.n)
 			fate = ROOT_REDIRECTED;
-		}
 		else
 		{
 			need_collect = remove_root(vs, root_vid);
 			fate = ROOT_REMOVED;
 		}
-		/* the root version itself became the stub; heap-only members go */
-		for (int i = root_is_stub ? 0 : 1; i <= latestdead; i++)
-		{
-			uint8		key[TIDES_ROW_KEY_LEN];
-
-			tides_row_key(key, vs->tree, chain[i]);
-			if (tides_batch_delete(vac_batch(vs), key, sizeof(key)) != TIDES_OK)
-				ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory building a tides batch")));
-		}
-		vs->removed += latestdead + 1;
+		tides_hot_prune_members(vac_batch(vs), vs->tree, root_vid, &p);
+		vs->removed += p.latestdead + 1;
 	}
 	flush_batch(vs);
 	LWLockRelease(stripe);
 	if (need_collect)
 		collect_dead(vs, root_vid);
-	if (chain)
-		pfree(chain);
+	tides_hot_prune_free(&p);
 	tides_tuple_buf_free(&buf);
 	return fate;
 }

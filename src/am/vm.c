@@ -5,7 +5,8 @@
  * PostgreSQL's index-only scan consults the table's visibility map fork by
  * the TID's block number.  tides keeps a real VISIBILITYMAP_FORKNUM file in
  * PostgreSQL's own format, one ALL_VISIBLE bit per virtual block (291 vids).
- * Nothing else of heap's map is used (no ALL_FROZEN, no page skipping).
+ * ALL_FROZEN is not used; VACUUM skips runs of all-visible blocks unless it
+ * is aggressive, as heap's page skipping does (vacuum.c).
  *
  *   - VACUUM sets a block's bit when every version in it is live, inserted
  *     by a transaction older than OldestXmin (so visible to every snapshot)

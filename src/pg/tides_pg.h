@@ -43,7 +43,8 @@ extern bool tides_keep_unsynced;	/* test-only: see docs/durability.md */
 
 /*
  * Every key starts with an 8-byte big-endian tree id.  Tree 0 holds the
- * access method's own metadata (META_*); relation storage gets trees from 1.
+ * access method's own metadata (META_*); relation storage gets trees from
+ * TIDES_TREE_FIRST (ids below it are reserved).
  */
 #define TIDES_TREE_META			UINT64CONST(0)
 #define TIDES_TREE_FIRST		UINT64CONST(16)

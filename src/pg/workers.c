@@ -3,7 +3,8 @@
  *
  *   tides flush        writes sealed memtables to level-0 files
  *   tides compaction N merges levels (tides.compaction_workers of them)
- *   tides sync         fsyncs the log every tides.sync_interval (interval mode)
+ *   tides sync         fsyncs the whole log every tides.sync_interval (every
+ *                      10 s in mode none), advancing the durable horizon
  *   tides maintenance  deletes obsolete files, prepares log segments,
  *                      drops the trees of dropped relations
  *

@@ -39,6 +39,8 @@
 #   6. pg_isolation_regress: test/isolation/*.spec
 #   7. checks run here (expected output in test/ext/expected/):
 #        pg_dump      pg_dump -Fc / createdb / pg_restore round trip, md5 of contents
+#        pgbench      pgbench -i -s 10 and -c 4 for TIDES_PGBENCH_SECONDS (60) on
+#                     tides: no failed transaction, balances = history deltas
 #        no_preload   cluster 2 without shared_preload_libraries: the error and hint
 #        bad_conf     cluster 2 with invalid tides.* values in postgresql.conf
 #        server_log   no server process crashed (both clusters' logs)
@@ -219,7 +221,7 @@ selected() {  # is $1 selected (or nothing selected)?
     for s in "${SELECTED[@]}"; do [[ "$s" == "$1" ]] && return 0; done
     return 1
 }
-ALL_CHECKS=(pg_dump no_preload bad_conf)
+ALL_CHECKS=(pg_dump pgbench no_preload bad_conf)
 for s in "${SELECTED[@]}"; do
     found=0
     for t in "${all_regress[@]}" "${all_isolation[@]}" "${ALL_CHECKS[@]}" server_log; do
@@ -419,6 +421,32 @@ if run_check pg_dump; then
         echo "ok"
     } >"$W/checks/pg_dump.out" 2>&1
     compare_check pg_dump
+fi
+
+# pgbench on tides (issue 3): initialise scale 10, run 4 clients, then every
+# balance must equal the sum of its history deltas and no transaction failed
+if run_check pgbench; then
+    secs=${TIDES_PGBENCH_SECONDS:-60}
+    log "pgbench -i -s 10, then -c 4 for $secs s"
+    {
+        psql_q -d postgres -c "CREATE DATABASE tides_pgbench" &&
+        psql_q -d tides_pgbench -c "CREATE EXTENSION tidesam" \
+            -c "ALTER DATABASE tides_pgbench SET default_table_access_method = tides" &&
+        as_user "$PG_BINDIR/pgbench" -i -q -s 10 tides_pgbench >"$W/checks/pgbench-init.log" 2>&1 &&
+        psql_q -d tides_pgbench -At -c "SELECT 'tables on tides: ' || count(*) FROM pg_class c JOIN pg_am a ON a.oid = c.relam
+                                         WHERE c.relname LIKE 'pgbench\_%' AND c.relkind = 'r' AND a.amname = 'tides'" &&
+        as_user "$PG_BINDIR/pgbench" -c 4 -j 2 -T "$secs" tides_pgbench >"$W/checks/pgbench-run.log" 2>&1 &&
+        sed -nE 's/^number of failed transactions: ([0-9]+).*/failed transactions: \1/p' "$W/checks/pgbench-run.log" &&
+        psql_q -d tides_pgbench -At \
+            -c "SELECT 'transactions ran: ' || (count(*) > 1000) FROM pgbench_history" \
+            -c "SELECT 'accounts match history: ' || ((SELECT sum(abalance) FROM pgbench_accounts) = (SELECT sum(delta) FROM pgbench_history))" \
+            -c "SELECT 'tellers match history: ' || ((SELECT sum(tbalance) FROM pgbench_tellers) = (SELECT sum(delta) FROM pgbench_history))" \
+            -c "SELECT 'branches match history: ' || ((SELECT sum(bbalance) FROM pgbench_branches) = (SELECT sum(delta) FROM pgbench_history))" \
+            -c "SELECT 'accounts: ' || count(*) FROM pgbench_accounts"
+    } >"$W/checks/pgbench.out" 2>&1
+    grep -E '^(tps|number of failed|latency average)' "$W/checks/pgbench-run.log" >&2 || true
+    cp "$W/checks/pgbench-init.log" "$W/checks/pgbench-run.log" "$OUTDIR/results/" 2>/dev/null || true
+    compare_check pgbench
 fi
 
 # cluster 2: no preload (no_preload), then bad tides.* values (bad_conf)
