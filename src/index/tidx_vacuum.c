@@ -2,10 +2,12 @@
  * vacuum.c -- VACUUM for tides_btree: drop the entries whose TIDs the
  * table's VACUUM reports dead.
  *
- * One pass over the index tree (a consistent view); entries are deleted in
- * batches that are not tied to the vacuuming transaction (they are garbage
- * whatever happens).  Entries inserted meanwhile are not in the view, and
- * are never for dead TIDs.
+ * One pass over the index tree (its iterator replaced now and then, see
+ * TidxIter in tides_index.h); entries are deleted in batches that are not
+ * tied to the vacuuming transaction (they are garbage whatever happens).
+ * Entries inserted meanwhile, which a replaced iterator may see, are never
+ * for dead TIDs: a dead TID is not reused before the index has been
+ * vacuumed (tides never reuses one).
  */
 #include "postgres.h"
 
