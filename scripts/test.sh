@@ -57,6 +57,10 @@ run_suite fuzz             make -s fuzz-smoke
 run_suite pg_suites        bash test/pg_suites/run.sh --tides --quiet --timeout 1800 --outdir "$log_dir/pg_suites"
 run_suite extension        bash test/ext/run.sh --outdir "$log_dir/ext"
 run_suite crash            make -s crash-check
+# tides_btree: key encodings against the b-tree comparators (random seeds), and
+# tides_verify_index after a short pgbench run and a kill -9 (src/index/README.md)
+run_suite index_encode     bash test/index/encode_property.sh --cluster 3 2000
+run_suite index_verify     bash test/index/verify_pgbench.sh 2 30 4
 
 echo "total time $(( $(date +%s) - started )) s"
 echo "$total_pass passed, $total_fail failed"

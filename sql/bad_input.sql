@@ -73,16 +73,21 @@ ALTER SYSTEM SET tides.max_relations = 127;
 ALTER SYSTEM SET tides.max_relations = 16777217;
 ALTER SYSTEM SET tides.max_relations = 'many';
 ALTER SYSTEM SET tides.test_keep_unsynced = 'maybe';
--- tides.index_method, a user setting that comes with the tides_btree index
--- access method (not in every build yet: then this block is skipped)
-SELECT count(*) = 1 AS has_index_method FROM pg_settings WHERE name = 'tides.index_method' \gset
-\if :has_index_method
+-- tides.index_method, a user setting of the tides_btree index access method
 SET tides.index_method = 'hash';
 SET tides.index_method = '';
 ALTER SYSTEM SET tides.index_method = 'gist';
 ALTER DATABASE :"db" SET tides.index_method = 'brin';
 SHOW tides.index_method;
-\endif
+-- tides.trust_strxfrm: a boolean only superusers may set
+SET tides.trust_strxfrm = 'maybe';
+ALTER SYSTEM SET tides.trust_strxfrm = 2;
+CREATE ROLE bad_input_user;
+SET ROLE bad_input_user;
+SET tides.trust_strxfrm = on;
+RESET ROLE;
+DROP ROLE bad_input_user;
+SHOW tides.trust_strxfrm;
 -- unknown settings in the reserved tides. prefix
 SET tides.bogus = 1;
 ALTER SYSTEM SET tides.bogus = 1;

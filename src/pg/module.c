@@ -294,6 +294,7 @@ _PG_init(void)
 				 errmsg("tidesam must be loaded via shared_preload_libraries"),
 				 errhint("Add tidesam to shared_preload_libraries in postgresql.conf and restart the server, then run CREATE EXTENSION tidesam.")));
 
+	tides_utility_init();
 	define_gucs();
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = tides_shmem_request;
@@ -303,5 +304,6 @@ _PG_init(void)
 	tides_register_workers();
 	tides_xact_init();
 	tides_hooks_init();
+	tides_index_init();
 	tides_iterators_init();
 }

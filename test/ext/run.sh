@@ -495,6 +495,8 @@ tides.block_cache_size = 0
 tides.sync_mode = 'sometimes'
 tides.compression = 'gzip'
 tides.compaction_workers = 'many'
+tides.index_method = 'hash'
+tides.trust_strxfrm = 'perhaps'
 tides.no_such_setting = 1
 EOF
         : >"$W/bad_conf.log"; chown "$RUN_USER" "$W/bad_conf.log"

@@ -1,0 +1,304 @@
+/*
+ * tides_index.h -- the index access method "tides_btree": B-tree semantics,
+ * entries stored in the tides engine.  See src/index/README.md.
+ *
+ * An entry is one engine key/value pair:
+ *
+ *     key   = index tree (8, BE) || column 1 || ... || column k || heap TID (6)
+ *     value = the IndexTuple of the entry (key and INCLUDE columns)
+ *
+ * where each key column is a marker byte (NULL before or after values) and,
+ * for a non-NULL value, a memcomparable, self-delimiting encoding of the
+ * value (inverted for DESC columns), so that memcmp order of keys is the
+ * index order of nbtree.  The heap TID is block (4, BE) || offset (2, BE);
+ * for tides tables that is the order of vids (vid = block * 291 + offset - 1).
+ */
+#ifndef TIDES_INDEX_H
+#define TIDES_INDEX_H
+
+#include "postgres.h"
+
+#include "access/amapi.h"
+#include "access/genam.h"
+#include "access/itup.h"
+#include "access/relscan.h"
+#include "nodes/execnodes.h"
+#include "lib/stringinfo.h"
+#include "utils/pg_locale.h"
+#include "utils/rel.h"
+#include "utils/timestamp.h"
+
+#include "tides_pg.h"
+
+/* null markers: NULLS FIRST puts NULL before values, NULLS LAST after */
+#define TIDX_NULL_FIRST		0x00
+#define TIDX_VALUE			0x01
+#define TIDX_NULL_LAST		0x02
+
+#define TIDX_TID_LEN		6
+/* engine keys are at most 16384 bytes */
+#define TIDX_MAX_KEY_LEN	16000
+
+/* how a column's values are encoded (decided by its comparison function) */
+typedef enum TidxKind
+{
+	TK_INVALID = 0,
+	TK_INT2,
+	TK_INT4,
+	TK_INT8,
+	TK_OID,
+	TK_FLOAT4,
+	TK_FLOAT8,
+	TK_NUMERIC,
+	TK_BOOL,
+	TK_CHAR,					/* "char" */
+	TK_BYTEA,
+	TK_TEXT,					/* text, varchar: collation */
+	TK_NAME,					/* name: collation */
+	TK_BPCHAR,					/* char(n): trailing spaces ignored, collation */
+	TK_TEXT_PATTERN,			/* text_pattern_ops: bytes */
+	TK_BPCHAR_PATTERN,			/* bpchar_pattern_ops: bytes, trailing spaces ignored */
+	TK_UUID,
+	TK_DATE,
+	TK_TIME,
+	TK_TIMETZ,
+	TK_TIMESTAMP,
+	TK_TIMESTAMPTZ,
+	TK_INTERVAL,
+	TK_ENUM,
+	TK_MONEY
+} TidxKind;
+
+/* how strings are collated */
+typedef enum TidxCollMode
+{
+	TC_NONE = 0,				/* not a collatable kind */
+	TC_BYTES,					/* C collation: the bytes */
+	TC_LIBC,					/* strxfrm, then the bytes */
+	TC_ICU						/* ICU sort key, then the bytes */
+} TidxCollMode;
+
+typedef struct TidxCol
+{
+	TidxKind	kind;
+	Oid			typid;			/* type of the stored datum */
+	Oid			collation;
+	bool		desc;
+	bool		nulls_first;
+	TidxCollMode coll_mode;
+	pg_locale_t locale;			/* TC_LIBC (NULL: the database default), TC_ICU */
+} TidxCol;
+
+/* what the AM needs to know about one index (built per scan/insert/build) */
+typedef struct TidxDesc
+{
+	Relation	index;
+	uint64		tree;
+	int			nkeys;			/* key columns */
+	int			natts;			/* key + INCLUDE columns */
+	bool		unique;
+	bool		nulls_not_distinct;
+	TidxCol		cols[INDEX_MAX_KEYS];
+} TidxDesc;
+
+/* ---- encode.c */
+
+/* the kind of an opclass's comparison function, or TK_INVALID */
+extern TidxKind tidx_kind_of_cmp_proc(Oid procid);
+
+/* name of a kind (for messages) */
+extern const char *tidx_kind_name(TidxKind kind);
+
+/*
+ * Fill a column description for type typid compared by cmpproc under
+ * collation.  With TIDX_COL_ERROR, errors that name the type/collation are
+ * raised for what cannot be indexed; otherwise returns false.  libc
+ * collations (other than C) need tides.trust_strxfrm or TIDX_COL_ANY_LIBC.
+ */
+#define TIDX_COL_ERROR		1
+#define TIDX_COL_ANY_LIBC	2
+extern bool tidx_col_init(TidxCol *col, Oid cmpproc, Oid typid, Oid collation,
+						  bool desc, bool nulls_first, int flags, const char *what);
+
+/* setting tides.trust_strxfrm */
+extern bool tides_trust_strxfrm;
+
+/* append the ascending, marker-less encoding of a non-NULL value */
+extern void tidx_encode_value(StringInfo buf, const TidxCol *col, Datum value);
+
+/* append one key column: marker, and for a value its encoding (inverted if DESC) */
+extern void tidx_encode_column(StringInfo buf, const TidxCol *col, Datum value, bool isnull);
+
+/* the marker byte of a NULL / non-NULL in this column */
+static inline uint8
+tidx_null_marker(const TidxCol *col)
+{
+	return col->nulls_first ? TIDX_NULL_FIRST : TIDX_NULL_LAST;
+}
+
+/* tree || key columns (the unique-check prefix) */
+extern void tidx_encode_prefix(StringInfo buf, const TidxDesc *d, const Datum *values,
+							   const bool *isnull);
+
+/* append the TID suffix */
+extern void tidx_append_tid(StringInfo buf, ItemPointer tid);
+extern void tidx_decode_tid(const uint8 *key, size_t klen, ItemPointer tid);
+
+/* smallest byte string greater than every string that starts with p; false if none */
+extern bool tidx_prefix_successor(uint8 *p, int *len);
+
+/* ---- desc.c */
+
+/* describe an index (tree, columns); with for_build, unsupported columns error */
+extern void tidx_desc_init(TidxDesc *d, Relation index, bool for_build);
+
+/* the engine tree of the index's current storage (errors if it has none) */
+extern uint64 tidx_index_tree(Relation index);
+
+/* is this index relation a tides_btree index? */
+extern bool tides_is_tides_index(Relation rel);
+
+/* OID of the tides_btree access method (InvalidOid if not installed) */
+extern Oid	tidx_am_oid(void);
+
+/* the index's heap is a tides table (TIDs are never reused) */
+extern bool tidx_heap_is_tides(Relation heap);
+
+/* read the mapping relfilenode -> tree without creating one */
+extern bool tidx_lookup_tree(const RelFileNode *rnode, BackendId backend, uint64 *tree);
+
+/* ---- build.c */
+
+extern IndexBuildResult *tidx_build(Relation heap, Relation index, IndexInfo *indexInfo);
+extern void tidx_buildempty(Relation index);
+
+/* ---- insert.c */
+
+extern bool tidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid,
+						Relation heap, IndexUniqueCheck checkUnique, bool indexUnchanged,
+						IndexInfo *indexInfo);
+
+/* write one (non-transactional) batch of deletes of dead entries */
+extern void tidx_delete_keys(uint8 **keys, size_t *lens, int n);
+
+/* ---- scankeys.c */
+
+/* an interval [lo, hi) of encoded keys that a scan reads */
+typedef struct TidxKeyRange
+{
+	uint8	   *lo;				/* inclusive */
+	int			lolen;
+	uint8	   *hi;				/* exclusive */
+	int			hilen;
+} TidxKeyRange;
+
+/* a scan key, and for = ANY / < ANY ... arrays its non-NULL elements */
+typedef struct TidxFilterKey
+{
+	ScanKey		sk;				/* NULL once the intervals enforce it */
+	Datum	   *elems;			/* SK_SEARCHARRAY: the non-NULL elements */
+	int			nelems;
+} TidxFilterKey;
+
+/*
+ * The sorted, disjoint intervals that hold every entry satisfying the keys
+ * (palloc'd in the current memory context); keys the intervals enforce get
+ * sk = NULL.  False if no entry can satisfy the keys.
+ */
+extern bool tidx_build_intervals(const TidxDesc *d, TidxFilterKey *filter, int nfilter,
+								 TidxKeyRange **intervals, int *nintervals);
+
+/* memcmp, then length */
+static inline int
+tidx_cmp_bytes(const char *a, int alen, const char *b, int blen)
+{
+	int			c = memcmp(a, b, Min(alen, blen));
+
+	if (c != 0)
+		return c;
+	return alen < blen ? -1 : (alen > blen);
+}
+
+/* ---- scan.c */
+
+extern IndexScanDesc tidx_beginscan(Relation index, int nkeys, int norderbys);
+extern void tidx_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int norderbys);
+extern bool tidx_gettuple(IndexScanDesc scan, ScanDirection dir);
+extern int64 tidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
+extern void tidx_endscan(IndexScanDesc scan);
+extern void tidx_markpos(IndexScanDesc scan);
+extern void tidx_restrpos(IndexScanDesc scan);
+
+/* ---- vacuum.c */
+
+extern IndexBulkDeleteResult *tidx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
+											  IndexBulkDeleteCallback callback, void *callback_state);
+extern IndexBulkDeleteResult *tidx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats);
+
+/* ---- engine helpers (desc.c) */
+
+/*
+ * An engine iterator over [lower, upper), owned by the current resource
+ * owner (an ERROR cannot leak it and the memtables it pins); close it with
+ * tidx_iter_close.
+ *
+ * An iterator pins the memtables it reads, and a memtable slot is reused
+ * only when nothing pins it: a walk over a big index on one iterator would
+ * stall every writer once the other slots filled (as src/am/cursor.c says
+ * for table scans).  So long walks trade their iterator for a fresh one
+ * every TIDX_ITER_REFRESH_MS (tidx_iter_next, tidx_iter_refresh_due).  That
+ * is safe for index entries: every row a snapshot sees had its entry
+ * written before the snapshot was taken, and entries are deleted only for
+ * rows dead to every snapshot, so a later view holds at least the entries
+ * an earlier one held for the rows the walk can see.
+ */
+#define TIDX_ITER_REFRESH_MS 200
+
+typedef struct TidxIter
+{
+	tides_iter *it;
+	uint8	   *lower;			/* copies of the bounds, for refreshes */
+	size_t		llen;
+	uint8	   *upper;
+	size_t		ulen;
+	TimestampTz opened_at;
+	uint32		steps;
+} TidxIter;
+
+extern TidxIter *tidx_iter_open(const uint8 *lower, size_t llen, const uint8 *upper, size_t ulen);
+extern void tidx_iter_close(TidxIter *w);
+/* ERROR if the iterator stopped because of an engine error */
+extern void tidx_iter_check(TidxIter *w);
+/* has the iterator lived long enough to be replaced? (looks at the clock now and then) */
+extern bool tidx_iter_refresh_due(TidxIter *w);
+/* replace the iterator by a fresh one over the same bounds (not positioned) */
+extern void tidx_iter_reopen(TidxIter *w);
+/* step forward, replacing the iterator first when it is due */
+extern void tidx_iter_next(TidxIter *w);
+
+/* ---- compat.c: PostgreSQL 15's b-tree-only corners */
+
+/* the ambuild step that lets foreign keys reference the index */
+extern void tidx_use_btree_opclasses(Relation heap, Relation index);
+
+/* present a tides_btree index as a b-tree to code that insists (see tidx_compat.c) */
+extern void tidx_masquerade_push(Relation index);
+extern void tidx_masquerade_pop(Relation index);
+extern void tidx_masquerade_push_oid(Oid indexoid);
+extern void tidx_masquerade_pop_oid(Oid indexoid);
+extern List *tidx_masquerade_indexes(Oid relid, bool unique_only, LOCKMODE lockmode);
+extern void tidx_unmasquerade(List *opened);
+extern List *tidx_masquerade_indexes_oid(Oid relid, bool unique_only);
+extern void tidx_unmasquerade_oids(List *oids);
+/* masquerade tides_btree indexes created under these names (char *) in nsp until _end */
+extern void *tidx_masquerade_names_begin(Oid nsp, List *names);
+extern void tidx_masquerade_names_end(void *prev);
+
+/* keep ALTER TABLE ... ALTER TYPE from reusing a tides_btree index's storage for a btree */
+extern List *tidx_guard_reuse(Oid relid, List *colnames);
+extern void tidx_unguard_reuse(List *guard);
+
+extern void tidx_lock_stripes_request(void);
+extern LWLock *tidx_stripe_lock(uint64 tree, const uint8 *prefix, size_t len);
+
+#endif

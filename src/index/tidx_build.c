@@ -1,0 +1,339 @@
+/*
+ * build.c -- ambuild / ambuildempty for tides_btree, and the life cycle of
+ * an index's engine tree.
+ *
+ * PostgreSQL creates an index's storage itself (an empty file) and then
+ * calls ambuild, for CREATE INDEX and for every rebuild (REINDEX, TRUNCATE,
+ * CLUSTER, VACUUM FULL, ALTER TABLE rewrites).  So ambuild is where the tree
+ * is made:
+ *   - a new relfilenode gets a new tree (dropped if the transaction aborts);
+ *     relfilenodes the index had earlier in this transaction (the storage
+ *     this rebuild replaces) have their trees dropped when it commits;
+ *   - a relfilenode that already has a tree is being rebuilt in place
+ *     (truncation of a table created in this transaction, ON COMMIT DELETE
+ *     ROWS): its tree is replaced.
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/heapam.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/index.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_class.h"
+#include "miscadmin.h"
+#include "utils/fmgroids.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "tides_index.h"
+
+/* ------------------------------------------------------------ storage */
+
+/* trees this transaction already scheduled for dropping (avoid repeats) */
+static TransactionId sched_xid = InvalidTransactionId;
+static List *sched_trees = NIL;
+
+static void
+drop_at_commit_once(uint64 tree)
+{
+	TransactionId xid = GetTopTransactionId();
+	MemoryContext old;
+	ListCell   *lc;
+
+	if (xid != sched_xid)
+	{
+		list_free_deep(sched_trees);
+		sched_trees = NIL;
+		sched_xid = xid;
+	}
+	foreach(lc, sched_trees)
+		if (*(uint64 *) lfirst(lc) == tree)
+			return;
+	tides_drop_tree_at_end(tree, true);
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	{
+		uint64	   *p = palloc(sizeof(uint64));
+
+		*p = tree;
+		sched_trees = lappend(sched_trees, p);
+	}
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * Storage this index had earlier in the current transaction: pg_class row
+ * versions of the index that this transaction replaced, with another
+ * relfilenode.  Their trees go when the transaction commits, as their files
+ * do.
+ */
+static void
+drop_replaced_trees(Relation index)
+{
+	Relation	pg_class = table_open(RelationRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+
+	ScanKeyInit(&key, Anum_pg_class_oid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(RelationGetRelid(index)));
+	scan = systable_beginscan(pg_class, ClassOidIndexId, true, SnapshotAny, 1, &key);
+	while ((tup = systable_getnext(scan)) != NULL)
+	{
+		Form_pg_class c = (Form_pg_class) GETSTRUCT(tup);
+		HeapTupleHeader h = tup->t_data;
+		TransactionId xmin = HeapTupleHeaderGetXmin(h);
+		TransactionId xmax;
+		RelFileNode old;
+		uint64		tree;
+
+		if (h->t_infomask & HEAP_XMAX_INVALID || HeapTupleHeaderIsOnlyLocked(h))
+			continue;
+		xmax = HeapTupleHeaderGetUpdateXid(h);
+		if (!TransactionIdIsValid(xmax) || !TransactionIdIsCurrentTransactionId(xmax))
+			continue;			/* not replaced by this transaction */
+		if (!HeapTupleHeaderXminFrozen(h) && !TransactionIdIsCurrentTransactionId(xmin) &&
+			!TransactionIdDidCommit(xmin))
+			continue;			/* never was the index's storage */
+		old.spcNode = OidIsValid(c->reltablespace) ? c->reltablespace : MyDatabaseTableSpace;
+		old.dbNode = MyDatabaseId;
+		old.relNode = c->relfilenode;
+		if (RelFileNodeEquals(old, index->rd_node))
+			continue;
+		if (tidx_lookup_tree(&old, index->rd_backend, &tree))
+			drop_at_commit_once(tree);
+	}
+	systable_endscan(scan);
+	table_close(pg_class, AccessShareLock);
+}
+
+static uint64
+new_storage(Relation index)
+{
+	uint64		tree;
+
+	tides_xact_note_write();
+	if (tidx_lookup_tree(&index->rd_node, index->rd_backend, &tree))
+	{
+		/* rebuilt in place: the old contents go whatever happens */
+		return tides_replace_tree(index);
+	}
+	drop_replaced_trees(index);
+	return tides_create_tree(index, &index->rd_node, index->rd_rel->relpersistence);
+}
+
+/* ------------------------------------------------------------ building */
+
+typedef struct BuildState
+{
+	TidxDesc   *d;
+	Relation	heap;
+	tides_batch *b;
+	MemoryContextCallback cb;
+	MemoryContext tmp;
+	double		indtuples;
+	HTAB	   *not_alive;		/* unique builds: TIDs of rows not alive */
+	StringInfoData key;
+} BuildState;
+
+static void
+free_batch(void *arg)
+{
+	BuildState *bs = arg;
+
+	if (bs->b)
+	{
+		tides_batch_free(bs->b);
+		bs->b = NULL;
+	}
+}
+
+static void
+flush_batch(BuildState *bs)
+{
+	if (tides_batch_count(bs->b) == 0)
+		return;
+	tides_xact_note_write();
+	tides_xact_tag_batch(bs->b);
+	tides_write_batch(bs->b);
+	tides_batch_clear(bs->b);
+}
+
+static void
+build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
+			   bool tupleIsAlive, void *state)
+{
+	BuildState *bs = state;
+	MemoryContext old = MemoryContextSwitchTo(bs->tmp);
+	IndexTuple	itup;
+
+	resetStringInfo(&bs->key);
+	tidx_encode_prefix(&bs->key, bs->d, values, isnull);
+	tidx_append_tid(&bs->key, tid);
+	if (bs->key.len > TIDX_MAX_KEY_LEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("index row key of %d bytes exceeds tides_btree maximum %d for index \"%s\"",
+						bs->key.len, TIDX_MAX_KEY_LEN, RelationGetRelationName(index)),
+				 errdetail("Index row references tuple (%u,%u) in relation \"%s\".",
+						   ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid),
+						   RelationGetRelationName(bs->heap)),
+				 errhint("Values this long cannot be indexed.  Consider a function index of an MD5 hash of the value.")));
+	itup = index_form_tuple(RelationGetDescr(index), values, isnull);
+	itup->t_tid = *tid;
+	if (tides_batch_put(bs->b, bs->key.data, bs->key.len, itup, IndexTupleSize(itup)) != TIDES_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("tides_btree: could not add an index entry of %d bytes", bs->key.len)));
+	if (bs->not_alive && !tupleIsAlive)
+		(void) hash_search(bs->not_alive, tid, HASH_ENTER, NULL);
+	bs->indtuples += 1;
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(bs->tmp);
+	if (tides_batch_bytes(bs->b) >= (1 << 20))
+		flush_batch(bs);
+}
+
+/*
+ * Unique builds: equal keys are adjacent in the tree; two entries of one key
+ * whose rows are both alive are a duplicate (nbtree's rule).
+ */
+static void
+check_build_duplicates(BuildState *bs)
+{
+	TidxDesc   *d = bs->d;
+	uint8		lo[8],
+				hi[8];
+	TidxIter   *w;
+	char	   *prev = NULL;
+	int			prevlen = 0;
+	int			prevcap = 0;
+	TupleDesc	tupdesc = RelationGetDescr(d->index);
+
+	tides_key_put_tree(lo, d->tree);
+	tides_key_put_tree(hi, d->tree + 1);
+	w = tidx_iter_open(lo, 8, hi, 8);
+	for (tides_iter_first(w->it); tides_iter_valid(w->it); tides_iter_next(w->it))
+	{
+		size_t		klen,
+					vlen;
+		const uint8 *k = tides_iter_key(w->it, &klen);
+		const char *v = tides_iter_value(w->it, &vlen);
+		ItemPointerData tid;
+		int			plen = (int) klen - TIDX_TID_LEN;
+		bool		skip = false;
+		IndexTuple	itup;
+
+		CHECK_FOR_INTERRUPTS();
+		tidx_decode_tid(k, klen, &tid);
+		if (hash_search(bs->not_alive, &tid, HASH_FIND, NULL) != NULL)
+			continue;
+		itup = palloc(vlen);
+		memcpy(itup, v, vlen);
+		if (!d->nulls_not_distinct && IndexTupleHasNulls(itup))
+		{
+			for (int i = 0; i < d->nkeys; i++)
+			{
+				bool		isnull;
+
+				(void) index_getattr(itup, i + 1, tupdesc, &isnull);
+				if (isnull)
+					skip = true;
+			}
+		}
+		if (!skip && prev != NULL && prevlen == plen && memcmp(prev, k, plen) == 0)
+		{
+			Datum		values[INDEX_MAX_KEYS];
+			bool		isnull[INDEX_MAX_KEYS];
+			char	   *key_desc;
+
+			index_deform_tuple(itup, tupdesc, values, isnull);
+			key_desc = BuildIndexValueDescription(d->index, values, isnull);
+			ereport(ERROR,
+					(errcode(ERRCODE_UNIQUE_VIOLATION),
+					 errmsg("could not create unique index \"%s\"",
+							RelationGetRelationName(d->index)),
+					 key_desc ? errdetail("Key %s is duplicated.", key_desc) :
+					 errdetail("Duplicate keys exist."),
+					 errtableconstraint(bs->heap, RelationGetRelationName(d->index))));
+		}
+		if (!skip)
+		{
+			if (prevcap < plen)
+			{
+				prevcap = Max(plen, 64);
+				prev = prev ? repalloc(prev, prevcap) : palloc(prevcap);
+			}
+			memcpy(prev, k, plen);
+			prevlen = plen;
+		}
+		pfree(itup);
+	}
+	tidx_iter_check(w);
+	tidx_iter_close(w);
+}
+
+IndexBuildResult *
+tidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
+{
+	IndexBuildResult *result = palloc0(sizeof(IndexBuildResult));
+	TidxDesc	d;
+	BuildState *bsp = palloc0(sizeof(BuildState));	/* lives as long as its reset callback */
+	double		reltuples;
+#define bs (*bsp)
+
+	/* columns first: an unsupported type or collation fails before anything is written */
+	tidx_desc_init(&d, index, true);
+	/* REINDEX of VACUUM FULL and CLUSTER builds without checking uniqueness */
+	d.unique = indexInfo->ii_Unique;
+	d.tree = new_storage(index);
+	tidx_use_btree_opclasses(heap, index);
+
+	bs.d = &d;
+	bs.heap = heap;
+	bs.b = tides_batch_new();
+	if (bs.b == NULL)
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	bs.cb.func = free_batch;
+	bs.cb.arg = &bs;
+	MemoryContextRegisterResetCallback(CurrentMemoryContext, &bs.cb);
+	bs.tmp = AllocSetContextCreate(CurrentMemoryContext, "tides_btree build", ALLOCSET_DEFAULT_SIZES);
+	initStringInfo(&bs.key);
+	if (d.unique)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(ItemPointerData);
+		ctl.entrysize = sizeof(ItemPointerData);
+		ctl.hcxt = CurrentMemoryContext;
+		bs.not_alive = hash_create("tides_btree build", 256, &ctl,
+								   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+
+	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
+									   build_callback, &bs, NULL);
+	flush_batch(&bs);
+	free_batch(&bs);
+	if (d.unique)
+		check_build_duplicates(&bs);
+	MemoryContextDelete(bs.tmp);
+
+	result->heap_tuples = reltuples;
+	result->index_tuples = bs.indtuples;
+#undef bs
+	return result;
+}
+
+/*
+ * Unlogged indexes: the entries live in the engine, not in the init fork,
+ * which stays empty.
+ */
+void
+tidx_buildempty(Relation index)
+{
+}

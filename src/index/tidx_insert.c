@@ -1,0 +1,297 @@
+/*
+ * insert.c -- aminsert for tides_btree, with nbtree's uniqueness rules.
+ *
+ * A plain insert writes one entry (tagged with the transaction, like the
+ * row it points at).  A unique insert takes the stripe lock of (tree,
+ * encoded key) -- every inserter of an equal key takes the same stripe --
+ * and looks at each existing entry with that key: the row it points at is
+ * fetched with a dirty snapshot; an in-progress inserter or deleter is
+ * waited for (without the lock) and the check starts over; a live row is a
+ * duplicate (23505, worded as nbtree words it), unless the caller asked
+ * for a partial check (deferred constraints, speculative insertion), which
+ * only reports it.  The entry is written before the lock is released, so
+ * the next inserter of the key sees it.
+ */
+#include "postgres.h"
+
+#include "access/tableam.h"
+#include "catalog/index.h"
+#include "common/hashfn.h"
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/lmgr.h"
+#include "storage/predicate.h"
+#include "storage/shmem.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "tides_index.h"
+
+#define TIDX_STRIPES 1024
+
+static LWLockPadded *stripes = NULL;
+
+void
+tidx_lock_stripes_request(void)
+{
+	RequestNamedLWLockTranche("tides_index", TIDX_STRIPES);
+}
+
+LWLock *
+tidx_stripe_lock(uint64 tree, const uint8 *prefix, size_t len)
+{
+	uint32		h;
+
+	if (stripes == NULL)
+		stripes = GetNamedLWLockTranche("tides_index");
+	h = hash_bytes(prefix, (int) len) ^ (uint32) (tree * UINT64CONST(0x9E3779B97F4A7C15) >> 32);
+	return &stripes[h % TIDX_STRIPES].lock;
+}
+
+/* ------------------------------------------------------------- writes */
+
+static void
+write_entry(const char *key, int klen, IndexTuple itup)
+{
+	tides_batch *b;
+
+	tides_xact_note_write();
+	b = tides_local_batch();
+	tides_xact_tag_batch(b);
+	if (tides_batch_put(b, key, klen, itup, IndexTupleSize(itup)) != TIDES_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("tides_btree: could not add an index entry of %d bytes", klen)));
+	tides_write_batch(b);
+}
+
+/*
+ * Delete entries whose rows are dead to every transaction.  Not tied to the
+ * current transaction (like VACUUM's deletes): the entries are garbage
+ * whatever it does.
+ */
+void
+tidx_delete_keys(uint8 **keys, size_t *lens, int n)
+{
+	tides_batch *b;
+
+	if (n == 0)
+		return;
+	b = tides_local_batch();
+	for (int i = 0; i < n; i++)
+		tides_batch_delete(b, keys[i], lens[i]);
+	tides_write_batch(b);
+}
+
+static void
+check_key_size(Relation index, Relation heap, int klen, ItemPointer tid)
+{
+	if (klen > TIDX_MAX_KEY_LEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("index row key of %d bytes exceeds tides_btree maximum %d for index \"%s\"",
+						klen, TIDX_MAX_KEY_LEN, RelationGetRelationName(index)),
+				 errdetail("Index row references tuple (%u,%u) in relation \"%s\".",
+						   ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid),
+						   heap ? RelationGetRelationName(heap) : "?"),
+				 errhint("Values this long cannot be indexed.  Consider a function index of an MD5 hash of the value.")));
+}
+
+/* ------------------------------------------------------------- uniqueness */
+
+typedef struct CheckResult
+{
+	TransactionId xwait;		/* wait for this one, then check again */
+	uint32		spec_token;
+	ItemPointerData wait_tid;
+	bool		conflict;		/* a live duplicate: error */
+	bool		is_unique;		/* partial check: no potential duplicate */
+	bool		found_self;
+	int			nkill;
+	uint8	   *killkeys[64];
+	size_t		killlens[64];
+} CheckResult;
+
+static void
+check_unique(Relation index, Relation heap, const StringInfo prefix, ItemPointer self,
+			 IndexUniqueCheck checkUnique, CheckResult *res)
+{
+	uint8	   *upper = palloc(prefix->len);
+	int			ulen = prefix->len;
+	TidxIter   *w;
+	SnapshotData SnapshotDirty;
+	bool		can_kill = tidx_heap_is_tides(heap);
+
+	memcpy(upper, prefix->data, prefix->len);
+	if (!tidx_prefix_successor(upper, &ulen))
+		elog(ERROR, "tides_btree: key prefix without successor");
+	InitDirtySnapshot(SnapshotDirty);
+	w = tidx_iter_open((uint8 *) prefix->data, prefix->len, upper, ulen);
+	for (tides_iter_first(w->it); tides_iter_valid(w->it); tides_iter_next(w->it))
+	{
+		size_t		klen;
+		const uint8 *k = tides_iter_key(w->it, &klen);
+		ItemPointerData htid;
+		bool		all_dead = false;
+
+		/* only entries of exactly this key (encodings are self-delimiting) */
+		if (klen != (size_t) prefix->len + TIDX_TID_LEN)
+			continue;
+		tidx_decode_tid(k, klen, &htid);
+		if (ItemPointerEquals(&htid, self))
+		{
+			res->found_self = true;
+			continue;
+		}
+		if (table_index_fetch_tuple_check(heap, &htid, &SnapshotDirty, &all_dead))
+		{
+			TransactionId xwait;
+
+			if (checkUnique == UNIQUE_CHECK_PARTIAL)
+			{
+				res->is_unique = false;
+				break;
+			}
+			xwait = TransactionIdIsValid(SnapshotDirty.xmin) ? SnapshotDirty.xmin : SnapshotDirty.xmax;
+			if (TransactionIdIsValid(xwait))
+			{
+				res->xwait = xwait;
+				res->spec_token = SnapshotDirty.speculativeToken;
+				res->wait_tid = htid;
+				break;
+			}
+
+			/*
+			 * A definite conflict, unless the row being inserted is itself
+			 * dead by now (CREATE INDEX CONCURRENTLY's validation).
+			 */
+			if (!table_index_fetch_tuple_check(heap, self, SnapshotSelf, NULL))
+				break;
+			res->conflict = true;
+			break;
+		}
+		else if (all_dead && can_kill && res->nkill < lengthof(res->killkeys))
+		{
+			res->killkeys[res->nkill] = palloc(klen);
+			memcpy(res->killkeys[res->nkill], k, klen);
+			res->killlens[res->nkill] = klen;
+			res->nkill++;
+		}
+	}
+	tidx_iter_check(w);
+	tidx_iter_close(w);
+	pfree(upper);
+}
+
+bool
+tidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid,
+			Relation heap, IndexUniqueCheck checkUnique, bool indexUnchanged,
+			IndexInfo *indexInfo)
+{
+	TidxDesc   *d = indexInfo->ii_AmCache;
+	StringInfoData key;
+	IndexTuple	itup;
+	int			prefix_len;
+	bool		check;
+	bool		is_unique = true;
+
+	if (d == NULL || d->index != index)
+	{
+		d = MemoryContextAlloc(indexInfo->ii_Context, sizeof(TidxDesc));
+		tidx_desc_init(d, index, false);
+		indexInfo->ii_AmCache = d;
+	}
+
+	initStringInfo(&key);
+	tidx_encode_prefix(&key, d, values, isnull);
+	prefix_len = key.len;
+	tidx_append_tid(&key, heap_tid);
+	check_key_size(index, heap, key.len, heap_tid);
+	itup = index_form_tuple(RelationGetDescr(index), values, isnull);
+	itup->t_tid = *heap_tid;
+
+	/* relation-level SIREAD locks on the index (ampredlocks is false) */
+	CheckForSerializableConflictIn(index, NULL, InvalidBlockNumber);
+
+	check = checkUnique != UNIQUE_CHECK_NO && d->unique;
+	if (check && !d->nulls_not_distinct)
+	{
+		for (int i = 0; i < d->nkeys; i++)
+			if (isnull[i])
+				check = false;	/* NULLs are distinct: no conflict possible */
+	}
+	if (!check)
+	{
+		if (checkUnique != UNIQUE_CHECK_EXISTING)
+			write_entry(key.data, key.len, itup);
+		pfree(itup);
+		pfree(key.data);
+		return true;
+	}
+
+	for (;;)
+	{
+		StringInfoData prefix;
+		CheckResult res;
+		LWLock	   *lock;
+
+		CHECK_FOR_INTERRUPTS();
+		memset(&res, 0, sizeof(res));
+		res.is_unique = true;
+		prefix.data = key.data;
+		prefix.len = prefix_len;
+		prefix.maxlen = key.maxlen;
+		prefix.cursor = 0;
+		lock = tidx_stripe_lock(d->tree, (uint8 *) key.data, prefix_len);
+		LWLockAcquire(lock, LW_EXCLUSIVE);
+		PG_TRY();
+		{
+			check_unique(index, heap, &prefix, heap_tid, checkUnique, &res);
+			if (!TransactionIdIsValid(res.xwait) && !res.conflict &&
+				checkUnique != UNIQUE_CHECK_EXISTING)
+				write_entry(key.data, key.len, itup);
+		}
+		PG_CATCH();
+		{
+			LWLockRelease(lock);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+		LWLockRelease(lock);
+
+		if (res.nkill > 0)
+			tidx_delete_keys(res.killkeys, res.killlens, res.nkill);
+
+		if (TransactionIdIsValid(res.xwait))
+		{
+			/* wait for the other inserter or deleter, then look again */
+			if (res.spec_token)
+				SpeculativeInsertionWait(res.xwait, res.spec_token);
+			else
+				XactLockTableWait(res.xwait, heap, &res.wait_tid, XLTW_InsertIndex);
+			continue;
+		}
+		if (res.conflict)
+		{
+			Datum		vals[INDEX_MAX_KEYS];
+			bool		nulls[INDEX_MAX_KEYS];
+			char	   *key_desc;
+
+			CheckForSerializableConflictIn(index, NULL, InvalidBlockNumber);
+			index_deform_tuple(itup, RelationGetDescr(index), vals, nulls);
+			key_desc = BuildIndexValueDescription(index, vals, nulls);
+			ereport(ERROR,
+					(errcode(ERRCODE_UNIQUE_VIOLATION),
+					 errmsg("duplicate key value violates unique constraint \"%s\"",
+							RelationGetRelationName(index)),
+					 key_desc ? errdetail("Key %s already exists.", key_desc) : 0,
+					 errtableconstraint(heap, RelationGetRelationName(index))));
+		}
+		is_unique = res.is_unique;
+		break;
+	}
+	pfree(itup);
+	pfree(key.data);
+	return is_unique;
+}

@@ -1,0 +1,539 @@
+/*
+ * scan.c -- index scans of tides_btree.
+ *
+ * amrescan turns the scan keys into a sorted list of disjoint key intervals
+ * [lo, hi) over the encoded keys (scankeys.c) and opens one engine
+ * iterator: the scan reads the index as of that moment.  Entries
+ * inside an interval are checked against every scan key that the interval
+ * does not already enforce, with the operator's own function on the datums
+ * of the stored IndexTuple, so results are exact (xs_recheck is false).
+ *
+ * Forward and backward scans, changes of direction, mark/restore and
+ * bitmap scans all walk the same intervals.  A scan that lives long trades
+ * its iterator for a fresh one (see TidxIter in tides_index.h) and finds its
+ * place again by the key of the entry it is on.  Entries whose rows the
+ * executor reports dead to everyone (kill_prior_tuple) are deleted from the
+ * engine: TIDs of tides tables are never reused, so that is safe at any time.
+ */
+#include "postgres.h"
+
+#include "access/relscan.h"
+#include "nodes/tidbitmap.h"
+#include "pgstat.h"
+#include "utils/array.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+
+#include "tides_index.h"
+
+#define KILL_BATCH 128
+
+typedef enum PosState
+{
+	POS_START,					/* nothing read since rescan */
+	POS_ON,						/* on an entry of interval cur */
+	POS_END_FWD,				/* ran off the end going forward */
+	POS_END_BWD					/* ran off the start going backward */
+} PosState;
+
+typedef struct TidxScan
+{
+	TidxDesc	d;
+	MemoryContext cxt;			/* per-rescan state (reset by rescan) */
+	MemoryContext filtercxt;	/* evaluating scan keys on one entry */
+	TidxIter   *iter;
+	bool		qual_ok;
+	int			nintervals;
+	TidxKeyRange *iv;
+	int			nfilter;
+	TidxFilterKey *filter;
+	bool		counted;
+
+	PosState	state;
+	int			cur;
+	uint8	   *curkey;			/* copy of the current entry's key */
+	int			curkeylen;
+	int			curkeycap;
+
+	PosState	mark_state;
+	int			mark_cur;
+	uint8	   *markkey;
+	int			markkeylen;
+	int			markkeycap;
+
+	char	   *itupbuf;		/* aligned copy of the current IndexTuple */
+	Size		itupcap;
+
+	bool		can_kill;
+	int			nkill;
+	uint8	   *killkeys[KILL_BATCH];
+	size_t		killlens[KILL_BATCH];
+} TidxScan;
+
+/* ------------------------------------------------------------------ kills */
+
+static void
+flush_kills(TidxScan *so)
+{
+	if (so->nkill == 0)
+		return;
+	tidx_delete_keys(so->killkeys, so->killlens, so->nkill);
+	for (int i = 0; i < so->nkill; i++)
+		pfree(so->killkeys[i]);
+	so->nkill = 0;
+}
+
+static void
+remember_kill(TidxScan *so)
+{
+	MemoryContext old;
+
+	if (!so->can_kill || so->state != POS_ON || so->curkeylen == 0)
+		return;
+	old = MemoryContextSwitchTo(GetMemoryChunkContext(so));
+	so->killkeys[so->nkill] = palloc(so->curkeylen);
+	memcpy(so->killkeys[so->nkill], so->curkey, so->curkeylen);
+	so->killlens[so->nkill] = so->curkeylen;
+	so->nkill++;
+	MemoryContextSwitchTo(old);
+	if (so->nkill == KILL_BATCH)
+		flush_kills(so);
+}
+
+/* ------------------------------------------------------------------ AM API */
+
+IndexScanDesc
+tidx_beginscan(Relation index, int nkeys, int norderbys)
+{
+	IndexScanDesc scan = RelationGetIndexScan(index, nkeys, norderbys);
+	TidxScan   *so = palloc0(sizeof(TidxScan));
+
+	tidx_desc_init(&so->d, index, false);
+	so->cxt = AllocSetContextCreate(CurrentMemoryContext, "tides_btree scan", ALLOCSET_DEFAULT_SIZES);
+	so->filtercxt = AllocSetContextCreate(CurrentMemoryContext, "tides_btree scan keys", ALLOCSET_SMALL_SIZES);
+	so->state = POS_START;
+	so->qual_ok = false;
+	so->mark_state = POS_START;
+	scan->opaque = so;
+	scan->xs_itupdesc = RelationGetDescr(index);
+	return scan;
+}
+
+void
+tidx_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int norderbys)
+{
+	TidxScan   *so = (TidxScan *) scan->opaque;
+	MemoryContext old;
+
+	flush_kills(so);
+	if (keys && scan->numberOfKeys > 0)
+		memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
+
+	tidx_iter_close(so->iter);
+	MemoryContextReset(so->cxt);
+	so->iter = NULL;
+	so->iv = NULL;
+	so->nintervals = 0;
+	so->state = POS_START;
+	so->mark_state = POS_START;
+	so->curkey = NULL;
+	so->curkeylen = so->curkeycap = 0;
+	so->markkey = NULL;
+	so->markkeylen = so->markkeycap = 0;
+	so->itupbuf = NULL;
+	so->itupcap = 0;
+	so->counted = false;
+	so->qual_ok = true;
+	so->can_kill = tidx_heap_is_tides(scan->heapRelation);
+
+	old = MemoryContextSwitchTo(so->cxt);
+	so->nfilter = scan->numberOfKeys;
+	so->filter = palloc0(sizeof(TidxFilterKey) * Max(so->nfilter, 1));
+	for (int i = 0; i < scan->numberOfKeys; i++)
+	{
+		ScanKey		sk = &scan->keyData[i];
+		TidxFilterKey *fk = &so->filter[i];
+
+		fk->sk = sk;
+		if (sk->sk_flags & SK_ROW_HEADER)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("tides_btree does not support row comparison index keys")));
+		if ((sk->sk_flags & SK_ISNULL) && !(sk->sk_flags & (SK_SEARCHNULL | SK_SEARCHNOTNULL)))
+		{
+			so->qual_ok = false;	/* comparison with NULL: never true */
+			continue;
+		}
+		if (sk->sk_flags & SK_SEARCHARRAY)
+		{
+			ArrayType  *arr = DatumGetArrayTypeP(sk->sk_argument);
+			int16		elmlen;
+			bool		elmbyval;
+			char		elmalign;
+			Datum	   *elems;
+			bool	   *nulls;
+			int			n;
+
+			get_typlenbyvalalign(ARR_ELEMTYPE(arr), &elmlen, &elmbyval, &elmalign);
+			deconstruct_array(arr, ARR_ELEMTYPE(arr), elmlen, elmbyval, elmalign,
+							  &elems, &nulls, &n);
+			fk->elems = palloc(sizeof(Datum) * Max(n, 1));
+			for (int j = 0; j < n; j++)
+				if (!nulls[j])
+					fk->elems[fk->nelems++] = elems[j];
+			if (fk->nelems == 0)
+				so->qual_ok = false;
+		}
+	}
+	if (so->qual_ok)
+		so->qual_ok = tidx_build_intervals(&so->d, so->filter, so->nfilter, &so->iv, &so->nintervals);
+	if (so->qual_ok && so->nintervals > 0)
+	{
+		so->iter = tidx_iter_open(so->iv[0].lo, so->iv[0].lolen,
+								  so->iv[so->nintervals - 1].hi, so->iv[so->nintervals - 1].hilen);
+	}
+	else
+		so->qual_ok = false;
+	MemoryContextSwitchTo(old);
+}
+
+static bool
+key_in_interval(const uint8 *k, size_t klen, const TidxKeyRange *iv)
+{
+	return tidx_cmp_bytes((const char *) k, klen, (const char *) iv->lo, iv->lolen) >= 0 &&
+		tidx_cmp_bytes((const char *) k, klen, (const char *) iv->hi, iv->hilen) < 0;
+}
+
+/* position on the first entry of interval i in direction dir */
+static void
+enter_interval(TidxScan *so, int i, ScanDirection dir)
+{
+	tides_iter *it = so->iter->it;
+	TidxKeyRange *iv = &so->iv[i];
+
+	if (ScanDirectionIsBackward(dir))
+	{
+		tides_iter_seek_for_prev(it, iv->hi, iv->hilen);
+		while (tides_iter_valid(it))
+		{
+			size_t		klen;
+			const uint8 *k = tides_iter_key(it, &klen);
+
+			if (tidx_cmp_bytes((const char *) k, klen, (const char *) iv->hi, iv->hilen) < 0)
+				break;
+			tides_iter_prev(it);
+		}
+	}
+	else
+		tides_iter_seek(it, iv->lo, iv->lolen);
+}
+
+static IndexTuple
+current_itup(TidxScan *so)
+{
+	size_t		vlen;
+	const void *v = tides_iter_value(so->iter->it, &vlen);
+
+	if (so->itupcap < vlen)
+	{
+		so->itupcap = Max(vlen, 256);
+		so->itupbuf = MemoryContextAlloc(so->cxt, so->itupcap);
+	}
+	memcpy(so->itupbuf, v, vlen);
+	if (vlen < sizeof(IndexTupleData) || IndexTupleSize((IndexTuple) so->itupbuf) > vlen)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("tides_btree index \"%s\" has an entry with a malformed value (%zu bytes)",
+						RelationGetRelationName(so->d.index), vlen)));
+	return (IndexTuple) so->itupbuf;
+}
+
+static bool
+passes_filters(TidxScan *so, IndexTuple itup)
+{
+	TupleDesc	tupdesc = RelationGetDescr(so->d.index);
+
+	for (int i = 0; i < so->nfilter; i++)
+	{
+		TidxFilterKey *fk = &so->filter[i];
+		ScanKey		sk = fk->sk;
+		Datum		datum;
+		bool		isnull;
+
+		if (sk == NULL)
+			continue;
+		datum = index_getattr(itup, sk->sk_attno, tupdesc, &isnull);
+		if (sk->sk_flags & SK_SEARCHNULL)
+		{
+			if (!isnull)
+				return false;
+			continue;
+		}
+		if (isnull)
+			return false;
+		if (sk->sk_flags & SK_SEARCHNOTNULL)
+			continue;
+		if (sk->sk_flags & SK_SEARCHARRAY)
+		{
+			bool		any = false;
+
+			for (int j = 0; j < fk->nelems && !any; j++)
+				any = DatumGetBool(FunctionCall2Coll(&sk->sk_func, sk->sk_collation,
+													 datum, fk->elems[j]));
+			if (!any)
+				return false;
+			continue;
+		}
+		if (!DatumGetBool(FunctionCall2Coll(&sk->sk_func, sk->sk_collation, datum, sk->sk_argument)))
+			return false;
+	}
+	return true;
+}
+
+static bool
+have_filters(TidxScan *so)
+{
+	for (int i = 0; i < so->nfilter; i++)
+		if (so->filter[i].sk != NULL)
+			return true;
+	return false;
+}
+
+static void
+save_current_key(TidxScan *so, const uint8 *k, size_t klen)
+{
+	if (so->curkeycap < (int) klen)
+	{
+		so->curkeycap = Max((int) klen, 64);
+		so->curkey = MemoryContextAlloc(so->cxt, so->curkeycap);
+	}
+	memcpy(so->curkey, k, klen);
+	so->curkeylen = (int) klen;
+}
+
+/*
+ * Move to the next entry in dir that lies in an interval and passes the
+ * filters.  Returns false (and the END state) when there is none.
+ */
+static bool
+advance(TidxScan *so, ScanDirection dir, IndexTuple *itup_out, bool want_itup)
+{
+	tides_iter *it = so->iter->it;
+	bool		backward = ScanDirectionIsBackward(dir);
+	bool		filters = have_filters(so);
+
+	switch (so->state)
+	{
+		case POS_START:
+			so->cur = backward ? so->nintervals - 1 : 0;
+			enter_interval(so, so->cur, dir);
+			break;
+		case POS_END_FWD:
+			if (!backward)
+				return false;
+			so->cur = so->nintervals - 1;
+			enter_interval(so, so->cur, dir);
+			break;
+		case POS_END_BWD:
+			if (backward)
+				return false;
+			so->cur = 0;
+			enter_interval(so, so->cur, dir);
+			break;
+		case POS_ON:
+			if (tidx_iter_refresh_due(so->iter))
+			{
+				/* a long scan: a fresh iterator, re-positioned below */
+				tidx_iter_reopen(so->iter);
+				it = so->iter->it;
+			}
+			if (!tides_iter_valid(it))
+			{
+				/* the view has no such key any more: re-find the position */
+				if (backward)
+					tides_iter_seek_for_prev(it, so->curkey, so->curkeylen);
+				else
+					tides_iter_seek(it, so->curkey, so->curkeylen);
+			}
+			else
+			{
+				size_t		klen;
+				const uint8 *k = tides_iter_key(it, &klen);
+
+				if (tidx_cmp_bytes((const char *) k, klen, (const char *) so->curkey, so->curkeylen) != 0)
+				{
+					if (backward)
+						tides_iter_seek_for_prev(it, so->curkey, so->curkeylen);
+					else
+						tides_iter_seek(it, so->curkey, so->curkeylen);
+				}
+			}
+			if (tides_iter_valid(it))
+			{
+				size_t		klen;
+				const uint8 *k = tides_iter_key(it, &klen);
+
+				if (tidx_cmp_bytes((const char *) k, klen, (const char *) so->curkey, so->curkeylen) == 0)
+				{
+					if (backward)
+						tides_iter_prev(it);
+					else
+						tides_iter_next(it);
+				}
+			}
+			break;
+	}
+
+	for (;;)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (tides_iter_valid(it))
+		{
+			size_t		klen;
+			const uint8 *k = tides_iter_key(it, &klen);
+
+			if (key_in_interval(k, klen, &so->iv[so->cur]))
+			{
+				IndexTuple	itup = NULL;
+				bool		pass = true;
+
+				if (klen < 8 + TIDX_TID_LEN)
+					ereport(ERROR,
+							(errcode(ERRCODE_INDEX_CORRUPTED),
+							 errmsg("tides_btree index \"%s\" has a malformed key",
+									RelationGetRelationName(so->d.index))));
+				if (filters || want_itup)
+					itup = current_itup(so);
+				if (filters)
+				{
+					/* operators may allocate: a bitmap scan evaluates every entry in one call */
+					MemoryContext old = MemoryContextSwitchTo(so->filtercxt);
+
+					pass = passes_filters(so, itup);
+					MemoryContextSwitchTo(old);
+					MemoryContextReset(so->filtercxt);
+				}
+				if (pass)
+				{
+					save_current_key(so, k, klen);
+					so->state = POS_ON;
+					*itup_out = itup;
+					return true;
+				}
+				if (backward)
+					tides_iter_prev(it);
+				else
+					tides_iter_next(it);
+				continue;
+			}
+		}
+		else
+			tidx_iter_check(so->iter);
+
+		/* left the interval: the next one in dir */
+		so->cur += backward ? -1 : 1;
+		if (so->cur < 0 || so->cur >= so->nintervals)
+		{
+			so->state = backward ? POS_END_BWD : POS_END_FWD;
+			so->cur = backward ? 0 : so->nintervals - 1;
+			return false;
+		}
+		enter_interval(so, so->cur, dir);
+	}
+}
+
+bool
+tidx_gettuple(IndexScanDesc scan, ScanDirection dir)
+{
+	TidxScan   *so = (TidxScan *) scan->opaque;
+	IndexTuple	itup = NULL;
+
+	if (scan->kill_prior_tuple)
+		remember_kill(so);
+	if (!so->qual_ok)
+		return false;
+	if (!so->counted)
+	{
+		pgstat_count_index_scan(scan->indexRelation);
+		so->counted = true;
+	}
+	if (!advance(so, dir, &itup, scan->xs_want_itup))
+		return false;
+	tidx_decode_tid(so->curkey, so->curkeylen, &scan->xs_heaptid);
+	scan->xs_recheck = false;
+	if (scan->xs_want_itup)
+	{
+		scan->xs_itup = itup;
+		scan->xs_itupdesc = RelationGetDescr(scan->indexRelation);
+	}
+	return true;
+}
+
+int64
+tidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
+{
+	TidxScan   *so = (TidxScan *) scan->opaque;
+	int64		ntids = 0;
+	IndexTuple	itup;
+	ItemPointerData tid;
+
+	if (!so->qual_ok)
+		return 0;
+	pgstat_count_index_scan(scan->indexRelation);
+	so->state = POS_START;
+	while (advance(so, ForwardScanDirection, &itup, false))
+	{
+		tidx_decode_tid(so->curkey, so->curkeylen, &tid);
+		tbm_add_tuples(tbm, &tid, 1, false);
+		ntids++;
+	}
+	return ntids;
+}
+
+void
+tidx_endscan(IndexScanDesc scan)
+{
+	TidxScan   *so = (TidxScan *) scan->opaque;
+
+	flush_kills(so);
+	tidx_iter_close(so->iter);
+	MemoryContextDelete(so->cxt);
+	MemoryContextDelete(so->filtercxt);
+	pfree(so);
+	scan->opaque = NULL;
+}
+
+void
+tidx_markpos(IndexScanDesc scan)
+{
+	TidxScan   *so = (TidxScan *) scan->opaque;
+
+	so->mark_state = so->state;
+	so->mark_cur = so->cur;
+	if (so->state == POS_ON)
+	{
+		if (so->markkeycap < so->curkeylen)
+		{
+			so->markkeycap = Max(so->curkeylen, 64);
+			so->markkey = MemoryContextAlloc(so->cxt, so->markkeycap);
+		}
+		memcpy(so->markkey, so->curkey, so->curkeylen);
+		so->markkeylen = so->curkeylen;
+	}
+}
+
+void
+tidx_restrpos(IndexScanDesc scan)
+{
+	TidxScan   *so = (TidxScan *) scan->opaque;
+
+	if (!so->qual_ok)
+		return;
+	so->state = so->mark_state;
+	so->cur = so->mark_cur;
+	if (so->state == POS_ON)
+	{
+		save_current_key(so, so->markkey, so->markkeylen);
+		tides_iter_seek(so->iter->it, so->markkey, so->markkeylen);
+	}
+}

@@ -1,0 +1,319 @@
+/*
+ * verify.c -- tides_verify_index(regclass): does the index agree with its
+ * table?
+ *
+ * Under one fresh MVCC snapshot:
+ *   1. every row of the table that the snapshot sees (and that satisfies
+ *      the index predicate) must have the entry its current values encode
+ *      to;
+ *   2. every entry whose row the snapshot sees must carry the key that the
+ *      row encodes to, its stored IndexTuple must encode to that key too,
+ *      and in a unique index no two such entries may have equal keys.
+ * Entries of rows the snapshot does not see (dead, aborted, not yet
+ * committed) are not checked: they are allowed to exist.  Each problem is
+ * one result row.
+ *
+ * tides_index_entries(regclass) counts the entries of the index's tree.
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/relation.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/index.h"
+#include "executor/executor.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+
+#include "tides_index.h"
+
+PG_FUNCTION_INFO_V1(tides_verify_index);
+
+typedef struct VerifyState
+{
+	ReturnSetInfo *rsinfo;
+	int64		nproblems;
+	Relation	index;
+	TidxDesc   *d;
+	MemoryContext rowcxt;
+} VerifyState;
+
+static void
+report(VerifyState *vs, const char *fmt,...) pg_attribute_printf(2, 3);
+
+static void
+report(VerifyState *vs, const char *fmt,...)
+{
+	StringInfoData buf;
+	Datum		values[1];
+	bool		nulls[1] = {false};
+
+	initStringInfo(&buf);
+	for (;;)
+	{
+		va_list		args;
+		int			needed;
+
+		va_start(args, fmt);
+		needed = appendStringInfoVA(&buf, fmt, args);
+		va_end(args);
+		if (needed == 0)
+			break;
+		enlargeStringInfo(&buf, needed);
+	}
+	values[0] = CStringGetTextDatum(buf.data);
+	tuplestore_putvalues(vs->rsinfo->setResult, vs->rsinfo->setDesc, values, nulls);
+	vs->nproblems++;
+	pfree(buf.data);
+}
+
+static char *
+hex(const char *p, int len)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, "\\x");
+	for (int i = 0; i < len; i++)
+		appendStringInfo(&buf, "%02x", (uint8) p[i]);
+	return buf.data;
+}
+
+static char *
+describe(Relation index, Datum *values, bool *isnull, StringInfo key)
+{
+	char	   *d = BuildIndexValueDescription(index, values, isnull);
+
+	return d ? d : hex(key->data, key->len);
+}
+
+static void
+verify_row(Relation index, ItemPointer tid, Datum *values, bool *isnull, bool alive, void *arg)
+{
+	VerifyState *vs = arg;
+	MemoryContext old = MemoryContextSwitchTo(vs->rowcxt);
+	StringInfoData key;
+	char	   *val;
+	size_t		vlen;
+
+	CHECK_FOR_INTERRUPTS();
+	initStringInfo(&key);
+	tidx_encode_prefix(&key, vs->d, values, isnull);
+	tidx_append_tid(&key, tid);
+	if (!tides_read((uint8 *) key.data, key.len, &val, &vlen))
+		report(vs, "row (%u,%u) has no index entry for key %s",
+			   ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid),
+			   describe(index, values, isnull, &key));
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(vs->rowcxt);
+}
+
+Datum
+tides_verify_index(PG_FUNCTION_ARGS)
+{
+	Oid			indexoid = PG_GETARG_OID(0);
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	VerifyState vs;
+	Relation	index;
+	Relation	heap;
+	IndexInfo  *ii;
+	TidxDesc	d;
+	Snapshot	snap;
+	EState	   *estate;
+	ExprContext *econtext;
+	TupleTableSlot *slot;
+	ExprState  *pred;
+	TableScanDesc scan;
+	IndexFetchTableData *fetch;
+	StringInfoData key;
+	Datum		values[INDEX_MAX_KEYS];
+	bool		isnull[INDEX_MAX_KEYS];
+	uint8		lo[8],
+				hi[8];
+	TidxIter   *w;
+	char	   *prev = NULL;
+	int			prevlen = 0;
+	MemoryContext rowcxt;
+	TupleDesc	itupdesc;
+
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	vs.rsinfo = rsinfo;
+	vs.nproblems = 0;
+
+	index = index_open(indexoid, AccessShareLock);
+	if (!tides_is_tides_index(index))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a tides_btree index", RelationGetRelationName(index))));
+	heap = table_open(index->rd_index->indrelid, AccessShareLock);
+	ii = BuildIndexInfo(index);
+	tidx_desc_init(&d, index, false);
+	itupdesc = RelationGetDescr(index);
+	snap = RegisterSnapshot(GetLatestSnapshot());
+	estate = CreateExecutorState();
+	econtext = GetPerTupleExprContext(estate);
+	slot = table_slot_create(heap, NULL);
+	econtext->ecxt_scantuple = slot;
+	pred = ExecPrepareQual(ii->ii_Predicate, estate);
+	rowcxt = AllocSetContextCreate(CurrentMemoryContext, "tides_verify_index", ALLOCSET_DEFAULT_SIZES);
+	initStringInfo(&key);
+
+	/*
+	 * 1. every visible row has its entry: the table AM's index-build scan
+	 * with our snapshot hands out what a build would index (HOT chains under
+	 * their root's TID, the predicate applied).
+	 */
+	vs.index = index;
+	vs.d = &d;
+	vs.rowcxt = rowcxt;
+	scan = table_beginscan_strat(heap, snap, 0, NULL, true, false);
+	/* an MVCC scan (as CREATE INDEX CONCURRENTLY's): no OldestXmin */
+	ii->ii_Concurrent = true;
+	(void) table_index_build_range_scan(heap, index, ii, true, false, false, 0,
+										InvalidBlockNumber, verify_row, &vs, scan);
+
+	/* 2. every entry of a visible row has the row's key */
+	tides_key_put_tree(lo, d.tree);
+	tides_key_put_tree(hi, d.tree + 1);
+	fetch = table_index_fetch_begin(heap);
+	w = tidx_iter_open(lo, 8, hi, 8);
+	for (tides_iter_first(w->it); tides_iter_valid(w->it); tidx_iter_next(w))
+	{
+		bool		found;
+		size_t		klen,
+					vlen;
+		const uint8 *k = tides_iter_key(w->it, &klen);
+		const char *v = tides_iter_value(w->it, &vlen);
+		ItemPointerData tid;
+		MemoryContext old;
+		IndexTuple	itup;
+		int			plen = (int) klen - TIDX_TID_LEN;
+		bool		has_null = false;
+
+		CHECK_FOR_INTERRUPTS();
+		if (klen < 8 + TIDX_TID_LEN)
+		{
+			report(&vs, "malformed index key %s", hex((const char *) k, klen));
+			continue;
+		}
+		tidx_decode_tid(k, klen, &tid);
+		old = MemoryContextSwitchTo(rowcxt);
+
+		/* the stored IndexTuple must encode to the entry's key */
+		itup = palloc(Max(vlen, sizeof(IndexTupleData)));
+		memcpy(itup, v, vlen);
+		if (vlen < sizeof(IndexTupleData) || IndexTupleSize(itup) != vlen)
+			report(&vs, "entry for row (%u,%u) has a malformed value of %zu bytes",
+				   ItemPointerGetBlockNumber(&tid), ItemPointerGetOffsetNumber(&tid), vlen);
+		else
+		{
+			index_deform_tuple(itup, itupdesc, values, isnull);
+			resetStringInfo(&key);
+			tidx_encode_prefix(&key, &d, values, isnull);
+			if (key.len != plen || memcmp(key.data, k, plen) != 0)
+				report(&vs, "entry for row (%u,%u) has key %s but its stored values %s encode to %s",
+					   ItemPointerGetBlockNumber(&tid), ItemPointerGetOffsetNumber(&tid),
+					   hex((const char *) k, plen), describe(index, values, isnull, &key),
+					   hex(key.data, key.len));
+			if (!ItemPointerEquals(&itup->t_tid, &tid))
+				report(&vs, "entry for row (%u,%u) stores TID (%u,%u)",
+					   ItemPointerGetBlockNumber(&tid), ItemPointerGetOffsetNumber(&tid),
+					   ItemPointerGetBlockNumber(&itup->t_tid), ItemPointerGetOffsetNumber(&itup->t_tid));
+		}
+
+		/* the row (the chain member) the snapshot sees, if any */
+		{
+			ItemPointerData htid = tid;
+			bool		call_again = false;
+			bool		all_dead = false;
+
+			found = table_index_fetch_tuple(fetch, &htid, snap, slot, &call_again, &all_dead);
+		}
+		if (found)
+		{
+			ResetExprContext(econtext);
+			if (pred && !ExecQual(pred, econtext))
+				report(&vs, "entry for row (%u,%u), which does not satisfy the index predicate",
+					   ItemPointerGetBlockNumber(&tid), ItemPointerGetOffsetNumber(&tid));
+			else
+			{
+				FormIndexDatum(ii, slot, estate, values, isnull);
+				resetStringInfo(&key);
+				tidx_encode_prefix(&key, &d, values, isnull);
+				if (key.len != plen || memcmp(key.data, k, plen) != 0)
+					report(&vs, "entry for row (%u,%u) has key %s, the row has %s (%s)",
+						   ItemPointerGetBlockNumber(&tid), ItemPointerGetOffsetNumber(&tid),
+						   hex((const char *) k, plen), hex(key.data, key.len),
+						   describe(index, values, isnull, &key));
+				for (int i = 0; i < d.nkeys; i++)
+					has_null |= isnull[i];
+				if (d.unique && (!has_null || d.nulls_not_distinct))
+				{
+					if (prev != NULL && prevlen == plen && memcmp(prev, k, plen) == 0)
+						report(&vs, "unique index has two visible rows with key %s (second: row (%u,%u))",
+							   describe(index, values, isnull, &key),
+							   ItemPointerGetBlockNumber(&tid), ItemPointerGetOffsetNumber(&tid));
+					MemoryContextSwitchTo(old);
+					if (prev)
+						pfree(prev);
+					prev = palloc(plen);
+					memcpy(prev, k, plen);
+					prevlen = plen;
+					old = MemoryContextSwitchTo(rowcxt);
+				}
+			}
+		}
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(rowcxt);
+	}
+	tidx_iter_check(w);
+	tidx_iter_close(w);
+	table_index_fetch_end(fetch);
+
+	ExecDropSingleTupleTableSlot(slot);
+	FreeExecutorState(estate);
+	UnregisterSnapshot(snap);
+	table_close(heap, AccessShareLock);
+	index_close(index, AccessShareLock);
+	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(tides_index_entries);
+
+/*
+ * tides_index_entries(regclass) -> bigint: the entries the index's tree
+ * holds now, whatever their rows' state (dead ones included), so tests can
+ * tell that VACUUM and kills remove entries.
+ */
+Datum
+tides_index_entries(PG_FUNCTION_ARGS)
+{
+	Relation	index = index_open(PG_GETARG_OID(0), AccessShareLock);
+	uint64		tree;
+	uint8		lo[8],
+				hi[8];
+	TidxIter   *w;
+	int64		n = 0;
+
+	if (!tides_is_tides_index(index))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a tides_btree index", RelationGetRelationName(index))));
+	tree = tidx_index_tree(index);
+	tides_key_put_tree(lo, tree);
+	tides_key_put_tree(hi, tree + 1);
+	w = tidx_iter_open(lo, 8, hi, 8);
+	for (tides_iter_first(w->it); tides_iter_valid(w->it); tidx_iter_next(w))
+	{
+		CHECK_FOR_INTERRUPTS();
+		n++;
+	}
+	tidx_iter_check(w);
+	tidx_iter_close(w);
+	index_close(index, AccessShareLock);
+	PG_RETURN_INT64(n);
+}
