@@ -4,7 +4,7 @@
 #
 #   bash scripts/demo.sh              install packages, build and install the
 #                                     extension, compare tides with heap
-#                                     (~7 minutes: 6 runs of 60 s)
+#                                     (~5 minutes after the build: 6 runs of 30 s)
 #   DEMO_QUICK=1 bash scripts/demo.sh the same in about 2 minutes
 #   bash scripts/demo.sh bench        the whole benchmark instead (make bench,
 #                                     < 30 min; bench/results/pg_summary.md)
@@ -16,7 +16,7 @@
 # extension installed in the server that PG_BINDIR (or pg_config) names.
 #
 # The comparison: pgbench tpcb-like and select-only at scale DEMO_SCALE
-# (20, fits in shared_buffers), DEMO_CLIENTS (4) clients, DEMO_DURATION (60)
+# (20, fits in shared_buffers), DEMO_CLIENTS (4) clients, DEMO_DURATION (30)
 # seconds a run, tides against heap at matched durability:
 #   relaxed  heap synchronous_commit=off  vs  tides.sync_mode=none
 #   strict   heap synchronous_commit=on   vs  tides.sync_mode=full
@@ -64,7 +64,7 @@ if [[ $mode == bench-quick ]]; then exec bash bench/pg/run.sh quick; fi
 if [[ ${DEMO_QUICK:-0} == 1 ]]; then
   SCALE=${DEMO_SCALE:-10}; DURATION=${DEMO_DURATION:-12}
 else
-  SCALE=${DEMO_SCALE:-20}; DURATION=${DEMO_DURATION:-60}
+  SCALE=${DEMO_SCALE:-20}; DURATION=${DEMO_DURATION:-30}
 fi
 CLIENTS=${DEMO_CLIENTS:-4}
 THREADS=$(( CLIENTS < $(nproc) ? CLIENTS : $(nproc) ))

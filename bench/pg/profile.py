@@ -16,15 +16,27 @@ pgbench, and while it runs:
     PGXS extensions with -fno-omit-frame-pointer) on every server process;
     hardware counters are not available in this VM, the software clock is;
   * samples pg_stat_activity every 10 ms: what the client backends wait on
-    (off-CPU time perf does not see: LWLocks, heavyweight locks, I/O, IPC).
+    (off-CPU time perf does not see: LWLocks, heavyweight locks, I/O, IPC);
+  * with --statements: pg_stat_statements over the sampled window (which
+    statement of a multi-statement transaction takes the time), the tables'
+    pgstat counters (dead tuples, autovacuum runs, scans) before and after,
+    tides_stats() deltas, and the plans of the workload's statements at the
+    end (EXPLAIN ANALYZE of the UPDATEs inside a rolled-back transaction);
+  * pgbench -P: throughput per interval (--progress seconds), which shows a
+    workload that slows down as it runs.
 
 Writes DIR (default bench/results/pg_profile)/<engine>-<workload>.perf.txt (flat profile by symbol and by
-shared object, and callers of the top symbols) and .waits.txt, and prints the
-top of both.  Needs root (perf_event_paranoid) and perf.
+shared object, and callers of the top symbols), .waits.txt and (--statements)
+.stmts.txt, and prints the top of them.  Needs root (perf_event_paranoid) and
+perf (Debian's linux-perf; installed with apt-get when missing).  --no-perf
+skips perf (statements and waits only), for a run that is not slowed by
+sampling.
 """
 import argparse
 import collections
+import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -103,6 +115,61 @@ def profile_copy(cl, a, tag):
     print("\n".join(flat.splitlines()[:40]))
 
 
+STATS_SQL = """SELECT json_agg(row_to_json(t)) FROM (
+  SELECT relname, seq_scan, seq_tup_read, idx_scan, n_tup_upd, n_tup_hot_upd, n_live_tup, n_dead_tup,
+         autovacuum_count, vacuum_count, autoanalyze_count
+  FROM pg_stat_user_tables ORDER BY relname) t"""
+
+
+def table_stats(cl):
+    out = cl.psql(STATS_SQL, db="bench")
+    return {r["relname"]: r for r in json.loads(out or "[]")}
+
+
+def statements_report(cl, before, after, ts0, ts1):
+    L = []
+    rows = cl.psql("SELECT round(total_exec_time::numeric, 1), calls, round(mean_exec_time::numeric, 3), "
+                   "rows, shared_blks_hit + shared_blks_read, "
+                   "regexp_replace(left(query, 90), '\\s+', ' ', 'g') "
+                   "FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = 'bench') "
+                   "ORDER BY total_exec_time DESC LIMIT 12", db="bench")
+    L.append("## statements in the sampled window (pg_stat_statements), by total execution time")
+    L.append("%10s %9s %9s %9s %10s  %s" % ("total ms", "calls", "mean ms", "rows", "shr blks", "query"))
+    for line in rows.splitlines():
+        a = line.split("|")
+        L.append("%10s %9s %9s %9s %10s  %s" % tuple(a))
+    L.append("\n## table counters: before -> after the sampled window")
+    for rel in sorted(after):
+        b, a = before.get(rel, {}), after[rel]
+        L.append("%-18s " % rel + ", ".join("%s %s->%s" % (k, b.get(k, "-"), a[k]) for k in
+                 ("seq_scan", "seq_tup_read", "idx_scan", "n_tup_upd", "n_tup_hot_upd", "n_dead_tup",
+                  "autovacuum_count")))
+    if ts0 and ts1:
+        L.append("\n## tides_stats() deltas over the sampled window")
+        for k in sorted(ts1):
+            d = ts1[k] - ts0.get(k, 0)
+            if d:
+                L.append("%-34s %d" % (k, d))
+    return "\n".join(L)
+
+
+def explain_updates(cl, workload, pgoptions):
+    """plans with timing of the write statements, rolled back"""
+    stmts = {"tpcb-like": ["UPDATE pgbench_branches SET bbalance = bbalance + 1 WHERE bid = 1",
+                           "UPDATE pgbench_tellers SET tbalance = tbalance + 1 WHERE tid = 1",
+                           "UPDATE pgbench_accounts SET abalance = abalance + 1 WHERE aid = 1"],
+             "simple-update": ["UPDATE pgbench_accounts SET abalance = abalance + 1 WHERE aid = 1"],
+             "update-indexed": ["UPDATE items SET b = 7 WHERE id = 4242"],
+             "range-100": ["SELECT count(*), sum(b) FROM items WHERE id >= 4242 AND id < 4342"],
+             "point-lookup": ["SELECT * FROM items WHERE id = 4242"]}.get(workload, [])
+    L = []
+    for q in stmts:
+        out = cl.psql(["BEGIN", "EXPLAIN (ANALYZE, BUFFERS, TIMING) " + q, "ROLLBACK"], db="bench",
+                      pgoptions=pgoptions or None)
+        L.append("-- " + q + "\n" + out)
+    return "\n".join(L)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("workload", choices=list(PGBENCH_ARGS) + list(oltp_idx.SCRIPTS) + ["copy"])
@@ -116,12 +183,21 @@ def main():
     ap.add_argument("--pgoptions", default="", help="extra session settings, e.g. '-c enable_seqscan=off'")
     ap.add_argument("--tag", default="", help="suffix of the output file names")
     ap.add_argument("--out", default=os.path.join(B.RESULTS, "pg_profile"))
+    ap.add_argument("--statements", action="store_true", help="pg_stat_statements, table counters, plans")
+    ap.add_argument("--no-perf", action="store_true", help="no perf sampling")
+    ap.add_argument("--progress", type=int, default=5, help="pgbench -P interval (s)")
     a = ap.parse_args()
+    if not a.no_perf and not shutil.which("perf"):
+        subprocess.run(["apt-get", "install", "-y", "-q", "--no-install-recommends", "linux-perf"], check=False)
     os.makedirs(a.out, exist_ok=True)
     tag = "%s-%s-c%d%s" % (a.engine, a.workload, a.clients, ("-" + a.tag) if a.tag else "")
     eng = B.Engine(a.engine, "heap" if a.engine == "heap_unlogged" else a.engine)
     sb = "512MB" if a.workload in oltp_idx.SCRIPTS else "256MB"
-    cl = B.Cluster("profile", {"shared_buffers": sb, "tides.block_cache_size": sb})
+    conf = {"shared_buffers": sb, "tides.block_cache_size": sb}
+    if a.statements:
+        conf["shared_preload_libraries"] = "'tidesam,pg_stat_statements'"
+        conf["pg_stat_statements.track"] = "top"
+    cl = B.Cluster("profile", conf)
     try:
         cl.initdb().start()
         B.set_durability(cl, a.durability)
@@ -142,28 +218,51 @@ def main():
                 f.write(oltp_idx.SCRIPTS[a.workload])
             args = ["-f", s, "-D", "rows=%d" % a.rows]
         cl.settle("bench")
+        if a.statements:
+            cl.psql("CREATE EXTENSION IF NOT EXISTS pg_stat_statements", db="bench")
         total = a.warmup + a.seconds + 2
         logdir = os.path.join(cl.dir, "pgb")
         os.makedirs(logdir)
         pgb = subprocess.Popen([os.path.join(B.PG_BIN, "pgbench"), "-n", "-T", str(total), "-c", str(a.clients),
-                                "-j", str(min(a.clients, os.cpu_count() or 2))] + args + ["bench"],
+                                "-j", str(min(a.clients, os.cpu_count() or 2)), "-P", str(a.progress)]
+                               + args + ["bench"],
                                env=cl.env((eng.durability_options(a.durability) + " " + a.pgoptions).strip()),
                                stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True, cwd=logdir)
         time.sleep(a.warmup)
+        if a.statements:
+            cl.psql("SELECT pg_stat_statements_reset()", db="bench")
+            st0, ts0 = table_stats(cl), cl.tides_stats("bench") if a.engine == "tides" else {}
         pids = cl.server_pids()
         perf_data = os.path.join(cl.dir, "perf.data")
-        perf = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F", "999", "-g", "-o", perf_data,
-                                 "-p", ",".join(map(str, pids)), "--", "sleep", str(a.seconds)],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        perf = None
+        if not a.no_perf:
+            perf = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F", "999", "-g", "-o", perf_data,
+                                     "-p", ",".join(map(str, pids)), "--", "sleep", str(a.seconds)],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         waits, nsamples = sample_waits(cl, a.seconds, os.path.join(cl.dir, "waits.sql"))
-        perf.wait()
+        if perf:
+            perf.wait()
+        if a.statements:
+            time.sleep(0.5)   # pgstat counters are flushed at most once a second
+            st1, ts1 = table_stats(cl), cl.tides_stats("bench") if a.engine == "tides" else {}
         out, _ = pgb.communicate()
         tps = [l for l in out.splitlines() if l.startswith("tps")]
-        flat = perf_reports(perf_data, os.path.join(a.out, tag + ".perf.txt"),
-                            "# %s, %d clients, %s, %d s after %d s of warm-up; %s%s" % (
-                                tag, a.clients, a.durability, a.seconds, a.warmup, " ".join(tps),
-                                (" (" + a.pgoptions + ")") if a.pgoptions else ""))
+        prog = [l for l in out.splitlines() if l.startswith("progress:")]
+        hdr = "# %s, %d clients, %s, %d s after %d s of warm-up; %s%s\n# load average %s\n# %s" % (
+            tag, a.clients, a.durability, a.seconds, a.warmup, " ".join(tps),
+            (" (" + a.pgoptions + ")") if a.pgoptions else "", " ".join(open("/proc/loadavg").read().split()[:3]),
+            "\n# ".join(prog))
+        flat = ""
+        if perf:
+            flat = perf_reports(perf_data, os.path.join(a.out, tag + ".perf.txt"), hdr)
+        if a.statements:
+            rep = hdr + "\n\n" + statements_report(cl, st0, st1, ts0, ts1)
+            rep += "\n\n## plans at the end of the run\n" + explain_updates(
+                cl, a.workload, eng.durability_options(a.durability))
+            with open(os.path.join(a.out, tag + ".stmts.txt"), "w") as f:
+                f.write(rep + "\n")
+            print(rep)
         with open(os.path.join(a.out, tag + ".waits.txt"), "w") as f:
             tot = sum(waits.values())
             f.write("# %s: active client backends sampled every 10 ms (%d samples, %d backend-samples)\n"
