@@ -7,19 +7,20 @@ module to:
     directory, unix socket only) and remove it again on exit, error, Ctrl-C
     or SIGTERM;
   * run pgbench with per-transaction logs and compute p50/p95/p99;
-  * measure device bytes written by the whole server: the sum of
-    /proc/PID/io write_bytes over the postmaster and all its live children.
-    Linux folds the counters of a reaped child into its parent
-    (wait_task_zombie adds them to the parent's signal->ioac, which
-    /proc/PID/io reports), and the postmaster reaps every backend and worker,
-    so that sum is a monotonic counter of everything the cluster ever wrote,
-    including backends that have exited;
+  * measure bytes written to the device: each cluster's data directory is
+    an ext4 filesystem on its own loop device, whose sector counter
+    (/sys/block/loopN/stat) counts data, WAL, engine files and filesystem
+    journal of that cluster alone.  The sum of /proc/PID/io write_bytes over
+    the postmaster and its children (Linux folds a reaped child's counters
+    into its parent, so exited backends are included) is recorded beside
+    it; bench/pg/README.md shows why it is not the headline number (it
+    charges whole page-cache folios and overstates fsync-heavy writers);
   * sample peak memory (sum of RSS and of PSS over the same processes; RSS
     counts shared memory once per process, PSS divides it among them, so
     PSS is the real footprint);
-  * measure sizes (heap: relation files; tides: tides_relation_size() after
-    tides_flush()/tides_compact(), plus any relation files such as nbtree
-    indexes);
+  * measure sizes (heap: relation files of the tables, indexes and TOAST;
+    tides: the cluster's *.sst files after tides_flush()/tides_compact(),
+    plus relation files such as the nbtree indexes of tides tables);
   * write CSV rows and machine information.
 
 Python 3 standard library only (the charts in report.py use matplotlib).

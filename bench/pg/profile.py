@@ -99,9 +99,7 @@ def profile_copy(cl, a, tag):
                       "AND pid <> pg_backend_pid()"):
         time.sleep(0.02)
     perf_data = os.path.join(cl.dir, "perf.data")
-    perf = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F", "999", "-g", "-o", perf_data,
-                             "-p", ",".join(map(str, cl.server_pids()))],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    perf = start_perf(cl, perf_data, 3600)   # stopped with SIGINT when the COPY ends
     cp.wait()
     secs = time.time() - t0
     perf.send_signal(2)
@@ -170,6 +168,23 @@ def explain_updates(cl, workload, pgoptions):
     return "\n".join(L)
 
 
+def start_perf(cl, perf_data, seconds):
+    """perf record on every server process.  perf gives up at once when a
+    pid of its list has gone (a backend of a psql that just ended), so the
+    list is taken again and perf restarted until it stays up."""
+    for attempt in range(5):
+        time.sleep(0.3)
+        pids = cl.server_pids()
+        perf = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F", "999", "-g", "-o", perf_data,
+                                 "-p", ",".join(map(str, pids)), "--", "sleep", str(seconds)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        time.sleep(0.7)
+        if perf.poll() is None:
+            return perf
+        B.log("perf record exited at once (%s); retrying" % perf.stderr.read().strip()[:200])
+    raise RuntimeError("perf record does not stay up")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("workload", choices=list(PGBENCH_ARGS) + list(oltp_idx.SCRIPTS) + ["copy"])
@@ -233,13 +248,10 @@ def main():
         if a.statements:
             cl.psql("SELECT pg_stat_statements_reset()", db="bench")
             st0, ts0 = table_stats(cl), cl.tides_stats("bench") if a.engine == "tides" else {}
-        pids = cl.server_pids()
         perf_data = os.path.join(cl.dir, "perf.data")
         perf = None
         if not a.no_perf:
-            perf = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F", "999", "-g", "-o", perf_data,
-                                     "-p", ",".join(map(str, pids)), "--", "sleep", str(a.seconds)],
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            perf = start_perf(cl, perf_data, a.seconds)
         waits, nsamples = sample_waits(cl, a.seconds, os.path.join(cl.dir, "waits.sql"))
         if perf:
             perf.wait()
