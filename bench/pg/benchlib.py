@@ -502,10 +502,45 @@ class Cluster:
         syncfs so it has all reached the device"""
         t0 = time.time()
         self.psql(["CHECKPOINT", "SELECT tides_flush()", "SELECT tides_compact()", "CHECKPOINT"], db=db)
+        self.wait_engine_quiet()
         self.syncfs()
         time.sleep(0.2)  # let the postmaster reap the backend we used
         self.settled = True
         self.settle_s = getattr(self, "settle_s", 0.0) + time.time() - t0
+
+    def _sst_listing(self):
+        d = os.path.join(self.data, "pg_tides")
+        out = []
+        try:
+            for fn in sorted(os.listdir(d)):
+                if fn.endswith(".sst"):
+                    try:
+                        out.append((fn, os.stat(os.path.join(d, fn)).st_size))
+                    except OSError:
+                        pass
+        except OSError:
+            pass
+        return out
+
+    def wait_engine_quiet(self, timeout=60.0):
+        """wait until the engine's SSTable files stop changing.
+        tides_compact() runs the compactions that are due in the calling
+        backend, but a compaction worker may be in the middle of one of its
+        own: its inputs and its half-written outputs are both on disk then
+        (seen: 286 MB of files for a table whose data is 182 MB), which would
+        overstate the size and leave its writes to the next run's bytes.
+        Three equal listings 0.3 s apart count as quiet; a cluster with no
+        SSTable files (heap's) returns at once."""
+        last, same, t0 = self._sst_listing(), 0, time.time()
+        if not last:
+            return
+        while same < 2 and time.time() - t0 < timeout:
+            time.sleep(0.3)
+            cur = self._sst_listing()
+            same = same + 1 if cur == last else 0
+            last = cur
+        if same < 2:
+            log("engine files of %s still changing after %.0f s; measuring anyway" % (self.dir, timeout))
 
     def snapshot(self, db, tables=None):
         """WAL and tides engine counters, and the size of tables, in one query"""
