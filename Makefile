@@ -12,6 +12,7 @@ include src/engine/engine.mk
 include test/engine/tests.mk
 include test/fuzz/fuzz.mk
 include test/crash/crash.mk
+include bench/pg/bench.mk
 
 PG_CONFIG ?= pg_config
 

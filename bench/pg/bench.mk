@@ -1,0 +1,33 @@
+# bench/pg/bench.mk -- benchmark targets.  The top-level Makefile includes
+# this file with the line
+#
+#     include bench/pg/bench.mk
+#
+#   make bench         tides vs heap, every comparison (< 30 min on the
+#                      2-core project machine): bench/results/pg_*.csv,
+#                      pg_*.png, pg_summary.md
+#   make bench-quick   the same, small and short (a few minutes):
+#                      bench/results/pg_quick_*
+#   make bench-kv      the engine against RocksDB (bench/kv, ~10-15 min)
+#
+# bench and bench-quick build the extension, install it into a private copy
+# of the PostgreSQL installation under build/bench-pg (so nobody's
+# `make install` can swap the build under test mid-run; BENCH_PG=system uses
+# the system installation instead) and run as root (initdb runs as postgres,
+# data directories go on loop devices).  See bench/pg/README.md.
+
+BENCH_PG_DIR := $(dir $(lastword $(MAKEFILE_LIST)))
+
+.PHONY: bench bench-quick bench-kv
+
+bench:
+	$(MAKE) all
+	bash $(BENCH_PG_DIR)run.sh full
+
+bench-quick:
+	$(MAKE) all
+	bash $(BENCH_PG_DIR)run.sh quick
+
+bench-kv:
+	$(MAKE) engine
+	$(MAKE) -C bench/kv run
