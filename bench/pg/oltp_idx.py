@@ -64,7 +64,7 @@ EXPLAIN = {
 
 PROFILES = {
     "full": {
-        "duration": 8, "repeats": 3, "rows": 1000000, "shared_buffers": "512MB",
+        "duration": 6, "repeats": 3, "rows": 1000000, "shared_buffers": "512MB",
         "points": [
             ("point-lookup", "relaxed", 4),
             ("range-100", "relaxed", 4),

@@ -31,7 +31,7 @@ TABLES = ["pgbench_accounts", "pgbench_branches", "pgbench_tellers", "pgbench_hi
 
 PROFILES = {
     "full": {
-        "duration": 8, "repeats": 3, "fit": 10, "nofit": 100, "shared_buffers": "256MB",
+        "duration": 6, "repeats": 3, "fit": 10, "nofit": 100, "shared_buffers": "256MB",
         "compression_loads": True,
         "points": [
             ("tpcb-like", "fit", "relaxed", 1),
