@@ -540,8 +540,21 @@ tides_sync(tides_db *db, uint64_t lsn, bool force)
 	if (db->opts.sync_mode != TIDES_SYNC_FULL && !force)
 		return TIDES_OK;		/* the bytes reached the kernel in tides_write */
 	if (atomic_load(&sh->sync_poisoned_lsn) > sh->replay_lsn)
+	{
+		/*
+		 * Only a flush past the poisoned position lifts this.  The seal made
+		 * when the fsync failed may have been refused (no free memtable), or
+		 * the poisoned records may have reached the memtable after it: while
+		 * no sealed memtable waits for the flush worker, seal again.
+		 */
+		if (tides_oldest_sealed(sh) == NULL)
+		{
+			(void) tides_seal_memtable(db);
+			tides_db_wakeup(db, TIDES_WORK_FLUSH);
+		}
 		return tides_fail(&db->err, TIDES_IO_ERROR,
 						  "an earlier log fsync failed; commits wait until the memtable is flushed");
+	}
 	tides_error_clear(&err);
 	s = tides_log_sync(&db->log, lsn, &err);
 	if (s != TIDES_OK)
