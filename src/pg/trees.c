@@ -560,6 +560,32 @@ tides_copy_tree(uint64 from, uint64 to)
 }
 
 /*
+ * An iterator over the relation map entries of database db (keys: meta(9)
+ * db spc rel backend).  lower and upper hold the bounds while it lives.
+ */
+static tides_iter *
+open_relmap_of_db(Oid db, uint8 lower[13], uint8 upper[13])
+{
+	tides_iter_options o;
+
+	meta_key(lower, META_RELMAP);
+	put32be(lower + 9, db);
+	memset(&o, 0, sizeof(o));
+	o.lower = lower;
+	o.lower_len = 13;
+	o.upper = upper;
+	if (db == UINT32_MAX)
+		o.upper_len = meta_key(upper, META_RELMAP + 1);	/* no db + 1: the next kind */
+	else
+	{
+		meta_key(upper, META_RELMAP);
+		put32be(upper + 9, db + 1);
+		o.upper_len = 13;
+	}
+	return tides_open_iter(tides_engine(), &o);
+}
+
+/*
  * CREATE DATABASE: give the new database a copy of every tides tree of its
  * template.  PostgreSQL copies the catalogs and the relation files (empty
  * for tides, apart from visibility maps); the rows live here, under the
@@ -574,7 +600,6 @@ tides_copy_database(Oid src_db, Oid src_spc, Oid dst_db, Oid dst_spc)
 {
 	uint8		lower[13],
 				upper[13];
-	tides_iter_options o;
 	tides_iter *it;
 	typedef struct
 	{
@@ -587,16 +612,7 @@ tides_copy_database(Oid src_db, Oid src_spc, Oid dst_db, Oid dst_spc)
 
 	tides_xact_note_write();
 	tides_xact_force_durable();
-	meta_key(lower, META_RELMAP);
-	put32be(lower + 9, src_db);
-	meta_key(upper, META_RELMAP);
-	put32be(upper + 9, src_db + 1);
-	memset(&o, 0, sizeof(o));
-	o.lower = lower;
-	o.lower_len = sizeof(lower);
-	o.upper = upper;
-	o.upper_len = sizeof(upper);
-	it = tides_open_iter(tides_engine(), &o);
+	it = open_relmap_of_db(src_db, lower, upper);
 	for (tides_iter_first(it); tides_iter_valid(it); tides_iter_next(it))
 	{
 		size_t		klen,
@@ -653,21 +669,11 @@ tides_move_database(Oid db, Oid old_spc, Oid new_spc, bool finish)
 {
 	uint8		lower[13],
 				upper[13];
-	tides_iter_options o;
 	tides_iter *it;
 
 	tides_xact_note_write();
 	tides_xact_force_durable();
-	meta_key(lower, META_RELMAP);
-	put32be(lower + 9, db);
-	meta_key(upper, META_RELMAP);
-	put32be(upper + 9, db + 1);
-	memset(&o, 0, sizeof(o));
-	o.lower = lower;
-	o.lower_len = sizeof(lower);
-	o.upper = upper;
-	o.upper_len = sizeof(upper);
-	it = tides_open_iter(tides_engine(), &o);
+	it = open_relmap_of_db(db, lower, upper);
 	for (tides_iter_first(it); tides_iter_valid(it); tides_iter_next(it))
 	{
 		size_t		klen,
@@ -1042,24 +1048,12 @@ tides_schedule_database_drop(Oid dboid)
 	tides_xact_force_durable();
 	uint8		lower[13],
 				upper[13];
-	tides_iter_options o;
 	tides_iter *it;
 	uint64	   *trees = NULL;
 	int			n = 0,
 				cap = 0;
 
-	meta_key(lower, META_RELMAP);
-	put32be(lower + 9, dboid);
-	meta_key(upper, META_RELMAP);
-	put32be(upper + 9, dboid + 1);
-	memset(&o, 0, sizeof(o));
-	o.lower = lower;
-	o.lower_len = sizeof(lower);
-	o.upper = upper;
-	o.upper_len = dboid == UINT32_MAX ? 9 : sizeof(upper);
-	if (dboid == UINT32_MAX)
-		upper[8] = META_RELMAP + 1;
-	it = tides_open_iter(tides_engine(), &o);
+	it = open_relmap_of_db(dboid, lower, upper);
 	for (tides_iter_first(it); tides_iter_valid(it); tides_iter_next(it))
 	{
 		size_t		vlen;
