@@ -62,6 +62,20 @@ root_state(TidesTuple *t)
 }
 
 /*
+ * Is a walk worth following with tides_hot_prune_opt?  Only a long one, and,
+ * as heap's PageIsPrunable checks pd_prune_xid, only if the first member's
+ * updater is already removable: otherwise nothing can go (the rare chain
+ * whose later updater has the older xid waits for VACUUM), and a reader held
+ * back by an old snapshot would walk the chain twice on every fetch.
+ */
+static bool
+worth_pruning(Relation rel, int walked, TransactionId first_updater)
+{
+	return walked >= TIDES_PRUNE_WALK && TransactionIdIsNormal(first_updater) &&
+		GlobalVisTestIsRemovableXid(GlobalVisTestFor(rel), first_updater);
+}
+
+/*
  * heap_hot_search_buffer for tides.  Starting at *tid -- a root, or on a
  * later call (first_call false) the member returned last -- return the
  * first member of the chain visible to snapshot, with *tid set to it, or
@@ -89,6 +103,7 @@ tides_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 		bool		skip = !first_call;
 		bool		vanished = false;
 		int			walked = 0;
+		TransactionId first_updater = InvalidTransactionId;
 		RootState	root = {0};
 
 		if (all_dead)
@@ -141,7 +156,7 @@ tides_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 									 HeapTupleHeaderGetXmin(t->htup.t_data));
 					if (all_dead)
 						*all_dead = false;
-					if (may_prune && first_call && walked >= TIDES_PRUNE_WALK)
+					if (may_prune && first_call && worth_pruning(rel, walked, first_updater))
 						tides_hot_prune_opt(rel, tree, start);
 					return t;
 				}
@@ -160,6 +175,8 @@ tides_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 			vid = next;
 			at_chain_start = false;
 			prev_xmax = HeapTupleHeaderGetUpdateXid(t->htup.t_data);
+			if (!TransactionIdIsValid(first_updater))
+				first_updater = prev_xmax;
 		}
 
 		/*
@@ -169,7 +186,7 @@ tides_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 		 */
 		if (!vanished || !first_call)
 		{
-			if (may_prune && first_call && walked >= TIDES_PRUNE_WALK)
+			if (may_prune && first_call && worth_pruning(rel, walked, first_updater))
 				tides_hot_prune_opt(rel, tree, start);
 			return NULL;
 		}
