@@ -122,12 +122,17 @@ CREATE INDEX ON bad USING tides_btree (r);
 CREATE INDEX ON bad USING tides_btree (t record_image_ops);
 CREATE COLLATION ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
 CREATE INDEX ON bad USING tides_btree ((t COLLATE ci));
-INSERT INTO bad (t) VALUES (repeat('x', 20000));
+-- keys longer than the engine's 65536 bytes, at CREATE INDEX and INSERT;
+-- one just below it is stored and found (btree would refuse it, see README)
+INSERT INTO bad (t) VALUES (repeat('x', 70000));
 CREATE INDEX ON bad USING tides_btree (t);
 DELETE FROM bad;
 CREATE INDEX bad_t ON bad USING tides_btree (t);
-INSERT INTO bad (t) VALUES (repeat('x', 17000));
-INSERT INTO bad (t) VALUES (repeat('x', 2000));
+INSERT INTO bad (t) VALUES (repeat('x', 65520));
+INSERT INTO bad (t) VALUES (repeat('x', 2000)), (repeat('y', 65000));
+SET enable_seqscan = off;
+SELECT left(t, 1), length(t) FROM bad WHERE t > repeat('x', 2000) ORDER BY t;
+RESET enable_seqscan;
 SELECT amvalidate(c.oid), count(*) FROM pg_opclass c JOIN pg_am a ON a.oid = c.opcmethod
 WHERE a.amname = 'tides_btree' GROUP BY 1;
 

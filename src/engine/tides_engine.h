@@ -206,6 +206,13 @@ const char *tides_errmsg(tides_db *db);
 
 typedef struct tides_batch tides_batch;
 
+/*
+ * Longest key a batch accepts.  Every file's smallest and largest keys live
+ * in the shared metadata heap (options.meta_size), so the limit bounds what
+ * one file can take there; values have no such limit.
+ */
+#define TIDES_MAX_KEY_LEN 65536
+
 tides_batch *tides_batch_new(void);
 void		tides_batch_free(tides_batch *b);
 void		tides_batch_clear(tides_batch *b);

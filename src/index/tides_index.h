@@ -36,8 +36,8 @@
 #define TIDX_NULL_LAST		0x02
 
 #define TIDX_TID_LEN		6
-/* engine keys are at most 16384 bytes */
-#define TIDX_MAX_KEY_LEN	16000
+/* an entry's whole engine key (tree prefix, encoded columns, TID) */
+#define TIDX_MAX_KEY_LEN	TIDES_MAX_KEY_LEN
 
 /* how a column's values are encoded (decided by its comparison function) */
 typedef enum TidxKind
@@ -180,6 +180,7 @@ extern bool tidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer
 
 /* write one (non-transactional) batch of deletes of dead entries */
 extern void tidx_delete_keys(uint8 **keys, size_t *lens, int n);
+extern void tidx_check_key_size(Relation index, Relation heap, int klen, ItemPointer tid);
 
 /* ---- scankeys.c */
 

@@ -175,15 +175,7 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	resetStringInfo(&bs->key);
 	tidx_encode_prefix(&bs->key, bs->d, values, isnull);
 	tidx_append_tid(&bs->key, tid);
-	if (bs->key.len > TIDX_MAX_KEY_LEN)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("index row key of %d bytes exceeds tides_btree maximum %d for index \"%s\"",
-						bs->key.len, TIDX_MAX_KEY_LEN, RelationGetRelationName(index)),
-				 errdetail("Index row references tuple (%u,%u) in relation \"%s\".",
-						   ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid),
-						   RelationGetRelationName(bs->heap)),
-				 errhint("Values this long cannot be indexed.  Consider a function index of an MD5 hash of the value.")));
+	tidx_check_key_size(index, bs->heap, bs->key.len, tid);
 	itup = index_form_tuple(RelationGetDescr(index), values, isnull);
 	itup->t_tid = *tid;
 	if (tides_batch_put(bs->b, bs->key.data, bs->key.len, itup, IndexTupleSize(itup)) != TIDES_OK)

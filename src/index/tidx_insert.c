@@ -84,8 +84,9 @@ tidx_delete_keys(uint8 **keys, size_t *lens, int n)
 	tides_write_batch(b);
 }
 
-static void
-check_key_size(Relation index, Relation heap, int klen, ItemPointer tid)
+/* an entry's engine key must fit the engine's limit */
+void
+tidx_check_key_size(Relation index, Relation heap, int klen, ItemPointer tid)
 {
 	if (klen > TIDX_MAX_KEY_LEN)
 		ereport(ERROR,
@@ -207,7 +208,7 @@ tidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid,
 	tidx_encode_prefix(&key, d, values, isnull);
 	prefix_len = key.len;
 	tidx_append_tid(&key, heap_tid);
-	check_key_size(index, heap, key.len, heap_tid);
+	tidx_check_key_size(index, heap, key.len, heap_tid);
 	itup = index_form_tuple(RelationGetDescr(index), values, isnull);
 	itup->t_tid = *heap_tid;
 

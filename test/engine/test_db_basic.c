@@ -41,6 +41,17 @@ env_crash(env *e)
 	e->db = NULL;
 }
 
+/* a crash, then recovery into a fresh region */
+static void
+env_restart(env *e, tides_recovery_info *info)
+{
+	env_crash(e);
+	e->size = tides_region_size(&e->opts);
+	e->region = test_shared_alloc(e->size);
+	CHECK_OK(tides_region_init(e->region, e->size, &e->opts));
+	CHECK_OK(tides_open(e->region, e->dir, &e->opts, NULL, true, &info[0], &e->db));
+}
+
 static void
 put(tides_db *db, const char *k, const char *v)
 {
@@ -222,11 +233,7 @@ test_recovery(env *e)
 	tides_batch_free(b);
 	CHECK_OK(tides_sync(e->db, 0, true));
 
-	env_crash(e);
-	e->size = tides_region_size(&e->opts);
-	e->region = test_shared_alloc(e->size);
-	CHECK_OK(tides_region_init(e->region, e->size, &e->opts));
-	CHECK_OK(tides_open(e->region, e->dir, &e->opts, NULL, true, &info, &e->db));
+	env_restart(e, &info);
 	CHECK(info.batches_replayed >= 3);
 	CHECK(info.n_unsealed_tags == 1 && info.unsealed_tags[0] == 1001);
 	CHECK(get_is(e->db, "after-flush", "in the log only"));
@@ -260,6 +267,81 @@ test_drop_prefix(env *e)
 	CHECK(get_is(e->db, "drop/new", "visible"));
 }
 
+/*
+ * Keys of the longest length share all but their last byte: they go through
+ * the memtable, the log, a flush, compaction (data and index blocks, file
+ * bounds in the manifest) and recovery; one byte more is refused.
+ */
+static void
+test_long_keys(env *e)
+{
+	enum
+	{
+		NKEYS = 4
+	};
+	uint8_t    *key = malloc(TIDES_MAX_KEY_LEN + 1);
+	tides_batch *b = tides_batch_new();
+	tides_recovery_info info;
+	tides_full_compaction fc;
+	tides_iter *it;
+	int			seen = 0;
+
+	memset(key, 'L', TIDES_MAX_KEY_LEN + 1);
+	CHECK(tides_batch_put(b, key, TIDES_MAX_KEY_LEN + 1, "v", 1) == TIDES_INVALID);
+	CHECK(tides_batch_delete(b, key, TIDES_MAX_KEY_LEN + 1) == TIDES_INVALID);
+	for (int round = 0; round < 2; round++)
+	{
+		/* round 0 ends in SSTables, round 1 only in the log */
+		for (int i = round; i < NKEYS; i += 2)
+		{
+			key[TIDES_MAX_KEY_LEN - 1] = (uint8_t) ('a' + i);
+			/* one a batch: two would pass half of this test's log segment */
+			CHECK_OK(tides_batch_put(b, key, TIDES_MAX_KEY_LEN, &key[TIDES_MAX_KEY_LEN - 1], 1));
+			CHECK_OK(tides_write(e->db, b, NULL));
+			tides_batch_clear(b);
+		}
+		if (round == 0)
+		{
+			CHECK_OK(tides_seal_memtable(e->db));
+			drain(e->db);
+			tides_full_compaction_begin(e->db, &fc);
+			for (bool done = false, did; !done;)
+				CHECK_OK(tides_full_compaction_step(e->db, &fc, &done, &did));
+		}
+	}
+	CHECK_OK(tides_sync(e->db, 0, true));
+	env_restart(e, &info);
+
+	for (int i = 0; i < NKEYS; i++)
+	{
+		void	   *v;
+		size_t		n;
+		tides_status s;
+
+		key[TIDES_MAX_KEY_LEN - 1] = (uint8_t) ('a' + i);
+		s = tides_get(e->db, NULL, key, TIDES_MAX_KEY_LEN, &v, &n);
+		CHECK(s == TIDES_OK && n == 1 && ((char *) v)[0] == 'a' + i);
+		if (s == TIDES_OK)
+			free(v);
+	}
+	key[TIDES_MAX_KEY_LEN - 1] = 'a';
+	it = tides_iter_new(e->db, NULL);
+	for (tides_iter_seek(it, key, TIDES_MAX_KEY_LEN); tides_iter_valid(it); tides_iter_next(it))
+	{
+		size_t		klen;
+		const uint8_t *k = tides_iter_key(it, &klen);
+
+		if (klen != TIDES_MAX_KEY_LEN || k[0] != 'L')
+			break;
+		CHECK(k[klen - 1] == 'a' + seen);
+		seen++;
+	}
+	CHECK(seen == NKEYS);
+	tides_iter_free(it);
+	tides_batch_free(b);
+	free(key);
+}
+
 static void
 report_problem(void *arg, const char *file, const char *problem)
 {
@@ -288,6 +370,7 @@ main(int argc, char **argv)
 	test_snapshot(&e);
 	test_recovery(&e);
 	test_drop_prefix(&e);
+	test_long_keys(&e);
 	CHECK(tides_verify(e.db, report_problem, NULL) == 0);
 	tides_close(e.db);
 	test_rmdir(e.dir);

@@ -32,7 +32,6 @@ typedef enum tides_key_type
 #define TIDES_KT_SEEK TIDES_KT_VALUE	/* highest type: sorts first for a seq */
 #define TIDES_MAX_SEQ ((((uint64_t) 1) << 56) - 1)
 #define TIDES_TRAILER 8
-#define TIDES_MAX_KEY_LEN 16384 /* user key bytes */
 
 static inline uint64_t
 tides_pack_trailer(uint64_t seq, tides_key_type t)
