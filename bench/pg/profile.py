@@ -90,7 +90,7 @@ def profile_copy(cl, a, tag):
     path = os.path.join(cl.dir, "rows.csv")   # cl.dir belongs to the server's user
     cl.psql(copy_load.GEN_SQL % (a.rows, path))
     cl.psql(copy_load.TABLE_DDL % ("UNLOGGED " if a.engine == "heap_unlogged" else "",
-                                   "tides" if a.engine == "tides" else "heap"), db="bench")
+                                   "heap" if a.engine.startswith("heap") else "tides"), db="bench")
     cl.settle("bench")
     cp = subprocess.Popen([os.path.join(B.PG_BIN, "psql"), "-X", "-q", "-d", "bench", "-c",
                            "COPY copy_t FROM '%s' (FORMAT csv)" % path], env=cl.env())
@@ -188,7 +188,7 @@ def start_perf(cl, perf_data, seconds):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("workload", choices=list(PGBENCH_ARGS) + list(oltp_idx.SCRIPTS) + ["copy"])
-    ap.add_argument("--engine", default="tides", choices=["tides", "heap", "heap_unlogged"])
+    ap.add_argument("--engine", default="tides", choices=["tides", "tides_btree", "heap", "heap_unlogged"])
     ap.add_argument("--clients", type=int, default=4)
     ap.add_argument("--seconds", type=int, default=15)
     ap.add_argument("--scale", type=int, default=10)
@@ -206,7 +206,10 @@ def main():
         subprocess.run(["apt-get", "install", "-y", "-q", "--no-install-recommends", "linux-perf"], check=False)
     os.makedirs(a.out, exist_ok=True)
     tag = "%s-%s-c%d%s" % (a.engine, a.workload, a.clients, ("-" + a.tag) if a.tag else "")
-    eng = B.Engine(a.engine, "heap" if a.engine == "heap_unlogged" else a.engine)
+    if a.engine == "tides_btree":
+        eng = B.Engine("tides_btree", "tides", index_method="tides_btree", has_guc=True)
+    else:
+        eng = B.Engine(a.engine, "heap" if a.engine == "heap_unlogged" else a.engine)
     sb = "512MB" if a.workload in oltp_idx.SCRIPTS else "256MB"
     conf = {"shared_buffers": sb, "tides.block_cache_size": sb}
     if a.statements:
@@ -247,7 +250,7 @@ def main():
         time.sleep(a.warmup)
         if a.statements:
             cl.psql("SELECT pg_stat_statements_reset()", db="bench")
-            st0, ts0 = table_stats(cl), cl.tides_stats("bench") if a.engine == "tides" else {}
+            st0, ts0 = table_stats(cl), cl.tides_stats("bench") if eng.is_tides else {}
         perf_data = os.path.join(cl.dir, "perf.data")
         perf = None
         if not a.no_perf:
@@ -257,7 +260,7 @@ def main():
             perf.wait()
         if a.statements:
             time.sleep(0.5)   # pgstat counters are flushed at most once a second
-            st1, ts1 = table_stats(cl), cl.tides_stats("bench") if a.engine == "tides" else {}
+            st1, ts1 = table_stats(cl), cl.tides_stats("bench") if eng.is_tides else {}
         out, _ = pgb.communicate()
         tps = [l for l in out.splitlines() if l.startswith("tps")]
         prog = [l for l in out.splitlines() if l.startswith("progress:")]

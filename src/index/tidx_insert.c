@@ -224,13 +224,18 @@ tidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid,
 	}
 	if (!check)
 	{
-		if (checkUnique != UNIQUE_CHECK_EXISTING)
+		/* nobody else looks for the entries of a non-unique index: deferred (xact.c) */
+		if (checkUnique == UNIQUE_CHECK_NO && indexInfo->ii_ExclusionOps == NULL)
+			tides_xact_defer_put(key.data, key.len, itup, IndexTupleSize(itup));
+		else if (checkUnique != UNIQUE_CHECK_EXISTING)
 			write_entry(key.data, key.len, itup);
 		pfree(itup);
 		pfree(key.data);
 		return true;
 	}
 
+	/* the check reads the engine, which writes deferred entries first: not under the lock */
+	tides_xact_flush_deferred();
 	for (;;)
 	{
 		StringInfoData prefix;

@@ -165,6 +165,14 @@ busy_wait(int attempt)
 uint64
 tides_write_batch(tides_batch *b)
 {
+	if (tides_deferred_entries > 0)
+		tides_xact_flush_deferred();
+	return tides_write_batch_now(b);
+}
+
+uint64
+tides_write_batch_now(tides_batch *b)
+{
 	tides_db   *db = tides_engine();
 	uint64		lsn = 0;
 
@@ -185,7 +193,11 @@ tides_read(const uint8 *key, size_t klen, char **val, size_t *vlen)
 {
 	tides_db   *db = tides_engine();
 	size_t		cap = 512;
-	char	   *buf = palloc(cap);
+	char	   *buf;
+
+	if (tides_deferred_entries > 0)
+		tides_xact_flush_deferred();
+	buf = palloc(cap);
 
 	for (;;)
 	{

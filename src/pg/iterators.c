@@ -35,7 +35,12 @@ static dlist_head open_iters = DLIST_STATIC_INIT(open_iters);
 tides_iter *
 tides_open_iter(tides_db *db, const tides_iter_options *o)
 {
-	OpenIter   *oi = MemoryContextAlloc(TopMemoryContext, sizeof(OpenIter));
+	OpenIter   *oi;
+
+	/* a backend reads its own writes */
+	if (tides_deferred_entries > 0)
+		tides_xact_flush_deferred();
+	oi = MemoryContextAlloc(TopMemoryContext, sizeof(OpenIter));
 
 	oi->it = tides_iter_new(db, o);
 	if (oi->it == NULL)

@@ -193,10 +193,16 @@ extern tides_db *tides_engine(void);
 /* report an engine failure as ERROR (never returns) */
 extern void tides_engine_error(tides_status s, const char *what) pg_attribute_noreturn();
 
-/* write a batch, waiting interruptibly while the engine is busy */
+/*
+ * Write a batch, waiting interruptibly while the engine is busy.  This
+ * backend's deferred entries (xact.c) go first, in a batch of their own.
+ */
 extern uint64 tides_write_batch(tides_batch *b);
 
-/* point read into a palloc'd buffer; false if absent */
+/* the same without the deferred entries (for xact.c, which writes them) */
+extern uint64 tides_write_batch_now(tides_batch *b);
+
+/* point read into a palloc'd buffer; false if absent (deferred entries go first) */
 extern bool tides_read(const uint8 *key, size_t klen, char **val, size_t *vlen);
 
 /* the vfs to open the engine with: NULL (POSIX), or a test vfs (module.c) */
@@ -297,6 +303,16 @@ extern void tides_xact_note_write(void);
 
 /* tag a batch as the current transaction's (after tides_xact_note_write) */
 extern void tides_xact_tag_batch(tides_batch *b);
+
+/*
+ * Deferred entries: a put of the current transaction that no other backend
+ * may look for before it commits (xact.c explains which).  It reaches the
+ * engine before this backend's next write or read, at the latest in the
+ * transaction's sealing batch.  tides_deferred_entries counts those waiting.
+ */
+extern int	tides_deferred_entries;
+extern void tides_xact_defer_put(const void *key, size_t klen, const void *val, size_t vlen);
+extern void tides_xact_flush_deferred(void);
 
 /* the transaction must be durable when it commits, whatever the sync mode */
 extern void tides_xact_force_durable(void);

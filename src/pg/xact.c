@@ -28,6 +28,22 @@
  * a sync of their own.
  *
  * An aborted transaction seals its tag too, so the engine can forget it.
+ *
+ * Deferred entries.  Some writes need not reach the engine when they are
+ * made: the entries of a non-unique tides_btree index without an exclusion
+ * constraint (tidx_insert), which no other backend looks for before the
+ * transaction commits -- unique and exclusion checks read only their own
+ * indexes' entries, and other snapshots cannot see the rows.  They collect
+ * in a backend-local batch with the transaction's tag, which goes to the
+ * engine before this backend's next write or read (tides_write_batch,
+ * tides_read, tides_open_iter), before a parallel plan starts its workers,
+ * or as the sealing batch itself.  A one-row INSERT into a table with a
+ * primary key and three other indexes then writes three batches (the row,
+ * the key's entry, the other entries with the seal) instead of six.  D1
+ * holds as before: every entry is in the log, with the tag, no later than
+ * the seal, so before the commit record.  An aborted transaction's deferred
+ * entries are dropped: no snapshot will see its rows.  A failed write keeps
+ * them, so an error caught by a subtransaction loses nothing.
  */
 #include "postgres.h"
 
@@ -35,6 +51,7 @@
 #include "access/xlog.h"
 #include "access/transam.h"
 #include "catalog/storage.h"
+#include "executor/executor.h"
 #include "storage/procarray.h"
 #include "miscadmin.h"
 
@@ -44,6 +61,12 @@ static bool xact_wrote = false;
 static bool xact_sealed = false;
 static bool xact_force_durable = false;
 static uint64 xact_tag = 0;
+
+/* deferred entries (above); flushed at this size, far below a log segment's half */
+#define TIDES_DEFERRED_MAX_BYTES (1024 * 1024)
+int			tides_deferred_entries = 0;
+static tides_batch *deferred = NULL;
+static ExecutorRun_hook_type prev_executor_run = NULL;
 
 void
 tides_xact_note_write(void)
@@ -72,6 +95,70 @@ tides_xact_tag_batch(tides_batch *b)
 }
 
 void
+tides_xact_defer_put(const void *key, size_t klen, const void *val, size_t vlen)
+{
+	tides_batch *b;
+
+	tides_xact_note_write();
+	if (xact_sealed)
+	{
+		/* after the seal (ON COMMIT DELETE ROWS): at once, and untagged */
+		b = tides_local_batch();
+		tides_xact_tag_batch(b);
+	}
+	else
+	{
+		if (deferred == NULL && (deferred = tides_batch_new()) == NULL)
+			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+		b = deferred;
+		if (tides_deferred_entries == 0)
+			tides_batch_set_tag(b, xact_tag, false);
+	}
+	if (tides_batch_put(b, key, klen, val, vlen) != TIDES_OK)
+	{
+		/*
+		 * Out of memory: the batch is unusable now.  Counted as waiting, so
+		 * that a commit writes it and fails; an abort drops it.
+		 */
+		if (b == deferred)
+			tides_deferred_entries++;
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("tides: could not add an entry of %zu bytes to a write batch", klen + vlen)));
+	}
+	if (b != deferred)
+		tides_write_batch(b);
+	else
+	{
+		tides_deferred_entries++;
+		if (tides_batch_bytes(b) >= TIDES_DEFERRED_MAX_BYTES)
+			tides_xact_flush_deferred();
+	}
+}
+
+void
+tides_xact_flush_deferred(void)
+{
+	if (tides_deferred_entries == 0)
+		return;
+	(void) tides_write_batch_now(deferred);
+	tides_batch_clear(deferred);
+	tides_deferred_entries = 0;
+}
+
+/* at abort; a new batch next time, as this one may have run out of memory */
+static void
+discard_deferred(void)
+{
+	if (tides_deferred_entries > 0)
+	{
+		tides_batch_free(deferred);
+		deferred = NULL;
+	}
+	tides_deferred_entries = 0;
+}
+
+void
 tides_xact_force_durable(void)
 {
 	xact_force_durable = true;
@@ -94,14 +181,21 @@ commit_will_be_flushed(void)
 	return nrels > 0;
 }
 
-/* write the sealing batch; returns its log position */
+/* write the sealing batch, with the deferred entries; returns its log position */
 static uint64
 seal(void)
 {
-	tides_batch *b = tides_local_batch();
+	tides_batch *b = tides_deferred_entries > 0 ? deferred : tides_local_batch();
+	uint64		lsn;
 
 	tides_batch_set_tag(b, xact_tag, true);
-	return tides_write_batch(b);
+	lsn = tides_write_batch_now(b);
+	if (b == deferred)
+	{
+		tides_batch_clear(deferred);
+		tides_deferred_entries = 0;
+	}
+	return lsn;
 }
 
 static void
@@ -211,6 +305,7 @@ tides_xact_callback(XactEvent event, void *arg)
 			break;
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
+			discard_deferred();
 			if (xact_wrote && !xact_sealed)
 				seal_quietly();
 			xact_wrote = xact_sealed = xact_force_durable = false;
@@ -218,6 +313,7 @@ tides_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:
 		case XACT_EVENT_PREPARE:
+			Assert(tides_deferred_entries == 0);
 			xact_wrote = xact_sealed = xact_force_durable = false;
 			break;
 		default:
@@ -225,8 +321,22 @@ tides_xact_callback(XactEvent event, void *arg)
 	}
 }
 
+/* parallel workers read the engine, not this backend's deferred entries */
+static void
+tides_xact_executor_run(QueryDesc *qd, ScanDirection direction, uint64 count, bool execute_once)
+{
+	if (tides_deferred_entries > 0 && qd->plannedstmt->parallelModeNeeded)
+		tides_xact_flush_deferred();
+	if (prev_executor_run)
+		prev_executor_run(qd, direction, count, execute_once);
+	else
+		standard_ExecutorRun(qd, direction, count, execute_once);
+}
+
 void
 tides_xact_init(void)
 {
 	RegisterXactCallback(tides_xact_callback, NULL);
+	prev_executor_run = ExecutorRun_hook;
+	ExecutorRun_hook = tides_xact_executor_run;
 }
