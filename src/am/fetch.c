@@ -25,6 +25,7 @@ typedef struct TidesIndexFetchData
 	IndexFetchTableData base;
 	uint64		tree;
 	TidesTupleBuf buf;
+	TidesSeqReader *reader;		/* for TIDs that come in vid order */
 } TidesIndexFetchData;
 
 IndexFetchTableData *
@@ -35,6 +36,7 @@ tides_index_fetch_begin(Relation rel)
 	f->base.rel = rel;
 	f->tree = tides_rel_tree(rel);
 	tides_tuple_buf_init(&f->buf, CurrentMemoryContext);
+	f->reader = tides_seq_reader_create(CurrentMemoryContext);
 	return &f->base;
 }
 
@@ -49,6 +51,7 @@ tides_index_fetch_end(IndexFetchTableData *scan)
 	TidesIndexFetchData *f = (TidesIndexFetchData *) scan;
 
 	tides_tuple_buf_free(&f->buf);
+	tides_seq_reader_free(f->reader);
 	pfree(f);
 }
 
@@ -72,7 +75,7 @@ tides_index_fetch_tuple(IndexFetchTableData *scan, ItemPointer tid, Snapshot sna
 
 	pgstat_count_buffer_read(rel);
 	pgstat_count_buffer_hit(rel);
-	t = tides_hot_search(rel, f->tree, tid, snapshot, &f->buf, all_dead, !*call_again, true);
+	t = tides_hot_search(rel, f->tree, tid, snapshot, &f->buf, all_dead, !*call_again, true, f->reader);
 	if (t == NULL)
 	{
 		/* the end of the chain (a removed root reads as dead: TIDs are never reused) */

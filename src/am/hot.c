@@ -81,10 +81,14 @@ worth_pruning(Relation rel, int walked, TransactionId first_updater)
  * first member of the chain visible to snapshot, with *tid set to it, or
  * NULL.  If all_dead is given, it reports whether every member is dead to
  * everyone (the index entry may then be killed).  The result lives in buf.
+ * A reader (seqread.c), if given, may supply the root's entry from an
+ * engine view older than now: only to an MVCC snapshot, and only for the
+ * first walk's first read (see there why that is safe).
  */
 TidesTuple *
 tides_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
-				 TidesTupleBuf *buf, bool *all_dead, bool first_call, bool may_prune)
+				 TidesTupleBuf *buf, bool *all_dead, bool first_call, bool may_prune,
+				 TidesSeqReader *reader)
 {
 	Oid			relid = RelationGetRelid(rel);
 	GlobalVisState *vistest = NULL;
@@ -95,6 +99,8 @@ tides_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 		*all_dead = first_call;
 	if (!tides_tid_to_vid(tid, &start))
 		return NULL;
+	if (!first_call || snapshot->snapshot_type != SNAPSHOT_MVCC)
+		reader = NULL;
 	for (;;)
 	{
 		uint64		vid = start;
@@ -110,9 +116,16 @@ tides_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 			*all_dead = first_call;
 		for (;;)
 		{
-			TidesTuple *t = tides_fetch_entry(tree, vid, relid, buf);
+			TidesTuple *t = NULL;
 			uint64		next;
 
+			if (reader != NULL)
+			{
+				t = tides_seq_reader_read(reader, tree, vid, relid, buf);
+				reader = NULL;
+			}
+			if (t == NULL)
+				t = tides_fetch_entry(tree, vid, relid, buf);
 			walked++;
 			if (at_chain_start)
 				root = root_state(t);
@@ -261,7 +274,7 @@ tides_hot_chain_dead(Relation rel, uint64 tree, uint64 root_vid, GlobalVisState 
 	tides_tuple_buf_init(&buf, CurrentMemoryContext);
 	tides_vid_to_tid(root_vid, &tid);
 	InitNonVacuumableSnapshot(nonvacuumable, vistest);
-	if (tides_hot_search(rel, tree, &tid, &nonvacuumable, &buf, NULL, true, false) != NULL)
+	if (tides_hot_search(rel, tree, &tid, &nonvacuumable, &buf, NULL, true, false, NULL) != NULL)
 	{
 		tides_tuple_buf_free(&buf);
 		return false;

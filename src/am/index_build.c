@@ -211,7 +211,7 @@ tides_index_build_range_scan(Relation heapRelation, Relation indexRelation,
 			/* an MVCC build indexes the one member its snapshot sees */
 			ItemPointerData tid = root_tid;
 
-			t = tides_hot_search(heapRelation, bs.tree, &tid, snapshot, &walkbuf, NULL, true, false);
+			t = tides_hot_search(heapRelation, bs.tree, &tid, snapshot, &walkbuf, NULL, true, false, NULL);
 			if (t == NULL)
 				continue;
 			bs.reltuples += 1;
@@ -322,7 +322,7 @@ tides_index_validate_scan(Relation heapRelation, Relation indexRelation,
 		}
 		if (!tuplesort_empty && ItemPointerEquals(&indexcursor, &root_tid))
 			continue;			/* already in the index */
-		t = tides_hot_search(heapRelation, tree, &tid, snapshot, &walkbuf, NULL, true, false);
+		t = tides_hot_search(heapRelation, tree, &tid, snapshot, &walkbuf, NULL, true, false, NULL);
 		if (t == NULL)
 			continue;
 		MemoryContextReset(econtext->ecxt_per_tuple_memory);

@@ -55,6 +55,7 @@ typedef struct TidesScanDescData
 	MemoryContext cxt;			/* the scan's own context (callbacks run in shorter ones) */
 	MemoryContext page_cxt;
 	TidesTupleBuf fetchbuf;
+	TidesSeqReader *reader;		/* bitmap roots come in vid order (seqread.c) */
 } TidesScanDescData;
 
 typedef TidesScanDescData *TidesScanDesc;
@@ -121,6 +122,7 @@ tides_scan_end(TableScanDesc sscan)
 	tides_cursor_close(s->cursor);
 	MemoryContextDelete(s->page_cxt);
 	tides_tuple_buf_free(&s->fetchbuf);
+	tides_seq_reader_free(s->reader);
 	if (s->base.rs_key)
 		pfree(s->base.rs_key);
 	if (s->base.rs_flags & SO_TEMP_SNAPSHOT)
@@ -447,7 +449,10 @@ add_chain_member(TidesScanDesc s, uint64 vid)
 	TidesTuple *t;
 
 	tides_vid_to_tid(vid, &tid);
-	t = tides_hot_search(s->base.rs_rd, s->tree, &tid, s->base.rs_snapshot, &s->fetchbuf, NULL, true, true);
+	if (s->reader == NULL)
+		s->reader = tides_seq_reader_create(s->cxt);
+	t = tides_hot_search(s->base.rs_rd, s->tree, &tid, s->base.rs_snapshot, &s->fetchbuf, NULL, true, true,
+						 s->reader);
 	if (t != NULL)
 		page_add(s, t);
 }

@@ -232,6 +232,14 @@ extern bool tides_scan_analyze_next_tuple(TableScanDesc scan, TransactionId Olde
 extern TidesTuple *tides_scan_next_root(TableScanDesc sscan);
 extern void tides_scan_set_block_range(TableScanDesc sscan, BlockNumber start, BlockNumber nblocks);
 
+/* root reads that come in vid order, through one engine iterator (seqread.c) */
+typedef struct TidesSeqReader TidesSeqReader;
+extern TidesSeqReader *tides_seq_reader_create(MemoryContext cxt);
+/* vid's entry, or NULL: not in the reader's view, or not read in order (read the engine) */
+extern TidesTuple *tides_seq_reader_read(TidesSeqReader *r, uint64 tree, uint64 vid, Oid relid,
+										 TidesTupleBuf *buf);
+extern void tides_seq_reader_free(TidesSeqReader *r);
+
 /* a raw cursor over one tree's versions, used by scans, vacuum, builds */
 typedef struct TidesCursor TidesCursor;
 
@@ -282,7 +290,7 @@ extern void tides_relation_estimate_size(Relation rel, int32 *attr_widths, Block
 
 extern TidesTuple *tides_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 									TidesTupleBuf *buf, bool *all_dead, bool first_call,
-									bool may_prune);
+									bool may_prune, TidesSeqReader *reader);
 extern bool tides_hot_update_allowed(Relation rel, Bitmapset *hot_attrs, TidesTuple *old,
 									 HeapTuple newtup);
 extern bool tides_hot_chain_dead(Relation rel, uint64 tree, uint64 root_vid, GlobalVisState *vistest,

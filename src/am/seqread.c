@@ -1,0 +1,162 @@
+/*
+ * seqread.c -- root reads of index and bitmap fetches that come in vid order.
+ *
+ * An index whose order follows the table's (a key loaded in order, a
+ * serial, a timestamp) hands the fetch its TIDs in ascending vid order,
+ * mostly consecutive; a bitmap heap scan always does.  A point read
+ * searches every memtable and level from the top for each row; an engine
+ * iterator that stands just before the next vid reaches it in one step.  So
+ * once SEQ_RUN reads in a row were each at most SEQ_WINDOW vids ahead of the
+ * one before, the reader opens an iterator over the table's tree and steps
+ * it forward for as long as the vids keep coming that way; any other vid is
+ * left to a point read (the reader answers NULL: "don't know").
+ *
+ * Why a view older than the row may be read (tides_hot_search uses a reader
+ * only for MVCC snapshots, and only for the first read of a walk that
+ * starts at the root): the iterator is opened after the scan's snapshot was
+ * taken, so it holds every write of every transaction that snapshot sees as
+ * committed -- each wrote its rows before committing -- and whatever it
+ * lacks was written by transactions the snapshot does not see, so it cannot
+ * change what the snapshot sees (a later xmax of an invisible transaction
+ * leaves the version visible; the transaction's own later commands are past
+ * the snapshot's command id).  Versions pruned or vacuumed away since were
+ * dead to this snapshot too.  A vid the iterator does not hold may belong
+ * to a newer row, so the reader answers NULL and the caller reads the
+ * engine.  A walk that restarts because a prune cut the chain it followed
+ * reads the engine, not this view again.
+ *
+ * The iterator is replaced every SEQ_REFRESH_MS, as scans' cursors are
+ * (cursor.c), so that it pins no memtable for long; the fresh one is opened
+ * later than the snapshot as well.
+ */
+#include "postgres.h"
+
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+#include "tides_am.h"
+
+#define SEQ_RUN 2				/* in-order reads before an iterator opens */
+#define SEQ_WINDOW 16			/* how far ahead (in vids) still counts as in order */
+#define SEQ_REFRESH_MS 200
+#define SEQ_CLOCK_EVERY 64		/* reads between looks at the clock */
+
+struct TidesSeqReader
+{
+	tides_iter *it;				/* NULL until the vids came in order */
+	uint64		tree;
+	TimestampTz opened_at;
+	uint32		reads;			/* through the iterator since it opened */
+	uint64		last_vid;		/* the vid asked for last (0: none yet) */
+	int			run;			/* reads in a row a little ahead of the one before */
+};
+
+TidesSeqReader *
+tides_seq_reader_create(MemoryContext cxt)
+{
+	return MemoryContextAllocZero(cxt, sizeof(TidesSeqReader));
+}
+
+static void
+close_iterator(TidesSeqReader *r)
+{
+	if (r->it != NULL)
+		tides_close_iter(r->it);
+	r->it = NULL;
+}
+
+void
+tides_seq_reader_free(TidesSeqReader *r)
+{
+	if (r == NULL)
+		return;
+	close_iterator(r);
+	pfree(r);
+}
+
+static void
+open_iterator(TidesSeqReader *r, uint64 tree)
+{
+	tides_iter_options o;
+	uint8		lower[TIDES_ROW_KEY_LEN];
+	uint8		upper[TIDES_ROW_KEY_LEN];
+
+	tides_row_key(lower, tree, 0);
+	tides_row_key(upper, tree + 1, 0);
+	memset(&o, 0, sizeof(o));
+	o.lower = lower;
+	o.lower_len = sizeof(lower);
+	o.upper = upper;
+	o.upper_len = sizeof(upper);
+	o.fill_cache = true;
+	r->it = tides_open_iter(tides_engine(), &o);
+	r->tree = tree;
+	r->opened_at = GetCurrentTimestamp();
+	r->reads = 0;
+}
+
+/* the vid the iterator stands on, or 0 if it stands on none */
+static uint64
+current_vid(TidesSeqReader *r)
+{
+	size_t		klen;
+	const uint8 *k;
+
+	if (!tides_iter_valid(r->it))
+	{
+		tides_status s = tides_iter_status(r->it);
+
+		if (s != TIDES_OK)
+			tides_engine_error(s, "read a table");
+		return 0;
+	}
+	k = tides_iter_key(r->it, &klen);
+	return klen == TIDES_ROW_KEY_LEN ? tides_row_key_vid(k) : 0;
+}
+
+TidesTuple *
+tides_seq_reader_read(TidesSeqReader *r, uint64 tree, uint64 vid, Oid relid, TidesTupleBuf *buf)
+{
+	bool		in_order = r->last_vid != 0 && vid > r->last_vid && vid - r->last_vid <= SEQ_WINDOW;
+	uint64		cur;
+	const void *val;
+	size_t		vlen;
+
+	r->run = in_order ? r->run + 1 : 0;
+	r->last_vid = vid;
+	if (r->run < SEQ_RUN)
+		return NULL;
+	if (r->it != NULL &&
+		(r->tree != tree ||
+		 (++r->reads % SEQ_CLOCK_EVERY == 0 &&
+		  TimestampDifferenceExceeds(r->opened_at, GetCurrentTimestamp(), SEQ_REFRESH_MS))))
+		close_iterator(r);
+	if (r->it == NULL)
+	{
+		open_iterator(r, tree);
+		cur = 0;
+	}
+	else
+		cur = current_vid(r);
+
+	if (cur != 0 && cur < vid && vid - cur <= SEQ_WINDOW)
+	{
+		while (cur != 0 && cur < vid)
+		{
+			tides_iter_next(r->it);
+			cur = current_vid(r);
+		}
+	}
+	else if (cur != vid)
+	{
+		uint8		key[TIDES_ROW_KEY_LEN];
+
+		tides_row_key(key, tree, vid);
+		tides_iter_seek(r->it, key, sizeof(key));
+		cur = current_vid(r);
+	}
+	if (cur != vid)
+		return NULL;			/* not in this view: maybe newer than it */
+	val = tides_iter_value(r->it, &vlen);
+	return tides_tuple_from_value((const char *) val, vlen, vid, relid, buf);
+}
