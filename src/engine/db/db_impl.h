@@ -62,6 +62,7 @@
 #define TIDES_MAX_SKIPS 64
 #define TIDES_MAX_DROPPED 256
 #define TIDES_MAX_OBSOLETE 8192
+#define TIDES_PUBLISH_SLOTS 64
 #define TIDES_MAX_COMPACTIONS 32	/* running at once, over all processes */
 
 enum tides_engine_state
@@ -129,8 +130,16 @@ typedef struct tides_shared
 	_Atomic uint32_t l0_files;	/* level-0 file count of the current version */
 	_Atomic uint64_t published_seq;
 	_Atomic uint64_t published_lsn;
-	atomic_uint publish_epoch;	/* bumped at every publish: a futex word */
-	atomic_uint publish_waiters;
+	/*
+	 * A writer waiting for its predecessors sleeps on the slot of the log
+	 * position it starts at, and the writer whose record ends there wakes
+	 * that slot only (write.c): not every sleeper at every publish.
+	 */
+	struct
+	{
+		atomic_uint epoch;		/* bumped at a publish ending here: a futex word */
+		atomic_uint waiters;
+	}			publish_slots[TIDES_PUBLISH_SLOTS];
 
 	uint32_t	nmemtables;
 	tides_memtable memtables[TIDES_MAX_MEMTABLES];
