@@ -485,7 +485,7 @@ tides_relation_size(Relation rel, ForkNumber forkNumber)
  * the deletions VACUUM and pruning wrote, until compaction has merged them
  * away -- heap's pages hold dead tuples likewise, and heap's estimate counts
  * the pages they take.  So the bytes the tree actually occupies
- * (tides_tree_bytes, estimated in O(log n)) set a floor: an eighth of them
+ * (tides_rel_bytes_estimate: O(log n), at most a second old) set a floor: an eighth of them
  * in pages, since a narrow version in a memtable takes about three times
  * what its heap tuple does (key, sequence, version header, skiplist links),
  * and a fresh table must keep heap's plans (PostgreSQL's regression suite
@@ -521,7 +521,7 @@ tides_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNumber *page
 			curpages = 10;
 		*tuples = rint(rows_per_page * curpages);
 	}
-	curpages = Max(curpages, floor((double) tides_tree_bytes(tides_rel_tree(rel), true) /
+	curpages = Max(curpages, floor((double) tides_rel_bytes_estimate(rel) /
 								   TIDES_PHYSICAL_BYTES_PER_PAGE));
 	if (curpages == 0)
 	{

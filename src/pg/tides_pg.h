@@ -284,6 +284,8 @@ extern uint64 tides_vid_high_water(uint64 tree);
  * O(log n) for the planner.
  */
 extern uint64 tides_tree_bytes(uint64 tree, bool estimate);
+/* tides_tree_bytes(estimate) of a relation's tree, at most a second old */
+extern uint64 tides_rel_bytes_estimate(Relation rel);
 
 /* drop trees whose transactions have ended (maintenance worker) */
 extern void tides_process_drops(void);
