@@ -237,9 +237,41 @@ attr_unchanged(TupleDesc desc, int attno, HeapTuple a, HeapTuple b)
 }
 
 /*
+ * Would a member after old leave the walk from its chain's root at most
+ * TIDES_MAX_HOT_DEPTH + 1 reads long?  hot_depth counts updates from the
+ * original root; once pruning has made the root a redirect, a walk starts
+ * at the redirect's target, whose depth the stub keeps, so only the members
+ * from there count.  Reading the root costs a point read, paid only by
+ * updates of chains past the limit: without it a row updated often (a
+ * pgbench branch) started a new chain, and so new index entries, every 33
+ * updates however well pruning kept up, and its index filled with entries
+ * of dead chains that every lookup walked.
+ */
+static bool
+chain_has_room(Relation rel, TidesTuple *old)
+{
+	uint64		root_vid;
+	TidesTupleBuf buf;
+	TidesTuple *root;
+	bool		room;
+
+	if (old->meta.hot_depth < TIDES_MAX_HOT_DEPTH)
+		return true;
+	if (old->meta.hot_depth >= PG_UINT16_MAX - 1 || !HeapTupleHeaderIsHeapOnly(old->htup.t_data))
+		return false;
+	root_vid = tides_root_vid(old);
+	tides_tuple_buf_init(&buf, CurrentMemoryContext);
+	root = tides_fetch_entry(tides_rel_tree(rel), root_vid, RelationGetRelid(rel), &buf);
+	room = root != NULL && TIDES_IS_REDIRECT(root) &&
+		old->meta.hot_depth < root->meta.hot_depth + TIDES_MAX_HOT_DEPTH;
+	tides_tuple_buf_free(&buf);
+	return room;
+}
+
+/*
  * May the update of old into newtup be HOT: no column any index uses
  * (hot_attrs, RelationGetIndexAttrBitmap's INDEX_ATTR_BITMAP_ALL) changed --
- * heap_update's test -- and the chain is not yet at its length limit?
+ * heap_update's test -- and the chain has room (chain_has_room)?
  */
 bool
 tides_hot_update_allowed(Relation rel, Bitmapset *hot_attrs, TidesTuple *old, HeapTuple newtup)
@@ -248,11 +280,9 @@ tides_hot_update_allowed(Relation rel, Bitmapset *hot_attrs, TidesTuple *old, He
 	bool		allowed = true;
 	int			x = -1;
 
-	if (old->meta.hot_depth >= TIDES_MAX_HOT_DEPTH)
-		return false;
 	while (allowed && (x = bms_next_member(hot_attrs, x)) >= 0)
 		allowed = attr_unchanged(desc, x + FirstLowInvalidHeapAttributeNumber, &old->htup, newtup);
-	return allowed;
+	return allowed && chain_has_room(rel, old);
 }
 
 /*
@@ -359,9 +389,11 @@ tides_hot_prune_plan(Relation rel, uint64 tree, uint64 root_vid, TidesTupleBuf *
 			p->chain = p->chain ? repalloc(p->chain, cap * sizeof(uint64)) : palloc(cap * sizeof(uint64));
 			p->updaters = p->updaters ? repalloc(p->updaters, cap * sizeof(TransactionId))
 				: palloc(cap * sizeof(TransactionId));
+			p->depths = p->depths ? repalloc(p->depths, cap * sizeof(uint16)) : palloc(cap * sizeof(uint16));
 		}
 		p->chain[p->n] = vid;
 		p->updaters[p->n] = HeapTupleHeaderGetUpdateXid(t->htup.t_data);
+		p->depths[p->n] = t->meta.hot_depth;
 		p->n++;
 		fate = judge(t, arg);
 		if (fate == TIDES_MEMBER_DEAD)
@@ -389,7 +421,8 @@ tides_hot_prune_members(tides_batch *b, uint64 tree, uint64 root_vid, TidesHotPr
 	Assert(p->latestdead >= 0);
 	if (p->latestdead + 1 < p->n &&
 		(!p->root_is_stub || p->chain[p->latestdead + 1] != p->old_target))
-		tides_batch_add_stub(b, tree, root_vid, TIDES_VF_REDIRECT, p->chain[p->latestdead + 1]);
+		tides_batch_add_stub(b, tree, root_vid, TIDES_VF_REDIRECT, p->chain[p->latestdead + 1],
+							 p->depths[p->latestdead + 1]);
 	for (int i = p->root_is_stub ? 0 : 1; i <= p->latestdead; i++)
 	{
 		uint8		key[TIDES_ROW_KEY_LEN];
@@ -407,8 +440,11 @@ tides_hot_prune_free(TidesHotPrune *p)
 		pfree(p->chain);
 	if (p->updaters)
 		pfree(p->updaters);
+	if (p->depths)
+		pfree(p->depths);
 	p->chain = NULL;
 	p->updaters = NULL;
+	p->depths = NULL;
 }
 
 /* on access: dead by the global horizon (heap_page_prune_opt's test) */
@@ -430,21 +466,28 @@ judge_on_access(TidesTuple *t, void *arg)
 	}
 }
 
+static bool
+updaters_durable(const TidesHotPrune *p)
+{
+	for (int i = 0; i < p->n; i++)
+		if (TransactionIdIsNormal(p->updaters[i]) && !tides_xid_durable(p->updaters[i]))
+			return false;
+	return true;
+}
+
 /*
  * heap_page_prune_opt for one chain: a reader that walked a long way to its
  * member shortens the chain for the next one.  Opportunistic in every way:
  * it skips the chain if another backend holds the root's stripe (or we do,
  * further up the stack), and a write the engine cannot take right now is
  * simply not made.  Unlike VACUUM it never removes the root: a chain dead to
- * the end keeps its last member, so no index entry is affected and nothing
- * but the chain's own length changes.
+ * the end becomes a dead stub (below) or keeps its last member.
  *
  * The pruning records reach the tides log, which may be synced before
  * PostgreSQL flushes the WAL.  Were an updater's commit record lost in an
  * OS crash while our deletions survived, the version it replaced would be
  * gone with nothing to take its place.  So, as SetHintBits does, a member
- * goes only if its updater's commit record is flushed; updaters along a
- * chain commit in chain order, so testing the last pruned one suffices.
+ * goes only if its updater's commit record is flushed.
  */
 void
 tides_hot_prune_opt(Relation rel, uint64 tree, uint64 root_vid)
@@ -468,13 +511,37 @@ tides_hot_prune_opt(Relation rel, uint64 tree, uint64 root_vid)
 	tides_tuple_buf_init(&buf, CurrentMemoryContext);
 	if (tides_hot_prune_plan(rel, tree, root_vid, &buf, judge_on_access, GlobalVisTestFor(rel), &p))
 	{
-		/* the root stays: keep at least the last member */
-		if (p.latestdead == p.n - 1)
+		/*
+		 * A member may go only once its updater's commit record is flushed
+		 * (an asynchronous commit lost in a crash would bring it back): with
+		 * synchronous_commit = off that is up to wal_writer_delay later.
+		 * Updaters along a chain committed in chain order, so prune up to
+		 * the last member whose updater is flushed, not all or nothing --
+		 * else a row updated faster than the WAL writer flushes was never
+		 * pruned, and its chain kept hitting the length limit.
+		 */
+		while (p.latestdead >= 0 &&
+			   XLogNeedsFlush(TransactionIdGetCommitLSN(p.updaters[p.latestdead])))
 			p.latestdead--;
-		if (p.latestdead >= 0 &&
-			!XLogNeedsFlush(TransactionIdGetCommitLSN(p.updaters[p.latestdead])))
+		/* all dead, but no dead stub yet: the root redirects to the last member */
+		if (p.latestdead == p.n - 1 && !updaters_durable(&p))
+			p.latestdead--;
+		if (p.latestdead >= 0)
 		{
 			tides_hot_prune_members(prune_batch, tree, root_vid, &p);
+
+			/*
+			 * A chain dead to the end (its row was deleted, or updated out of
+			 * HOT: a new chain has it) leaves a dead stub, heap's LP_DEAD: a
+			 * walk then reads one entry, and VACUUM removes the stub with the
+			 * index entries.  A dead stub tells index scans they may forget
+			 * their entry, so only once every updater's tides records are
+			 * durable (tides_surely_dead's rule: a crash must not bring a
+			 * version back that an index forgot).  Until then the root stays
+			 * a redirect to the last member, and a walk reads two entries.
+			 */
+			if (p.latestdead == p.n - 1)
+				tides_batch_add_stub(prune_batch, tree, root_vid, TIDES_VF_DEAD, 0, 0);
 			if (tides_write(tides_engine(), prune_batch, NULL) == TIDES_OK)
 				removed = p.latestdead + 1;	/* the root's version included */
 		}

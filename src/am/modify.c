@@ -171,7 +171,7 @@ tides_tuple_complete_speculative(Relation rel, TupleTableSlot *slot, uint32 spec
 		tides_batch *b = tides_local_batch();
 		HeapTuple	copy = HeapTupleHasExternal(&t->htup) ? tides_tuple_copy_heap(t) : NULL;
 
-		tides_batch_add_stub(b, r.tree, r.vid, TIDES_VF_DEAD, 0);
+		tides_batch_add_stub(b, r.tree, r.vid, TIDES_VF_DEAD, 0, 0);
 		tides_xact_tag_batch(b);
 		tides_write_batch(b);
 		tides_row_close(&r);

@@ -139,7 +139,9 @@ extern TidesTuple *tides_fetch_version(uint64 tree, uint64 vid, Oid relid, Tides
 extern TidesTuple *tides_fetch_entry(uint64 tree, uint64 vid, Oid relid, TidesTupleBuf *buf);
 
 /* add a stub (flags TIDES_VF_REDIRECT with its target, or TIDES_VF_DEAD) to a batch */
-extern void tides_batch_add_stub(tides_batch *b, uint64 tree, uint64 vid, uint16 flags, uint64 link);
+/* a redirect stub keeps its target's hot_depth in its own (hot.c: the chain-length limit) */
+extern void tides_batch_add_stub(tides_batch *b, uint64 tree, uint64 vid, uint16 flags, uint64 link,
+								 uint16 target_depth);
 
 /* add (tree, vid) -> tuple to a batch */
 extern void tides_batch_add_version(tides_batch *b, uint64 tree, uint64 vid,
@@ -312,6 +314,7 @@ typedef struct TidesHotPrune
 	uint64		old_target;		/* ... to this member */
 	uint64	   *chain;			/* members walked, from the root (or its target) */
 	TransactionId *updaters;	/* each one's updater */
+	uint16	   *depths;			/* each one's hot_depth */
 	int			n;
 	int			latestdead;		/* last member judged dead, or -1 */
 } TidesHotPrune;

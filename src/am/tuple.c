@@ -134,7 +134,8 @@ tides_fetch_version(uint64 tree, uint64 vid, Oid relid, TidesTupleBuf *buf)
 }
 
 void
-tides_batch_add_stub(tides_batch *b, uint64 tree, uint64 vid, uint16 flags, uint64 link)
+tides_batch_add_stub(tides_batch *b, uint64 tree, uint64 vid, uint16 flags, uint64 link,
+					 uint16 target_depth)
 {
 	uint8		key[TIDES_ROW_KEY_LEN];
 	TidesVersionMeta m;
@@ -143,6 +144,7 @@ tides_batch_add_stub(tides_batch *b, uint64 tree, uint64 vid, uint16 flags, uint
 	memset(&m, 0, sizeof(m));
 	m.flags = flags;
 	m.link = link;
+	m.hot_depth = target_depth;
 	tides_row_key(key, tree, vid);
 	if (tides_batch_put(b, key, sizeof(key), &m, sizeof(m)) != TIDES_OK)
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory building a tides batch")));

@@ -276,7 +276,7 @@ remove_root(VacState *vs, uint64 vid)
 		delete_key(vs, vid);
 		return false;
 	}
-	tides_batch_add_stub(vac_batch(vs), vs->tree, vid, TIDES_VF_DEAD, 0);
+	tides_batch_add_stub(vac_batch(vs), vs->tree, vid, TIDES_VF_DEAD, 0, 0);
 	vs->cur_all_visible = false;
 	return vs->do_indexes;
 }
