@@ -45,15 +45,8 @@ struct TidesCursor
 static void
 open_iterator(TidesCursor *c)
 {
-	tides_iter_options o;
-
-	memset(&o, 0, sizeof(o));
-	o.lower = c->lower;
-	o.lower_len = sizeof(c->lower);
-	o.upper = c->upper;
-	o.upper_len = sizeof(c->upper);
-	o.fill_cache = true;
-	c->it = tides_open_iter(tides_engine(), &o);
+	c->it = tides_open_range_iter(tides_engine(), c->lower, sizeof(c->lower), c->upper,
+								  sizeof(c->upper), true);
 	c->opened_at = GetCurrentTimestamp();
 }
 

@@ -77,19 +77,12 @@ tides_seq_reader_free(TidesSeqReader *r)
 static void
 open_iterator(TidesSeqReader *r, uint64 tree)
 {
-	tides_iter_options o;
 	uint8		lower[TIDES_ROW_KEY_LEN];
 	uint8		upper[TIDES_ROW_KEY_LEN];
 
 	tides_row_key(lower, tree, 0);
 	tides_row_key(upper, tree + 1, 0);
-	memset(&o, 0, sizeof(o));
-	o.lower = lower;
-	o.lower_len = sizeof(lower);
-	o.upper = upper;
-	o.upper_len = sizeof(upper);
-	o.fill_cache = true;
-	r->it = tides_open_iter(tides_engine(), &o);
+	r->it = tides_open_range_iter(tides_engine(), lower, sizeof(lower), upper, sizeof(upper), true);
 	r->tree = tree;
 	r->opened_at = GetCurrentTimestamp();
 	r->reads = 0;

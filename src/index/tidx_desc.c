@@ -127,16 +127,8 @@ tidx_heap_is_tides(Relation heap)
 static void
 open_engine_iter(TidxIter *w)
 {
-	tides_iter_options o;
-
-	memset(&o, 0, sizeof(o));
-	o.lower = w->lower;
-	o.lower_len = w->llen;
-	o.upper = w->upper;
-	o.upper_len = w->ulen;
-	o.fill_cache = true;
 	/* registered with the current resource owner (src/pg/iterators.c) */
-	w->it = tides_open_iter(tides_engine(), &o);
+	w->it = tides_open_range_iter(tides_engine(), w->lower, w->llen, w->upper, w->ulen, true);
 	w->opened_at = GetCurrentTimestamp();
 	w->steps = 0;
 }

@@ -64,6 +64,21 @@ forget(OpenIter *oi)
 	pfree(oi);
 }
 
+tides_iter *
+tides_open_range_iter(tides_db *db, const void *lower, size_t lower_len,
+					  const void *upper, size_t upper_len, bool fill_cache)
+{
+	tides_iter_options o;
+
+	memset(&o, 0, sizeof(o));
+	o.lower = lower;
+	o.lower_len = lower_len;
+	o.upper = upper;
+	o.upper_len = upper_len;
+	o.fill_cache = fill_cache;
+	return tides_open_iter(db, &o);
+}
+
 void
 tides_close_iter(tides_iter *it)
 {

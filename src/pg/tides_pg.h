@@ -293,6 +293,9 @@ extern void tides_process_drops(void);
 /* ------------------------------------------------------ iterators (iterators.c) */
 /* an engine iterator released with the current resource owner; never NULL */
 extern tides_iter *tides_open_iter(tides_db *db, const tides_iter_options *o);
+/* the same over [lower, upper), without a snapshot of its own */
+extern tides_iter *tides_open_range_iter(tides_db *db, const void *lower, size_t lower_len,
+										 const void *upper, size_t upper_len, bool fill_cache);
 extern void tides_close_iter(tides_iter *it);
 /* background workers, after an error: close every iterator of this process */
 extern void tides_close_all_iters(void);
