@@ -198,11 +198,13 @@ def targets(points, loads, meta):
     cp = find(points, "copy", "copy")
     tps_target("COPY vs UNLOGGED heap (rows/s)", 1.0, cp, base="heap_unlogged")
     # sizes
-    for name, suite, scale_note in (("COPY table", "copy", None), ("pgbench tables", "pgbench", fit),
-                                    ("items + 4 indexes", "oltp", None)):
+    for name, suite, scale_note, eng in (("COPY table", "copy", None, "tides"),
+                                         ("pgbench tables", "pgbench", fit, "tides"),
+                                         ("items + 4 indexes", "oltp", None, "tides"),
+                                         ("items + 4 indexes [tides_btree indexes]", "oltp", None, "tides_btree")):
         if suite == "copy" and cp is not None:
             h = cp.stat("heap", "size_after")[0]
-            t = cp.stat("tides", "size_after")[0]
+            t = cp.stat(eng, "size_after")[0]
         else:
             h = t = None
             for r in loads:
@@ -210,7 +212,7 @@ def targets(points, loads, meta):
                     continue
                 if r["engine"] == "heap":
                     h = num(r["size_after"])
-                elif r["engine"] == "tides":
+                elif r["engine"] == eng:
                     t = num(r["size_after"])
         if h and t:
             ratio = t / h
@@ -381,10 +383,10 @@ def write_summary(prefix, rows, meta, points, loads, checks, charts):
     L.append("")
     L.append("After load (heap checkpointed; tides memtable flushed and due compactions run). Heap: relation "
              "files of the tables, indexes and TOAST; tides: the cluster's SSTables plus the nbtree index "
-             "files. Neither counts WAL or the tides log.")
+             "files (tides_btree: its entries are in the SSTables too). Neither counts WAL or the tides log.")
     L.append("")
-    L.append("| data | heap | heap unlogged | tides none | tides lz4 | tides zstd | lz4/heap |")
-    L.append("|---|---|---|---|---|---|---|")
+    L.append("| data | heap | heap unlogged | tides none | tides lz4 | tides zstd | lz4/heap | tides_btree lz4 | /heap |")
+    L.append("|---|---|---|---|---|---|---|---|---|")
     bysuite = {}
     for r in loads:
         bysuite.setdefault((r["suite"], r["scale"]), {})[r["engine"]] = num(r["size_after"])
@@ -394,10 +396,11 @@ def write_summary(prefix, rows, meta, points, loads, checks, charts):
     for (suite, scale), d in sorted(bysuite.items()):
         name = {"pgbench": "pgbench -s %s tables" % scale, "oltp": "items, %s rows, PK + 3 indexes" % fmt_int(scale),
                 "copy": "COPY table, %s rows, no index" % fmt_int(scale)}[suite]
-        h, t = d.get("heap"), d.get("tides")
-        L.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+        h, t, tb = d.get("heap"), d.get("tides"), d.get("tides_btree")
+        L.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             name, fmt_bytes(h), fmt_bytes(d.get("heap_unlogged")), fmt_bytes(d.get("tides_none")),
-            fmt_bytes(t), fmt_bytes(d.get("tides_zstd")), ("%.2fx" % (t / h)) if h and t else "-"))
+            fmt_bytes(t), fmt_bytes(d.get("tides_zstd")), ("%.2fx" % (t / h)) if h and t else "-",
+            fmt_bytes(tb), ("%.2fx" % (tb / h)) if h and tb else "-"))
     L.append("")
     after = []
     for k, p in points.items():
