@@ -14,6 +14,7 @@
 #include "utils/rel.h"
 
 #include "tides_pg.h"
+#include "tides_index.h"
 
 PG_FUNCTION_INFO_V1(tides_verify_sql);
 PG_FUNCTION_INFO_V1(tides_stats_sql);
@@ -118,14 +119,17 @@ tides_relation_size_sql(PG_FUNCTION_ARGS)
 	Relation	rel = relation_open(relid, AccessShareLock);
 	uint64		tree;
 
-	if (!RELKIND_HAS_STORAGE(rel->rd_rel->relkind) || !tides_is_tides_relation(rel))
+	if (tides_is_tides_index(rel))
+		tree = tidx_index_tree(rel);	/* a tides_btree index: its entries */
+	else if (RELKIND_HAS_STORAGE(rel->rd_rel->relkind) && tides_is_tides_relation(rel))
+		tree = tides_rel_tree(rel);
+	else
 	{
 		relation_close(rel, AccessShareLock);
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not stored by tides", get_rel_name(relid))));
 	}
-	tree = tides_rel_tree(rel);
 	relation_close(rel, AccessShareLock);
 	PG_RETURN_INT64((int64) tides_tree_bytes(tree, false));
 }
