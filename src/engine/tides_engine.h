@@ -400,6 +400,21 @@ typedef tides_filter_decision (*tides_filter_fn) (void *arg,
 void		tides_set_filter(tides_db *db, tides_filter_fn fn, void *arg);
 
 /*
+ * Output partitioner: called with two consecutive user keys of a
+ * compaction output; true puts them in different table files (the idea of
+ * RocksDB's SstPartitioner).  Keys that an application writes alongside
+ * every batch of some other range -- its metadata -- then keep files of
+ * their own on the lower levels, and the compactions they touch rewrite
+ * those, not the data files they would otherwise share one with.  Installed
+ * per process, like the filter.  Only a hint: without it outputs are cut by
+ * size alone, with the same contents.
+ */
+typedef bool (*tides_partition_fn) (void *arg, const void *prev, size_t prevlen,
+									const void *key, size_t klen);
+
+void		tides_set_partitioner(tides_db *db, tides_partition_fn fn, void *arg);
+
+/*
  * Drop every key starting with prefix, cheaply: whole files inside the prefix
  * are deleted, the rest is skipped by reads and discarded by compaction, which
  * rewrites the files that hold such keys before other work (in place at the

@@ -64,6 +64,24 @@ detach_engine(int code, Datum arg)
 	}
 }
 
+/*
+ * Compaction outputs never mix the access method's metadata (tree 0) with
+ * relation keys.  A memtable that takes rows of a table being loaded also
+ * takes a few tree-0 keys (row ids handed out, tree ids, drop markers), so
+ * every level-0 compaction touches tree 0; in a file of its own that costs
+ * a small rewrite, where sharing a file with rows would rewrite up to a
+ * whole target-sized file of them each time.
+ */
+static bool
+tides_metadata_partition(void *arg, const void *prev, size_t prevlen, const void *key, size_t klen)
+{
+	static const uint8 meta[8] = {0};
+	bool		prev_meta = prevlen >= 8 && memcmp(prev, meta, 8) == 0;
+	bool		key_meta = klen >= 8 && memcmp(key, meta, 8) == 0;
+
+	return prev_meta != key_meta;
+}
+
 tides_db *
 tides_engine(void)
 {
@@ -99,6 +117,7 @@ tides_engine(void)
 		my_db = NULL;
 		ereport(ERROR, (errmsg("could not attach to tides storage: %s", msg)));
 	}
+	tides_set_partitioner(my_db, tides_metadata_partition, NULL);
 	on_shmem_exit(detach_engine, 0);
 	if (!tides_shared->finalized)
 		tides_finalize_startup(my_db);

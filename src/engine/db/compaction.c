@@ -31,6 +31,8 @@
  * another compaction's output level in an overlapping range.  A single
  * input file with nothing to merge below is moved by a manifest edit only
  * (a trivial move); it claims its range like any other compaction.
+ * An output-level file in the inputs' range that holds none of their keys
+ * stays where it is (keep_untouched), inside the claim.
  *
  * Marked files.  A file that may hold keys hidden by a dropped prefix is
  * marked (db/maint.c).  pick() takes marked files before score-based work
@@ -105,6 +107,8 @@ mark(tides_compaction *c, int value)
 	for (int k = 0; k < 2; k++)
 		for (uint32_t i = 0; i < c->nin[k]; i++)
 			atomic_store(&c->in[k][i]->being_compacted, value);
+	for (uint32_t i = 0; i < c->nkept; i++)
+		atomic_store(&c->kept[i]->being_compacted, value);
 }
 
 static void
@@ -112,6 +116,7 @@ compaction_free(tides_db *db, tides_compaction *c)
 {
 	free(c->in[0]);
 	free(c->in[1]);
+	free(c->kept);
 	if (c->v != NULL)
 		tides_version_unref(&db->sh->heap, c->v, tides_db_note_obsolete, db->sh);
 	memset(c, 0, sizeof(*c));
@@ -585,6 +590,91 @@ deeper_may_hold(void *arg, const uint8_t *ukey, size_t n)
 	return false;
 }
 
+/*
+ * Move the output-level inputs that hold none of level's keys to c->kept:
+ * they stay as they are, and the outputs are cut around them.  An input
+ * file's bounds say little about what lies between them: a memtable that
+ * took one key of tree 0 (the access method's metadata) besides the rows of
+ * a table being loaded flushes into a level-0 file spanning every tree in
+ * between, and merging with all the output-level files of that span would
+ * rewrite the whole table at every level-0 compaction (write amplification
+ * growing with the table, seen as 3x the table's bytes for a 10M-row COPY).
+ * A file is kept only when a seek in every level-input finds no key of its
+ * range; a marked file is always rewritten (its mark asks for that), and an
+ * input that cannot be read keeps everything an input (run reports it).
+ */
+static void
+keep_untouched(tides_db *db, tides_compaction *c)
+{
+	uint32_t	n0 = c->nin[0],
+				n1 = c->nin[1],
+				nkept = 0;
+	tides_iiter **its = NULL;
+	bool	   *keep = NULL;
+	uint8_t    *seek = NULL;
+	size_t		cap = 0;
+
+	if (n1 == 0 || c->output_level == c->level)
+		return;
+	if ((its = calloc(n0, sizeof(*its))) == NULL || (keep = calloc(n1, sizeof(*keep))) == NULL)
+		goto done;
+	for (uint32_t i = 0; i < n0; i++)
+		if ((its[i] = tides_table_cache_iter(db->tcache, c->in[0][i]->number, c->in[0][i]->size,
+											 false)) == NULL)
+			goto done;
+	for (uint32_t j = 0; j < n1; j++)
+		if (cap < c->in[1][j]->smallest_len)
+			cap = c->in[1][j]->smallest_len;
+	if ((seek = malloc(cap)) == NULL)
+		goto done;
+
+	for (uint32_t j = 0; j < n1; j++)
+	{
+		tides_file_meta *f = c->in[1][j];
+		bool		touched = f->marked;
+
+		/* the first entry of any version at or after f's smallest user key */
+		tides_ikey_make(seek, tides_file_smallest(f), f->smallest_len - TIDES_TRAILER,
+						TIDES_MAX_SEQ, TIDES_KT_SEEK);
+		for (uint32_t i = 0; i < n0 && !touched; i++)
+		{
+			size_t		klen;
+			const uint8_t *k;
+
+			tides_iiter_seek(its[i], seek, f->smallest_len);
+			if (tides_iiter_status(its[i]) != TIDES_OK)
+				touched = true;
+			else if (tides_iiter_valid(its[i]))
+			{
+				k = tides_iiter_key(its[i], &klen);
+				touched = tides_ukey_cmp(k, klen - TIDES_TRAILER, HI_KEY(f)) <= 0;
+			}
+		}
+		keep[j] = !touched;
+		nkept += keep[j];
+	}
+	if (nkept > 0 && (c->kept = malloc(nkept * sizeof(*c->kept))) != NULL)
+	{
+		uint32_t	n = 0;
+
+		for (uint32_t j = 0; j < n1; j++)
+		{
+			if (keep[j])
+				c->kept[c->nkept++] = c->in[1][j];
+			else
+				c->in[1][n++] = c->in[1][j];
+		}
+		c->nin[1] = n;
+	}
+done:
+	for (uint32_t i = 0; its != NULL && i < n0; i++)
+		if (its[i] != NULL)
+			tides_iiter_destroy(its[i]);
+	free(its);
+	free(keep);
+	free(seek);
+}
+
 static tides_status
 run(tides_db *db, tides_compaction *c, tides_table_writer *w)
 {
@@ -706,6 +796,9 @@ tides_compaction_execute(tides_db *db, tides_compaction *cp, bool *did)
 	tides_edit_init(&e);
 	if (!trivial)
 	{
+		keep_untouched(db, &c);
+		w.stays = c.kept;
+		w.nstays = c.nkept;
 		s = run(db, &c, &w);
 		for (int k = 0; k < 2; k++)
 			for (uint32_t i = 0; i < c.nin[k]; i++)

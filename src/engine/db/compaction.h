@@ -22,6 +22,13 @@ typedef struct tides_compaction
 	tides_version *v;			/* referenced once reserved */
 	tides_file_meta **in[2];	/* inputs at level and output_level */
 	uint32_t	nin[2];
+	/*
+	 * Output-level files in the inputs' range that hold none of level's
+	 * keys: reserved with the inputs, but left as they are (execute moves
+	 * them here from in[1] before running; the outputs are cut around them).
+	 */
+	tides_file_meta **kept;
+	uint32_t	nkept;
 	double		score;
 	int			slot;			/* its claim in sh->running, -1: none */
 	bool		rewrite;		/* never a trivial move (marked input, or in place) */

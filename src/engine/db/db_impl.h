@@ -203,6 +203,8 @@ struct tides_db
 	tides_rand	rnd;
 	tides_filter_fn filter;
 	void	   *filter_arg;
+	tides_partition_fn partition;
+	void	   *partition_arg;
 	uint64_t	seen_deletion_epoch;
 	uint64_t   *unsealed_tags;	/* owned copy handed out by recovery */
 	int			manifest_fd;	/* this process's descriptor of the manifest */

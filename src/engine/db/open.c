@@ -108,6 +108,13 @@ tides_set_filter(tides_db *db, tides_filter_fn fn, void *arg)
 	db->filter_arg = arg;
 }
 
+void
+tides_set_partitioner(tides_db *db, tides_partition_fn fn, void *arg)
+{
+	db->partition = fn;
+	db->partition_arg = arg;
+}
+
 /* ---- recovery */
 
 typedef struct dir_scan

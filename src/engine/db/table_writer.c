@@ -108,11 +108,33 @@ tides_table_writer_add(tides_table_writer *w, const uint8_t *ikey, size_t iklen,
 
 	/* versions of one user key never straddle two files of a level */
 	if (w->builder != NULL && new_key && w->target_size > 0 &&
-		tides_sst_builder_size(w->builder) >= w->target_size)
+		(tides_sst_builder_size(w->builder) >= w->target_size ||
+		 (w->db->partition != NULL &&
+		  w->db->partition(w->db->partition_arg, w->last_ukey.data, w->last_ukey.len, ikey, ulen))))
 	{
 		s = tides_table_writer_finish(w);
 		if (s != TIDES_OK)
 			return s;
+	}
+	/* ...nor does an output overlap a file of its level that stays */
+	if (new_key && w->next_stay < w->nstays &&
+		tides_ukey_cmp(ikey, ulen, tides_file_smallest(w->stays[w->next_stay]),
+					   w->stays[w->next_stay]->smallest_len - TIDES_TRAILER) >= 0)
+	{
+		if (w->builder != NULL && (s = tides_table_writer_finish(w)) != TIDES_OK)
+			return s;
+		while (w->next_stay < w->nstays)
+		{
+			const tides_file_meta *f = w->stays[w->next_stay];
+
+			if (tides_ukey_cmp(ikey, ulen, tides_file_smallest(f), f->smallest_len - TIDES_TRAILER) < 0)
+				break;
+			if (tides_ukey_cmp(ikey, ulen, tides_file_largest(f), f->largest_len - TIDES_TRAILER) <= 0)
+				return tides_fail(&w->err, TIDES_CORRUPTION,
+								  "compaction output key falls inside table file %llu, which it leaves alone",
+								  (unsigned long long) f->number);
+			w->next_stay++;
+		}
 	}
 	if (w->builder == NULL && (s = open_output(w)) != TIDES_OK)
 		return s;

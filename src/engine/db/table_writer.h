@@ -1,6 +1,7 @@
 /*
  * table_writer.h -- writing output SSTables for flush and compaction: new
- * file numbers, cutting outputs at a target size on user-key boundaries,
+ * file numbers, cutting outputs at a target size, at the partitioner's
+ * boundaries and around files that stay (all on user-key boundaries),
  * fsync before the file can be published, and cleanup on failure.
  *
  * Contract: the caller publishes w->outputs with a manifest edit; it may call
@@ -15,12 +16,20 @@
 typedef struct tides_table_writer
 {
 	tides_db   *db;
-	uint64_t	target_size;	/* 0: never cut */
+	uint64_t	target_size;	/* 0: never cut (flush); else also at partitions */
 	tides_sst_builder *builder;
 	int			fd;
 	uint64_t	number;
 	char		name[1024];
 	tides_buf	last_ukey;		/* user key of the last entry added */
+	/*
+	 * Files of the output level that stay (a compaction's kept files, in
+	 * key order): no output spans one of them, and an entry inside one is
+	 * refused.  Not owned.
+	 */
+	tides_file_meta **stays;
+	uint32_t	nstays;
+	uint32_t	next_stay;		/* the first of them not yet passed */
 	tides_edit_file *outputs;	/* finished files */
 	uint32_t	noutputs;
 	uint64_t	bytes_written;
