@@ -933,6 +933,15 @@ def write_meta(prefix, suite, meta):
         json.dump(meta, f, indent=1, sort_keys=True)
 
 
+def point_engines(engines, clients):
+    """the engines a point runs: heap and tides at every point; the
+    tides_btree variant (an index-AM comparison on top of tides) only at
+    the client counts in BENCH_VARIANT_CLIENTS (default 4), which keeps the
+    1-4-16 client sweep of heap against tides inside make bench's budget"""
+    want = [int(c) for c in env_list("BENCH_VARIANT_CLIENTS", ["4"])]
+    return [e for e in engines if e.index_method is None or clients in want]
+
+
 def rep_order(engines, rep):
     """alternate which engine goes first, so drift does not favour one"""
     return list(engines) if rep % 2 == 1 else list(reversed(engines))

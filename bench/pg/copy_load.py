@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """copy_load.py -- bulk load with COPY, tides against heap and UNLOGGED heap.
 
-A CSV file of ROWS rows (5 million by default, see below; 7 columns, about 110 bytes a row: ids, a timestamp,
+A CSV file of ROWS rows (10 million in the full profile; 7 columns, about 110 bytes a row: ids, a timestamp,
 a category, an md5 and a short sentence) is generated once, then loaded with
 server-side COPY into a fresh table without indexes:
 
@@ -20,9 +20,8 @@ and tides has flushed its memtable and run due compactions.
 
     bench/pg/copy_load.py [--profile full|quick]
 
-Environment: BENCH_COPY_ROWS (full default 5000000: 10 million rows make the
-COPY suite ~12 of `make bench`'s minutes on the 2-core machine and the whole
-run over 30; BENCH_COPY_ROWS=10000000 gives the 10M of issue 6), BENCH_REPEATS,
+Environment: BENCH_COPY_ROWS (full default 10000000, the load of issue 6:
+about 6 of `make bench`'s minutes on the 2-core machine), BENCH_REPEATS,
 BENCH_COPY_COMP_REPEATS, BENCH_COPY_VARIANTS, BENCH_DIR, BENCH_KEEP.
 Output: bench/results/<prefix>copy.csv
 """
@@ -38,7 +37,7 @@ import benchlib as B  # noqa: E402
 
 DB = "bench"
 PROFILES = {
-    "full": {"rows": 5000000, "repeats": 3, "comp_repeats": 1, "shared_buffers": "256MB"},
+    "full": {"rows": 10000000, "repeats": 3, "comp_repeats": 1, "shared_buffers": "256MB"},
     "quick": {"rows": 300000, "repeats": 3, "comp_repeats": 1, "shared_buffers": "128MB"},
 }
 VARIANTS = {

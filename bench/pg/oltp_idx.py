@@ -64,10 +64,15 @@ EXPLAIN = {
 
 PROFILES = {
     "full": {
-        "duration": 6, "repeats": 3, "rows": 1000000, "shared_buffers": "512MB",
+        "duration": 5, "repeats": 3, "rows": 1000000, "shared_buffers": "512MB",
         "points": [
+            ("point-lookup", "relaxed", 1),
             ("point-lookup", "relaxed", 4),
+            ("point-lookup", "relaxed", 16),
+            ("range-100", "relaxed", 1),
             ("range-100", "relaxed", 4),
+            ("range-100", "relaxed", 16),
+            ("update-indexed", "relaxed", 1),
             ("update-indexed", "relaxed", 4),
             ("update-indexed", "relaxed", 16),
             ("update-indexed", "strict", 4),
@@ -185,7 +190,7 @@ def main():
                 B.set_durability(cl, dur)
             plans = {e.name: plan_of(clusters[e.name], wl) for e in engines}
             for rep in range(1, repeats + 1):
-                for e in B.rep_order(engines, rep):
+                for e in B.rep_order(B.point_engines(engines, clients), rep):
                     cl = clusters[e.name]
                     B.log("%s %s c=%d %s rep %d" % (wl, dur, clients, e.name, rep))
                     res = B.measured(cl, DB, lambda: B.run_pgbench(

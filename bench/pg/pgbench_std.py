@@ -31,17 +31,21 @@ TABLES = ["pgbench_accounts", "pgbench_branches", "pgbench_tellers", "pgbench_hi
 
 PROFILES = {
     "full": {
-        "duration": 6, "repeats": 3, "fit": 10, "nofit": 100, "shared_buffers": "256MB",
+        "duration": 5, "repeats": 3, "fit": 10, "nofit": 100, "shared_buffers": "256MB",
         "compression_loads": True,
         "points": [
             ("tpcb-like", "fit", "relaxed", 1),
             ("tpcb-like", "fit", "relaxed", 4),
             ("tpcb-like", "fit", "relaxed", 16),
             ("tpcb-like", "fit", "strict", 4),
+            ("simple-update", "fit", "relaxed", 1),
             ("simple-update", "fit", "relaxed", 4),
+            ("simple-update", "fit", "relaxed", 16),
+            ("select-only", "fit", "relaxed", 1),
             ("select-only", "fit", "relaxed", 4),
             ("select-only", "fit", "relaxed", 16),
             ("tpcb-like", "nofit", "relaxed", 4),
+            ("simple-update", "nofit", "relaxed", 4),
             ("select-only", "nofit", "relaxed", 4),
         ],
     },
@@ -159,7 +163,7 @@ def main():
                 for cl in clusters.values():
                     B.set_durability(cl, dur)
                 for rep in range(1, repeats + 1):
-                    for e in B.rep_order(engines, rep):
+                    for e in B.rep_order(B.point_engines(engines, clients), rep):
                         cl = clusters[e.name]
                         B.log("%s s=%d %s c=%d %s rep %d" % (wl, scale, dur, clients, e.name, rep))
                         res = B.measured(cl, DB, lambda: B.run_pgbench(
