@@ -8,7 +8,10 @@
  * and opened:
  *
  *   - torn tails (the last append cut at every kind of place, zeros after
- *     the last record, a header claiming more bytes than the file has):
+ *     the last record, its data zeros from the first sector boundary after
+ *     its start -- which cuts a header that crosses one -- a header
+ *     claiming more bytes than the file has; the build ends with a flush's
+ *     edit, as a compaction's edit would have let its inputs be deleted):
  *     recovery succeeds, every key reads back, the file is cut to its valid
  *     end and the store works on;
  *   - a flipped byte inside an earlier record (payload, checksum, length,
@@ -273,6 +276,30 @@ main(int argc, char **argv)
 			drain(st.db);
 	}
 	drain(st.db);
+
+	/*
+	 * The last append must be a flush's edit: a torn tail is an append whose
+	 * write did not finish, so nothing acted on it, and the log still holds
+	 * what a flush recorded.  A compaction's edit, once written, lets its
+	 * inputs be deleted, which cutting it afterwards cannot undo.  So rewrite
+	 * the last key and flush it, without compacting.
+	 */
+	{
+		char		k[32];
+		uint8_t		v[128];
+		size_t		kl = mkey(k, nkeys - 1),
+					vl = mval(v, nkeys - 1);
+		tides_batch *b = tides_batch_new();
+		bool		did;
+
+		tides_batch_put(b, k, kl, v, vl);
+		CHECK_OK(tides_write(st.db, b, NULL));
+		tides_batch_free(b);
+		CHECK_OK(tides_seal_memtable(st.db));
+		do
+			CHECK_OK(tides_flush_work(st.db, &did));
+		while (did);
+	}
 	store_crash(&st);			/* leave the appended edits in place */
 
 	manifest_path(pristine, mpath, sizeof(mpath));
@@ -310,17 +337,25 @@ main(int argc, char **argv)
 		CHECK(truncate(mpath, (off_t) (fsize + 300)) == 0);
 		expect_torn_ok("zeros after the end", work);
 	}
-	/* the last record's data never arrived (its length did): zeros, torn */
+	/*
+	 * The last record's data never arrived (its length did): zeros, torn.
+	 * Sectors are written whole, so the zeros start at the first sector
+	 * boundary after the record's start (or right after its header, when
+	 * it ends in that sector): a header that crosses a boundary loses its
+	 * second part too.
+	 */
 	{
 		int			fd;
 		uint8_t		z[4096];
+		uint64_t	from = (offs[nrec - 1] + 512) & ~(uint64_t) 511;
 
+		if (from >= fsize)
+			from = offs[nrec - 1] + TIDES_REC_HEADER;
 		memset(z, 0, sizeof(z));
 		copy_dir(pristine, work);
 		manifest_path(work, mpath, sizeof(mpath));
 		fd = open(mpath, O_RDWR);
-		CHECK(pwrite(fd, z, lens[nrec - 1], (off_t) (offs[nrec - 1] + TIDES_REC_HEADER)) ==
-			  (ssize_t) lens[nrec - 1]);
+		CHECK(pwrite(fd, z, fsize - from, (off_t) from) == (ssize_t) (fsize - from));
 		close(fd);
 		expect_torn_ok("last record's payload zeros", work);
 	}

@@ -705,11 +705,15 @@ manifest_read(tides_db *db, uint64_t number, tides_edit *state, uint64_t *end, i
 		{
 			/*
 			 * A torn append leaves zeros, or a length past the end of the
-			 * file.  Never the first record: a manifest is named by CURRENT
-			 * only after its state record was written and synced.
+			 * file, or -- a header across a sector boundary -- zeros from
+			 * that boundary on (torn_tail).  Never the first record: a
+			 * manifest is named by CURRENT only after its state record was
+			 * written and synced.
 			 */
 			if (pos > 0 &&
 				(zeros_from(db, fd, pos, (uint64_t) fsize) ||
+				 (pos + TIDES_REC_HEADER > ((pos + 512) & ~(uint64_t) 511) &&
+				  torn_tail(db, fd, pos, (uint64_t) fsize)) ||
 				 (tides_get64(rec.data + 8) == pos &&
 				  pos + TIDES_REC_HEADER + tides_get32(rec.data + 4) > (uint64_t) fsize &&
 				  !whole_record_with_bad_length(db, fd, &rec, pos, (uint64_t) fsize) &&
