@@ -72,7 +72,7 @@ static void
 plan(void)
 {
 	tides_rand	r;
-	uint64_t	off = tides_skip_head_size();
+	uint64_t	off = tides_memtable_base_bytes(ARENA);
 
 	tides_rand_seed(&r, test_seed);
 	for (int p = 0; p < INSERTERS; p++)

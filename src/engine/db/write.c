@@ -136,7 +136,7 @@ tides_seal_memtable(tides_db *db)
 			continue;
 		}
 		if (atomic_load(&sh->active->entries) == 0 &&
-			atomic_load(&sh->active->used) == (uint64_t) tides_skip_head_size())
+			atomic_load(&sh->active->used) == tides_memtable_base_bytes(sh->active->arena_size))
 		{
 			tides_spin_unlock(&sh->write_lock);
 			return TIDES_OK;	/* nothing to seal */
@@ -368,7 +368,7 @@ tides_write(tides_db *db, tides_batch *b, uint64_t *lsn_out)
 	for (uint32_t i = 0; i < b->count; i++)
 		heights[i] = tides_skip_random_height(tides_rand_next(&db->rnd));
 	bytes = batch_arena_bytes(b, heights);
-	if (bytes + tides_skip_head_size() > sh->ropts.memtable_size)
+	if (bytes + tides_memtable_base_bytes(sh->ropts.memtable_size) > sh->ropts.memtable_size)
 	{
 		s = tides_fail(&db->err, TIDES_INVALID, "write batch of %zu bytes exceeds a memtable", rec_len);
 		goto out;

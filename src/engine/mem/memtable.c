@@ -7,6 +7,88 @@
 #include <string.h>
 
 #include "db/dbformat.h"
+#include "util/hash.h"
+
+/* point-index buckets for an arena: a power of two, about one per 512 bytes */
+static uint32_t
+bucket_count(uint64_t arena_size)
+{
+	uint32_t	n = 64;
+
+	while ((uint64_t) n * 2 * 512 <= arena_size && n < (UINT32_C(1) << 24))
+		n *= 2;
+	return n;
+}
+
+uint64_t
+tides_memtable_base_bytes(uint64_t arena_size)
+{
+	return tides_skip_head_size() + (uint64_t) bucket_count(arena_size) * sizeof(uint32_t);
+}
+
+static inline tides_mem_entry *
+entry_at(const tides_memtable *m, uint32_t off)
+{
+	return (tides_mem_entry *) (m->arena + off);
+}
+
+static inline const tides_skip_node *
+entry_node(const tides_memtable *m, uint32_t off)
+{
+	return tides_skip_node_at(&m->list, off + (uint32_t) sizeof(tides_mem_entry));
+}
+
+static inline bool
+node_has_ukey(const tides_skip_node *n, const uint8_t *ukey, size_t ukey_len)
+{
+	return tides_ukey_cmp(tides_skip_node_key(n), n->key_len - TIDES_TRAILER, ukey, ukey_len) == 0;
+}
+
+static inline uint64_t
+node_seq(const tides_skip_node *n)
+{
+	return tides_ikey_seq(tides_skip_node_key(n), n->key_len);
+}
+
+static inline _Atomic uint32_t *
+bucket_of(const tides_memtable *m, const uint8_t *ukey, size_t ukey_len)
+{
+	return &m->buckets[tides_hash64(ukey, ukey_len, 0x6d656d) & m->bucket_mask];
+}
+
+/* index the entry at off, whose node is linked (see "Point index" in memtable.h) */
+static void
+index_entry(tides_memtable *m, uint32_t off, const uint8_t *ukey, size_t ukey_len, uint64_t seq)
+{
+	_Atomic uint32_t *bucket = bucket_of(m, ukey, ukey_len);
+	tides_mem_entry *me = entry_at(m, off);
+
+	atomic_store_explicit(&me->newest, off, memory_order_relaxed);
+	for (;;)
+	{
+		uint32_t	head = atomic_load_explicit(bucket, memory_order_acquire);
+
+		for (uint32_t e = head; e != 0; e = atomic_load_explicit(&entry_at(m, e)->hnext, memory_order_acquire))
+		{
+			tides_mem_entry *first;
+			uint32_t	cur;
+
+			if (!node_has_ukey(entry_node(m, e), ukey, ukey_len))
+				continue;
+			first = entry_at(m, e);
+			cur = atomic_load_explicit(&first->newest, memory_order_acquire);
+			while (node_seq(entry_node(m, cur)) < seq &&
+				   !atomic_compare_exchange_weak_explicit(&first->newest, &cur, off, memory_order_release,
+														  memory_order_acquire))
+				;
+			return;
+		}
+		atomic_store_explicit(&me->hnext, head, memory_order_relaxed);
+		if (atomic_compare_exchange_strong_explicit(bucket, &head, off, memory_order_release,
+													memory_order_relaxed))
+			return;
+	}
+}
 
 void
 tides_memtable_setup(tides_memtable *m, uint8_t *arena, uint64_t size)
@@ -20,8 +102,13 @@ tides_memtable_setup(tides_memtable *m, uint8_t *arena, uint64_t size)
 void
 tides_memtable_activate(tides_memtable *m, uint64_t id, uint64_t first_lsn, uint64_t first_seq)
 {
+	uint32_t	nbuckets = bucket_count(m->arena_size);
+
 	tides_skip_init(&m->list, m->arena);
-	atomic_store(&m->used, (uint64_t) tides_skip_head_size());
+	m->buckets = (_Atomic uint32_t *) (m->arena + tides_skip_head_size());
+	m->bucket_mask = nbuckets - 1;
+	memset((void *) m->buckets, 0, (size_t) nbuckets * sizeof(uint32_t));
+	atomic_store(&m->used, tides_memtable_base_bytes(m->arena_size));
 	atomic_store(&m->writers, 0);
 	atomic_store(&m->refs, 0);
 	m->id = id;
@@ -38,7 +125,8 @@ void
 tides_memtable_add(tides_memtable *m, uint64_t off, uint32_t height, uint64_t seq, int type,
 				   const uint8_t *ukey, size_t ukey_len, const uint8_t *val, size_t vlen)
 {
-	tides_skip_node *n = tides_skip_node_at(&m->list, (uint32_t) off);
+	uint32_t	node_off = (uint32_t) (off + sizeof(tides_mem_entry));
+	tides_skip_node *n = tides_skip_node_at(&m->list, node_off);
 	uint8_t    *k;
 
 	n->key_len = (uint32_t) (ukey_len + TIDES_TRAILER);
@@ -51,46 +139,67 @@ tides_memtable_add(tides_memtable *m, uint64_t off, uint32_t height, uint64_t se
 	tides_put64(k + ukey_len, tides_pack_trailer(seq, (tides_key_type) type));
 	if (vlen)
 		memcpy(k + n->key_len, val, vlen);
-	tides_skip_insert(&m->list, (uint32_t) off);
+	tides_skip_insert(&m->list, node_off);
+	index_entry(m, (uint32_t) off, ukey, ukey_len, seq);
 	atomic_fetch_add_explicit(&m->entries, 1, memory_order_relaxed);
 	if (type == TIDES_KT_DELETE)
 		atomic_fetch_add_explicit(&m->deletions, 1, memory_order_relaxed);
 }
 
+/* the newest version of ukey at or below max_seq through the point index */
+#define INDEX_MAX_STEPS 8
+
 bool
 tides_memtable_get(const tides_memtable *m, const uint8_t *ukey, size_t ukey_len,
 				   uint64_t max_seq, int *type, uint64_t *seq, const uint8_t **val, size_t *vlen)
 {
+	_Atomic uint32_t *bucket = bucket_of(m, ukey, ukey_len);
+	const tides_skip_node *n = NULL;
 	uint8_t		stackbuf[256];
 	uint8_t    *target = stackbuf;
 	uint32_t	off;
-	bool		found = false;
 
-	if (ukey_len + TIDES_TRAILER > sizeof(stackbuf))
+	for (uint32_t e = atomic_load_explicit(bucket, memory_order_acquire); e != 0;
+		 e = atomic_load_explicit(&entry_at(m, e)->hnext, memory_order_acquire))
 	{
-		target = malloc(ukey_len + TIDES_TRAILER);
-		if (target == NULL)
-			return false;
-	}
-	tides_ikey_make(target, ukey, ukey_len, max_seq, TIDES_KT_SEEK);
-	off = tides_skip_seek(&m->list, target, ukey_len + TIDES_TRAILER);
-	if (off != 0)
-	{
-		const tides_skip_node *n = tides_skip_node_at(&m->list, off);
-		const uint8_t *k = tides_skip_node_key(n);
-
-		if (tides_ukey_cmp(k, n->key_len - TIDES_TRAILER, ukey, ukey_len) == 0)
+		if (!node_has_ukey(entry_node(m, e), ukey, ukey_len))
+			continue;
+		off = atomic_load_explicit(&entry_at(m, e)->newest, memory_order_acquire) +
+			(uint32_t) sizeof(tides_mem_entry);
+		/* versions newer than max_seq come first: step past a few */
+		for (int steps = 0; off != 0 && steps <= INDEX_MAX_STEPS; steps++)
 		{
-			*type = tides_ikey_type(k, n->key_len);
-			*seq = tides_ikey_seq(k, n->key_len);
-			*val = tides_skip_node_value(n);
-			*vlen = n->val_len;
-			found = true;
+			n = tides_skip_node_at(&m->list, off);
+			if (!node_has_ukey(n, ukey, ukey_len))
+				return false;
+			if (node_seq(n) <= max_seq)
+				goto found;
+			off = tides_skip_next(&m->list, off);
 		}
+		if (off == 0)
+			return false;
+		/* many versions above max_seq (an old snapshot): seek */
+		if (ukey_len + TIDES_TRAILER > sizeof(stackbuf) && (target = malloc(ukey_len + TIDES_TRAILER)) == NULL)
+			return false;
+		tides_ikey_make(target, ukey, ukey_len, max_seq, TIDES_KT_SEEK);
+		off = tides_skip_seek(&m->list, target, ukey_len + TIDES_TRAILER);
+		if (target != stackbuf)
+			free(target);
+		if (off == 0)
+			return false;
+		n = tides_skip_node_at(&m->list, off);
+		if (!node_has_ukey(n, ukey, ukey_len))
+			return false;
+		goto found;
 	}
-	if (target != stackbuf)
-		free(target);
-	return found;
+	return false;
+
+found:
+	*type = tides_ikey_type(tides_skip_node_key(n), n->key_len);
+	*seq = node_seq(n);
+	*val = tides_skip_node_value(n);
+	*vlen = n->val_len;
+	return true;
 }
 
 /* ---- iterator */

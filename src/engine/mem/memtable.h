@@ -22,6 +22,22 @@
  * A memtable covers the contiguous log range [first_lsn, end_lsn): the write
  * path assigns log positions and memtable space in the same critical
  * section, so log order and memtable order agree.
+ *
+ * Point index.  A point read would otherwise seek the skiplist, some fifty
+ * nodes scattered over the arena, in every memtable it asks -- most of the
+ * cost of a read of a row updated since the last flush, and all of it for
+ * one that was not.  So the arena also holds a hash table by user key:
+ * buckets of entry offsets after the head node, and before each skiplist
+ * node an 8-byte header (hnext: the next entry of the bucket; newest: for
+ * the first version of a user key that was indexed, the entry of its
+ * version with the highest seq).  Each user key is in its bucket once: an
+ * insert scans the bucket and either advances that key's `newest` (CAS, by
+ * seq) or pushes its own entry with a CAS on the bucket head, scanning again
+ * if the head moved.  A read takes `newest` and steps forward on level 0
+ * past versions above its seq (a few steps, else it seeks as before); a key
+ * missing from the bucket is not in the memtable.  Both hold because an
+ * entry is indexed after it is linked into the skiplist and before its
+ * write is published.
  */
 #ifndef TIDES_MEM_MEMTABLE_H
 #define TIDES_MEM_MEMTABLE_H
@@ -57,7 +73,16 @@ typedef struct tides_memtable
 	uint64_t	last_seq;		/* set when sealed */
 	_Atomic uint64_t entries;
 	_Atomic uint64_t deletions;
+	_Atomic uint32_t *buckets;	/* point index: entry offsets, 0 = none */
+	uint32_t	bucket_mask;
 } tides_memtable;
+
+/* header of every entry, before its skiplist node (see "Point index") */
+typedef struct tides_mem_entry
+{
+	_Atomic uint32_t hnext;
+	_Atomic uint32_t newest;
+} tides_mem_entry;
 
 /* prepare a slot over its arena (once, at region init) */
 void		tides_memtable_setup(tides_memtable *m, uint8_t *arena, uint64_t size);
@@ -70,8 +95,11 @@ void		tides_memtable_activate(tides_memtable *m, uint64_t id, uint64_t first_lsn
 static inline uint64_t
 tides_memtable_entry_size(uint32_t height, size_t ukey_len, size_t vlen)
 {
-	return tides_skip_node_size(height, ukey_len + 8, vlen);
+	return sizeof(tides_mem_entry) + tides_skip_node_size(height, ukey_len + 8, vlen);
 }
+
+/* arena bytes an empty memtable of arena_size uses (head node and buckets) */
+uint64_t	tides_memtable_base_bytes(uint64_t arena_size);
 
 /* add one entry at a previously reserved arena offset */
 void		tides_memtable_add(tides_memtable *m, uint64_t off, uint32_t height,
