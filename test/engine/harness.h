@@ -245,6 +245,37 @@ print_key(FILE *out, const uint8_t *k, size_t n)
 		fprintf(out, "...(%zu bytes)", n);
 }
 
+/* ------------------------------------------------------- tree/row keys */
+
+/* a 12-byte key: 8-byte big-endian tree, 4-byte big-endian row (the layout of
+ * the access method's row keys, shortened) */
+#define H_ROW_KEY_LEN 12
+
+static H_UNUSED size_t
+h_row_key(uint8_t *k, uint32_t tree, uint32_t row)
+{
+	tides_put_be64(k, tree);
+	k[8] = (uint8_t) (row >> 24);
+	k[9] = (uint8_t) (row >> 16);
+	k[10] = (uint8_t) (row >> 8);
+	k[11] = (uint8_t) row;
+	return H_ROW_KEY_LEN;
+}
+
+/* incompressible value of version ver of (tree, row) */
+static H_UNUSED void
+h_row_value(uint8_t *v, size_t n, uint32_t tree, uint32_t row, uint32_t ver)
+{
+	uint64_t	x = h_mix(((uint64_t) tree << 40) ^ ((uint64_t) row << 8) ^ ver);
+
+	for (size_t i = 0; i < n; i++)
+	{
+		if (i % 8 == 0)
+			x = h_mix(x + i);
+		v[i] = (uint8_t) (x >> (8 * (i % 8)));
+	}
+}
+
 /* ------------------------------------------------------------------ store */
 
 typedef struct store

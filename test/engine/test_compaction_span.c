@@ -25,7 +25,7 @@
 #include "harness.h"
 #include "db/db_impl.h"
 
-#define KEYLEN 12
+#define KEYLEN H_ROW_KEY_LEN
 #define VLEN 1000
 #define ROWS_PER_MEMTABLE 2000
 #define MEMTABLES 40
@@ -34,30 +34,6 @@
 static uint32_t version[ROWS];	/* newest version of each row, 0: never written */
 static uint32_t meta_value;
 static uint32_t batched;			/* entries in the batch being built */
-
-static size_t
-mkkey(uint8_t *k, uint32_t tree, uint32_t row)
-{
-	tides_put_be64(k, tree);
-	k[8] = (uint8_t) (row >> 24);
-	k[9] = (uint8_t) (row >> 16);
-	k[10] = (uint8_t) (row >> 8);
-	k[11] = (uint8_t) row;
-	return KEYLEN;
-}
-
-static void
-mkval(uint8_t *v, uint32_t row, uint32_t ver)
-{
-	uint64_t	x = h_mix(((uint64_t) row << 20) ^ ver);
-
-	for (size_t i = 0; i < VLEN; i++)
-	{
-		if (i % 8 == 0)
-			x = h_mix(x + i);
-		v[i] = (uint8_t) (x >> (8 * (i % 8)));
-	}
-}
 
 static void
 write_one(tides_db *db, tides_batch *b)
@@ -82,8 +58,8 @@ put_row(tides_db *db, tides_batch *b, uint32_t row)
 	uint8_t		k[KEYLEN],
 				v[VLEN];
 
-	mkkey(k, 1, row);
-	mkval(v, row, ++version[row]);
+	h_row_key(k, 1, row);
+	h_row_value(v, VLEN, 1, row, ++version[row]);
 	CHECK_OK(tides_batch_put(b, k, KEYLEN, v, VLEN));
 	if (++batched >= 64)
 		write_one(db, b);
@@ -95,7 +71,7 @@ put_meta(tides_db *db, tides_batch *b)
 	uint8_t		k[KEYLEN];
 
 	meta_value++;
-	mkkey(k, 0, 0x56000000);
+	h_row_key(k, 0, 0x56000000);
 	CHECK_OK(tides_batch_put(b, k, KEYLEN, &meta_value, sizeof(meta_value)));
 	write_one(db, b);
 }
@@ -123,8 +99,8 @@ reads_all(tides_db *db, const char *when)
 
 	for (uint32_t row = 0; row < ROWS && ok; row++)
 	{
-		mkkey(k, 1, row);
-		mkval(want, row, version[row]);
+		h_row_key(k, 1, row);
+		h_row_value(want, VLEN, 1, row, version[row]);
 		ok = tides_get(db, NULL, k, KEYLEN, &v, &n) == TIDES_OK && n == VLEN && memcmp(v, want, VLEN) == 0;
 		if (!ok)
 			fprintf(stderr, "test_compaction_span: %s: row %u does not read version %u\n", when, row,
@@ -132,7 +108,7 @@ reads_all(tides_db *db, const char *when)
 		free(v);
 		v = NULL;
 	}
-	mkkey(k, 0, 0x56000000);
+	h_row_key(k, 0, 0x56000000);
 	if (ok && (tides_get(db, NULL, k, KEYLEN, &v, &n) != TIDES_OK || n != sizeof(meta_value) ||
 			   memcmp(v, &meta_value, n) != 0))
 	{

@@ -24,32 +24,7 @@
 #include "harness.h"
 #include "db/db_impl.h"
 
-#define KEYLEN 12
-
-static size_t
-mkkey(uint8_t *k, uint32_t tree, uint32_t row)
-{
-	tides_put_be64(k, tree);
-	k[8] = (uint8_t) (row >> 24);
-	k[9] = (uint8_t) (row >> 16);
-	k[10] = (uint8_t) (row >> 8);
-	k[11] = (uint8_t) row;
-	return KEYLEN;
-}
-
-/* incompressible value of version ver of (tree, row) */
-static void
-mkval(uint8_t *v, size_t n, uint32_t tree, uint32_t row, uint32_t ver)
-{
-	uint64_t	x = h_mix(((uint64_t) tree << 40) ^ ((uint64_t) row << 8) ^ ver);
-
-	for (size_t i = 0; i < n; i++)
-	{
-		if (i % 8 == 0)
-			x = h_mix(x + i);
-		v[i] = (uint8_t) (x >> (8 * (i % 8)));
-	}
-}
+#define KEYLEN H_ROW_KEY_LEN
 
 static tides_batch *batch;
 static uint32_t batch_n;
@@ -78,8 +53,8 @@ put(tides_db *db, uint32_t tree, uint32_t row, uint32_t ver, size_t vlen)
 	uint8_t		k[KEYLEN],
 				v[2048];
 
-	mkkey(k, tree, row);
-	mkval(v, vlen, tree, row, ver);
+	h_row_key(k, tree, row);
+	h_row_value(v, vlen, tree, row, ver);
 	CHECK_OK(tides_batch_put(batch, k, KEYLEN, v, vlen));
 	if (++batch_n >= 64)
 		commit(db);
@@ -90,7 +65,7 @@ del(tides_db *db, uint32_t tree, uint32_t row)
 {
 	uint8_t		k[KEYLEN];
 
-	mkkey(k, tree, row);
+	h_row_key(k, tree, row);
 	CHECK_OK(tides_batch_delete(batch, k, KEYLEN));
 	if (++batch_n >= 64)
 		commit(db);
@@ -107,13 +82,13 @@ reads(tides_db *db, const tides_snapshot *snap, uint32_t tree, uint32_t row, uin
 	tides_status s;
 	bool		ok;
 
-	mkkey(k, tree, row);
+	h_row_key(k, tree, row);
 	s = tides_get(db, snap, k, KEYLEN, &v, &n);
 	if (ver == 0)
 		ok = s == TIDES_NOT_FOUND;
 	else
 	{
-		mkval(want, vlen, tree, row, ver);
+		h_row_value(want, vlen, tree, row, ver);
 		ok = s == TIDES_OK && n == vlen && memcmp(v, want, vlen) == 0;
 	}
 	if (!ok)
