@@ -4,10 +4,12 @@
  *
  * One memtable lives in MAP_SHARED memory.  INSERTERS processes insert
  * concurrently into it, each into its own pre-reserved slice of the arena
- * (as the write path reserves a batch's bytes): random user keys from a
- * small space so that many keys have several versions (sequence numbers
- * interleave between processes), random heights, some deletions.  Each
- * inserter publishes how many of its entries are linked.  A reader process
+ * (as the write path reserves a batch's bytes), through a splice of its own
+ * kept across all its inserts: user keys from a small space, in ascending
+ * runs mixed with random jumps and backward steps, so that many keys have
+ * several versions (sequence numbers interleave between processes), random
+ * heights, some deletions.  Each inserter publishes how many of its entries
+ * are linked.  A reader process
  * meanwhile checks that everything published is findable (tides_memtable_get
  * at and below its sequence number), that forward iteration is strictly
  * ordered, and that backward steps agree.  At the end the parent checks the
@@ -81,7 +83,15 @@ plan(void)
 			ent		   *e = &S->ents[p][i];
 			uint8_t		k[64];
 
-			e->ukey = (uint32_t) tides_rand_uniform(&r, UKEYS);
+			/* ascending runs (a splice's fast path), some descending steps and jumps */
+			uint32_t	step = (uint32_t) tides_rand_uniform(&r, 10);
+
+			if (i > 0 && step < 4)
+				e->ukey = (S->ents[p][i - 1].ukey + 1) % UKEYS;
+			else if (i > 0 && step == 4)
+				e->ukey = (S->ents[p][i - 1].ukey + UKEYS - 1) % UKEYS;
+			else
+				e->ukey = (uint32_t) tides_rand_uniform(&r, UKEYS);
 			e->seq = (uint64_t) i * INSERTERS + (uint64_t) p + 1;
 			e->type = tides_rand_uniform(&r, 8) == 0 ? TIDES_KT_DELETE : TIDES_KT_VALUE;
 			e->vlen = e->type == TIDES_KT_VALUE ? (uint32_t) tides_rand_uniform(&r, 100) : 0;
@@ -95,6 +105,9 @@ plan(void)
 static void
 inserter(int p)
 {
+	tides_skip_splice splice;
+
+	tides_skip_splice_init(&splice);
 	while (!atomic_load(&S->go))
 		sched_yield();
 	for (int i = 0; i < PER_PROC; i++)
@@ -105,7 +118,7 @@ inserter(int p)
 		size_t		kl = make_ukey(e->ukey, k);
 
 		make_val(e, v);
-		tides_memtable_add(&S->mem, e->off, e->height, e->seq, e->type, k, kl, v, e->vlen);
+		tides_memtable_add(&S->mem, &splice, e->off, e->height, e->seq, e->type, k, kl, v, e->vlen);
 		atomic_store(&S->published[p], (uint64_t) i + 1);
 		if (i % 512 == 0)
 			sched_yield();
@@ -305,7 +318,8 @@ main(int argc, char **argv)
 	tides_rand_seed(&r, test_seed + 5);
 	for (int q = 0; q < 20000; q++)
 	{
-		uint32_t	uk = (uint32_t) tides_rand_uniform(&r, UKEYS);
+		/* a fifth of the keys asked were never inserted: the point index must say so */
+		uint32_t	uk = (uint32_t) tides_rand_uniform(&r, UKEYS + UKEYS / 4);
 		uint64_t	at = 1 + tides_rand_uniform(&r, n + 2);
 		const ent  *best = NULL;
 		uint8_t		k[64];

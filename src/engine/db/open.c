@@ -279,6 +279,7 @@ typedef struct replay_insert
 {
 	tides_db   *db;
 	tides_memtable *m;
+	tides_skip_splice splice;	/* of m */
 } replay_insert;
 
 static tides_status
@@ -292,7 +293,7 @@ replay_entry(void *arg, uint64_t seq, int type, const uint8_t *key, size_t klen,
 
 	/* the caller made room for the whole batch at the tallest height */
 	atomic_store(&r->m->used, off + need);
-	tides_memtable_add(r->m, off, h, seq, type, key, klen, val, vlen);
+	tides_memtable_add(r->m, &r->splice, off, h, seq, type, key, klen, val, vlen);
 	return TIDES_OK;
 }
 
@@ -416,6 +417,7 @@ replay_record(void *arg, uint64_t lsn, const uint8_t *payload, uint32_t len)
 	}
 	ri.db = db;
 	ri.m = sh->active;
+	tides_skip_splice_init(&ri.splice);
 	s = tides_batch_decode(payload, len, &h, replay_entry, &ri, &c->err);
 	if (s != TIDES_OK)
 		return s;

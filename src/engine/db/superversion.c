@@ -40,7 +40,7 @@ memtable_unref(tides_memtable *m)
 {
 	if (atomic_fetch_sub_explicit(&m->refs, 1, memory_order_acq_rel) == 1 &&
 		atomic_load(&m->state) == TIDES_MEM_FLUSHED)
-		atomic_store(&m->state, TIDES_MEM_FREE);
+		tides_memtable_release(m);
 }
 
 static void

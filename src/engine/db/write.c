@@ -271,6 +271,7 @@ typedef struct insert_ctx
 	uint64_t	off;
 	const uint32_t *heights;
 	uint32_t	i;
+	tides_skip_splice splice;
 } insert_ctx;
 
 static tides_status
@@ -280,7 +281,7 @@ insert_entry(void *arg, uint64_t seq, int type, const uint8_t *key, size_t klen,
 	insert_ctx *c = arg;
 	uint32_t	h = c->heights[c->i++];
 
-	tides_memtable_add(c->m, c->off, h, seq, type, key, klen, val, vlen);
+	tides_memtable_add(c->m, &c->splice, c->off, h, seq, type, key, klen, val, vlen);
 	c->off += tides_memtable_entry_size(h, klen, vlen);
 	return TIDES_OK;
 }
@@ -494,6 +495,7 @@ tides_write(tides_db *db, tides_batch *b, uint64_t *lsn_out)
 		ic.off = off;
 		ic.heights = heights;
 		ic.i = 0;
+		tides_skip_splice_init(&ic.splice);
 		tides_batch_decode(b->rep.data + TIDES_REC_HEADER, payload_len, &bh, insert_entry, &ic, NULL);
 		/* a seal counts only once its record is in the log, and before flush can look */
 		if (tag != 0 && seal)

@@ -3,6 +3,7 @@
  */
 #include "mem/memtable.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,7 +24,7 @@ bucket_count(uint64_t arena_size)
 uint64_t
 tides_memtable_base_bytes(uint64_t arena_size)
 {
-	return tides_skip_head_size() + (uint64_t) bucket_count(arena_size) * sizeof(uint32_t);
+	return tides_skip_head_size() + (uint64_t) bucket_count(arena_size) * sizeof(uint64_t);
 }
 
 static inline tides_mem_entry *
@@ -50,44 +51,90 @@ node_seq(const tides_skip_node *n)
 	return tides_ikey_seq(tides_skip_node_key(n), n->key_len);
 }
 
-static inline _Atomic uint32_t *
+/*
+ * A bucket word: the offset of the chain's first entry in the low half, and
+ * in the high half a 32-bit filter with two bits set per user key in the
+ * chain.  Both change in one CAS, so a key whose bits are not all set is not
+ * in the chain: most inserts (a key new to the memtable) and most reads of a
+ * key the memtable lacks never touch an entry -- each would be a cache miss
+ * somewhere in the arena.
+ */
+typedef struct bucket_ref
+{
+	_Atomic uint64_t *word;
+	uint64_t	bits;			/* the key's filter bits, in the high half */
+} bucket_ref;
+
+#define BUCKET_HEAD(w) ((uint32_t) (w))
+
+static inline bucket_ref
 bucket_of(const tides_memtable *m, const uint8_t *ukey, size_t ukey_len)
 {
-	return &m->buckets[tides_hash64(ukey, ukey_len, 0x6d656d) & m->bucket_mask];
+	uint64_t	h = tides_hash64(ukey, ukey_len, 0x6d656d);
+	bucket_ref	b;
+
+	/* bucket_mask has at most 24 bits; the filter bits come from above them */
+	b.word = &m->buckets[h & m->bucket_mask];
+	b.bits = ((UINT64_C(1) << ((h >> 52) & 31)) | (UINT64_C(1) << ((h >> 58) & 31))) << 32;
+	return b;
+}
+
+static inline bool
+bucket_may_hold(uint64_t word, uint64_t bits)
+{
+	return (word & bits) == bits;
+}
+
+/* the first entry of the bucket chain (word) whose user key is ukey, or 0 */
+static uint32_t
+bucket_find(const tides_memtable *m, uint64_t word, const uint8_t *ukey, size_t ukey_len)
+{
+	for (uint32_t e = BUCKET_HEAD(word); e != 0; e = atomic_load_explicit(&entry_at(m, e)->hnext, memory_order_acquire))
+		if (node_has_ukey(entry_node(m, e), ukey, ukey_len))
+			return e;
+	return 0;
 }
 
 /* index the entry at off, whose node is linked (see "Point index" in memtable.h) */
 static void
 index_entry(tides_memtable *m, uint32_t off, const uint8_t *ukey, size_t ukey_len, uint64_t seq)
 {
-	_Atomic uint32_t *bucket = bucket_of(m, ukey, ukey_len);
+	bucket_ref	b = bucket_of(m, ukey, ukey_len);
 	tides_mem_entry *me = entry_at(m, off);
 
 	atomic_store_explicit(&me->newest, off, memory_order_relaxed);
 	for (;;)
 	{
-		uint32_t	head = atomic_load_explicit(bucket, memory_order_acquire);
+		uint64_t	word = atomic_load_explicit(b.word, memory_order_acquire);
+		uint32_t	e = bucket_may_hold(word, b.bits) ? bucket_find(m, word, ukey, ukey_len) : 0;
 
-		for (uint32_t e = head; e != 0; e = atomic_load_explicit(&entry_at(m, e)->hnext, memory_order_acquire))
+		if (e != 0)
 		{
-			tides_mem_entry *first;
-			uint32_t	cur;
+			tides_mem_entry *first = entry_at(m, e);
+			uint32_t	cur = atomic_load_explicit(&first->newest, memory_order_acquire);
 
-			if (!node_has_ukey(entry_node(m, e), ukey, ukey_len))
-				continue;
-			first = entry_at(m, e);
-			cur = atomic_load_explicit(&first->newest, memory_order_acquire);
 			while (node_seq(entry_node(m, cur)) < seq &&
 				   !atomic_compare_exchange_weak_explicit(&first->newest, &cur, off, memory_order_release,
 														  memory_order_acquire))
 				;
 			return;
 		}
-		atomic_store_explicit(&me->hnext, head, memory_order_relaxed);
-		if (atomic_compare_exchange_strong_explicit(bucket, &head, off, memory_order_release,
-													memory_order_relaxed))
+		atomic_store_explicit(&me->hnext, BUCKET_HEAD(word), memory_order_relaxed);
+		if (atomic_compare_exchange_strong_explicit(b.word, &word, (word & ~UINT64_C(0xffffffff)) | b.bits | off,
+													memory_order_release, memory_order_relaxed))
 			return;
 	}
+}
+
+/* empty point index; done when a slot is freed, so no writer waits for it */
+static void
+clear_index(tides_memtable *m)
+{
+	uint32_t	nbuckets = bucket_count(m->arena_size);
+
+	m->buckets = (_Atomic uint64_t *) (m->arena + tides_skip_head_size());
+	m->bucket_mask = nbuckets - 1;
+	memset((void *) m->buckets, 0, (size_t) nbuckets * sizeof(uint64_t));
 }
 
 void
@@ -96,18 +143,21 @@ tides_memtable_setup(tides_memtable *m, uint8_t *arena, uint64_t size)
 	memset(m, 0, sizeof(*m));
 	m->arena = arena;
 	m->arena_size = size;
+	clear_index(m);
 	atomic_init(&m->state, TIDES_MEM_FREE);
+}
+
+void
+tides_memtable_release(tides_memtable *m)
+{
+	clear_index(m);
+	atomic_store(&m->state, TIDES_MEM_FREE);
 }
 
 void
 tides_memtable_activate(tides_memtable *m, uint64_t id, uint64_t first_lsn, uint64_t first_seq)
 {
-	uint32_t	nbuckets = bucket_count(m->arena_size);
-
 	tides_skip_init(&m->list, m->arena);
-	m->buckets = (_Atomic uint32_t *) (m->arena + tides_skip_head_size());
-	m->bucket_mask = nbuckets - 1;
-	memset((void *) m->buckets, 0, (size_t) nbuckets * sizeof(uint32_t));
 	atomic_store(&m->used, tides_memtable_base_bytes(m->arena_size));
 	atomic_store(&m->writers, 0);
 	atomic_store(&m->refs, 0);
@@ -122,8 +172,8 @@ tides_memtable_activate(tides_memtable *m, uint64_t id, uint64_t first_lsn, uint
 }
 
 void
-tides_memtable_add(tides_memtable *m, uint64_t off, uint32_t height, uint64_t seq, int type,
-				   const uint8_t *ukey, size_t ukey_len, const uint8_t *val, size_t vlen)
+tides_memtable_add(tides_memtable *m, tides_skip_splice *sp, uint64_t off, uint32_t height, uint64_t seq,
+				   int type, const uint8_t *ukey, size_t ukey_len, const uint8_t *val, size_t vlen)
 {
 	uint32_t	node_off = (uint32_t) (off + sizeof(tides_mem_entry));
 	tides_skip_node *n = tides_skip_node_at(&m->list, node_off);
@@ -139,11 +189,34 @@ tides_memtable_add(tides_memtable *m, uint64_t off, uint32_t height, uint64_t se
 	tides_put64(k + ukey_len, tides_pack_trailer(seq, (tides_key_type) type));
 	if (vlen)
 		memcpy(k + n->key_len, val, vlen);
-	tides_skip_insert(&m->list, node_off);
+	tides_skip_insert(&m->list, node_off, sp);
 	index_entry(m, (uint32_t) off, ukey, ukey_len, seq);
 	atomic_fetch_add_explicit(&m->entries, 1, memory_order_relaxed);
 	if (type == TIDES_KT_DELETE)
 		atomic_fetch_add_explicit(&m->deletions, 1, memory_order_relaxed);
+}
+
+/*
+ * Step along level 0 from the node at *off to the first version of ukey at
+ * or below max_seq: 1 and *off at it, 0 when ukey has no such version, -1
+ * after max_steps nodes above max_seq.
+ */
+static int
+step_to_seq(const tides_memtable *m, uint32_t *off, const uint8_t *ukey, size_t ukey_len,
+			uint64_t max_seq, int max_steps)
+{
+	for (int steps = 0; *off != 0; steps++, *off = tides_skip_next(&m->list, *off))
+	{
+		const tides_skip_node *n = tides_skip_node_at(&m->list, *off);
+
+		if (!node_has_ukey(n, ukey, ukey_len))
+			return 0;
+		if (node_seq(n) <= max_seq)
+			return 1;
+		if (steps == max_steps)
+			return -1;
+	}
+	return 0;
 }
 
 /* the newest version of ukey at or below max_seq through the point index */
@@ -153,48 +226,35 @@ bool
 tides_memtable_get(const tides_memtable *m, const uint8_t *ukey, size_t ukey_len,
 				   uint64_t max_seq, int *type, uint64_t *seq, const uint8_t **val, size_t *vlen)
 {
-	_Atomic uint32_t *bucket = bucket_of(m, ukey, ukey_len);
-	const tides_skip_node *n = NULL;
+	bucket_ref	b = bucket_of(m, ukey, ukey_len);
+	uint64_t	word = atomic_load_explicit(b.word, memory_order_acquire);
+	const tides_skip_node *n;
 	uint8_t		stackbuf[256];
 	uint8_t    *target = stackbuf;
-	uint32_t	off;
+	uint32_t	e,
+				off;
+	int			r;
 
-	for (uint32_t e = atomic_load_explicit(bucket, memory_order_acquire); e != 0;
-		 e = atomic_load_explicit(&entry_at(m, e)->hnext, memory_order_acquire))
+	if (!bucket_may_hold(word, b.bits) || (e = bucket_find(m, word, ukey, ukey_len)) == 0)
+		return false;
+	/* versions newer than max_seq come first: step past a few */
+	off = atomic_load_explicit(&entry_at(m, e)->newest, memory_order_acquire) + (uint32_t) sizeof(tides_mem_entry);
+	r = step_to_seq(m, &off, ukey, ukey_len, max_seq, INDEX_MAX_STEPS);
+	if (r < 0 && ukey_len + TIDES_TRAILER > sizeof(stackbuf) && (target = malloc(ukey_len + TIDES_TRAILER)) == NULL)
+		r = step_to_seq(m, &off, ukey, ukey_len, max_seq, INT_MAX);	/* no memory to seek a long key */
+	else if (r < 0)
 	{
-		if (!node_has_ukey(entry_node(m, e), ukey, ukey_len))
-			continue;
-		off = atomic_load_explicit(&entry_at(m, e)->newest, memory_order_acquire) +
-			(uint32_t) sizeof(tides_mem_entry);
-		/* versions newer than max_seq come first: step past a few */
-		for (int steps = 0; off != 0 && steps <= INDEX_MAX_STEPS; steps++)
-		{
-			n = tides_skip_node_at(&m->list, off);
-			if (!node_has_ukey(n, ukey, ukey_len))
-				return false;
-			if (node_seq(n) <= max_seq)
-				goto found;
-			off = tides_skip_next(&m->list, off);
-		}
-		if (off == 0)
-			return false;
 		/* many versions above max_seq (an old snapshot): seek */
-		if (ukey_len + TIDES_TRAILER > sizeof(stackbuf) && (target = malloc(ukey_len + TIDES_TRAILER)) == NULL)
-			return false;
 		tides_ikey_make(target, ukey, ukey_len, max_seq, TIDES_KT_SEEK);
 		off = tides_skip_seek(&m->list, target, ukey_len + TIDES_TRAILER);
 		if (target != stackbuf)
 			free(target);
-		if (off == 0)
-			return false;
-		n = tides_skip_node_at(&m->list, off);
-		if (!node_has_ukey(n, ukey, ukey_len))
-			return false;
-		goto found;
+		r = off != 0 && node_has_ukey(tides_skip_node_at(&m->list, off), ukey, ukey_len);
 	}
-	return false;
+	if (r <= 0)
+		return false;
 
-found:
+	n = tides_skip_node_at(&m->list, off);
 	*type = tides_ikey_type(tides_skip_node_key(n), n->key_len);
 	*seq = node_seq(n);
 	*val = tides_skip_node_value(n);

@@ -83,17 +83,26 @@ find_splice_at(const tides_skiplist *sl, const uint8_t *key, size_t klen, int le
 	}
 }
 
+/* does the pair at `level` of the splice still surround key (prev < key < next)? */
+static inline bool
+splice_brackets(const tides_skiplist *sl, const tides_skip_splice *sp, int level, const uint8_t *key, size_t klen)
+{
+	uint32_t	prev = sp->prev[level],
+				next = sp->next[level];
+
+	return (prev == 0 || node_cmp(sl, prev, key, klen) < 0) && (next == 0 || node_cmp(sl, next, key, klen) > 0);
+}
+
 void
-tides_skip_insert(tides_skiplist *sl, uint32_t off)
+tides_skip_insert(tides_skiplist *sl, uint32_t off, tides_skip_splice *sp)
 {
 	tides_skip_node *n = tides_skip_node_at(sl, off);
 	const uint8_t *key = tides_skip_node_key(n);
 	size_t		klen = n->key_len;
 	uint32_t	height = n->height;
-	uint32_t	prev[TIDES_SKIP_MAX_HEIGHT];
-	uint32_t	next[TIDES_SKIP_MAX_HEIGHT];
 	uint32_t	maxh = atomic_load_explicit(&sl->max_height, memory_order_relaxed);
-	uint32_t	before = 0;
+	uint32_t	before;
+	int			level;
 
 	while (height > maxh)
 	{
@@ -103,30 +112,46 @@ tides_skip_insert(tides_skiplist *sl, uint32_t off)
 			break;
 		}
 	}
-
-	/* top-down search for the splice at every level */
-	for (int level = (int) maxh - 1; level >= 0; level--)
+	/*
+	 * The lowest level whose pair surrounded key when it was stored.  Pairs
+	 * nest (each level's pair lies within the one above), so every level
+	 * above it surrounds key too.  Others may have linked nodes into the
+	 * pair since, so search from its prev at that level and every level
+	 * below, top-down; from the head at the top when the splice has not
+	 * seen every level (a fresh one) or no level surrounds key.
+	 */
+	level = 0;
+	if (sp->height < maxh)
+		level = (int) maxh;
+	while (level < (int) maxh && !splice_brackets(sl, sp, level, key, klen))
+		level++;
+	before = level < (int) maxh ? sp->prev[level] : 0;
+	if (level == (int) maxh)
+		level--;
+	for (; level >= 0; level--)
 	{
-		find_splice_at(sl, key, klen, level, before, &prev[level], &next[level]);
-		before = prev[level];
+		find_splice_at(sl, key, klen, level, before, &sp->prev[level], &sp->next[level]);
+		before = sp->prev[level];
 	}
+	sp->height = maxh;
 
 	/* bottom-up linking */
-	for (uint32_t level = 0; level < height; level++)
+	for (uint32_t i = 0; i < height; i++)
 	{
 		for (;;)
 		{
-			uint32_t	expected = next[level];
+			uint32_t	expected = sp->next[i];
 
-			atomic_store_explicit(&n->next[level], next[level], memory_order_relaxed);
-			if (atomic_compare_exchange_strong_explicit(&tides_skip_node_at(sl, prev[level])->next[level],
+			atomic_store_explicit(&n->next[i], sp->next[i], memory_order_relaxed);
+			if (atomic_compare_exchange_strong_explicit(&tides_skip_node_at(sl, sp->prev[i])->next[i],
 														&expected, off,
 														memory_order_release,
 														memory_order_relaxed))
 				break;
 			/* someone linked between prev and next: search again from prev */
-			find_splice_at(sl, key, klen, (int) level, prev[level], &prev[level], &next[level]);
+			find_splice_at(sl, key, klen, (int) i, sp->prev[i], &sp->prev[i], &sp->next[i]);
 		}
+		sp->prev[i] = off;		/* the next key of an ascending run goes right after this one */
 	}
 }
 

@@ -60,8 +60,31 @@ void		tides_skip_init(tides_skiplist *sl, uint8_t *arena);
 /* random height with branching 4, from a caller-provided random word */
 uint32_t	tides_skip_random_height(uint64_t rnd);
 
-/* link a node the caller wrote at arena offset off */
-void		tides_skip_insert(tides_skiplist *sl, uint32_t off);
+/*
+ * Where the last insert of one inserter went: at each level the node before
+ * it and the node after it at the time (RocksDB's "splice").  A later insert
+ * through the same splice searches from the lowest level whose pair still
+ * brackets its key, so a run of ascending keys (a COPY's rows, an index
+ * build) costs a compare or two per key instead of a search from the top.
+ * Only a hint: nodes are never unlinked, so a stale pair is still a valid
+ * place to search forward from, and linking rechecks it by CAS.  Private to
+ * one inserter and one list; zero it (tides_skip_splice_init) to start.
+ */
+typedef struct tides_skip_splice
+{
+	uint32_t	height;			/* levels below it hold a pair; above: head and end */
+	uint32_t	prev[TIDES_SKIP_MAX_HEIGHT];
+	uint32_t	next[TIDES_SKIP_MAX_HEIGHT];
+} tides_skip_splice;
+
+static inline void
+tides_skip_splice_init(tides_skip_splice *sp)
+{
+	sp->height = 0;
+}
+
+/* link a node the caller wrote at arena offset off, searching from the splice */
+void		tides_skip_insert(tides_skiplist *sl, uint32_t off, tides_skip_splice *sp);
 
 static inline const uint8_t *
 tides_skip_node_key(const tides_skip_node *n)
