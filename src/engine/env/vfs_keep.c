@@ -493,14 +493,21 @@ static int64_t
 kp_pread(tides_vfs *v, int fd, void *buf, size_t n, uint64_t off)
 {
 	fd_info    *fi = fd_get(fd);
-	int64_t		r = proc.base->pread(proc.base, fd, buf, n, off);
 	keep_shared *k = proc.k;
+	int64_t		r;
 	int			i;
 
-	if (fi == NULL || r < 0 || n == 0)
-		return r;
+	if (fi == NULL || n == 0)
+		return proc.base->pread(proc.base, fd, buf, n, off);
+
+	/*
+	 * Read the file under the mutex too: a pending entry applied (written,
+	 * then marked done) between an unlocked read and the overlay below would
+	 * be in neither, and the reader would see the bytes it replaced.
+	 */
 	tides_mutex_lock(&k->mu);
-	i = find_file(k, fi->dev, fi->ino);
+	r = proc.base->pread(proc.base, fd, buf, n, off);
+	i = r < 0 ? -1 : find_file(k, fi->dev, fi->ino);
 	if (i >= 0)
 	{
 		for (uint64_t pos = k->tail, sz; pos < k->head; pos += sz)
@@ -637,14 +644,15 @@ static int64_t
 kp_file_size(tides_vfs *v, int fd)
 {
 	fd_info    *fi = fd_get(fd);
-	int64_t		s = proc.base->file_size(proc.base, fd);
 	keep_shared *k = proc.k;
+	int64_t		s;
 	int			i;
 
-	if (fi == NULL || s < 0)
-		return s;
-	tides_mutex_lock(&k->mu);
-	i = find_file(k, fi->dev, fi->ino);
+	if (fi == NULL)
+		return proc.base->file_size(proc.base, fd);
+	tides_mutex_lock(&k->mu);	/* as in kp_pread: no entry applied unseen */
+	s = proc.base->file_size(proc.base, fd);
+	i = s < 0 ? -1 : find_file(k, fi->dev, fi->ino);
 	if (i >= 0)
 		for (uint64_t pos = k->tail, sz; pos < k->head; pos += sz)
 		{
