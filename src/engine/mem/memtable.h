@@ -96,7 +96,7 @@ void		tides_memtable_setup(tides_memtable *m, uint8_t *arena, uint64_t size);
 /* a FLUSHED slot nobody sees any more becomes FREE (clears its point index) */
 void		tides_memtable_release(tides_memtable *m);
 
-/* reset a FREE slot to an empty ACTIVE memtable */
+/* reset a FREE slot (setup or release emptied its point index) to an empty ACTIVE memtable */
 void		tides_memtable_activate(tides_memtable *m, uint64_t id, uint64_t first_lsn,
 									uint64_t first_seq);
 
