@@ -97,9 +97,8 @@ bucket_find(const tides_memtable *m, uint64_t word, const uint8_t *ukey, size_t 
 
 /* index the entry at off, whose node is linked (see "Point index" in memtable.h) */
 static void
-index_entry(tides_memtable *m, uint32_t off, const uint8_t *ukey, size_t ukey_len, uint64_t seq)
+index_entry(tides_memtable *m, bucket_ref b, uint32_t off, const uint8_t *ukey, size_t ukey_len, uint64_t seq)
 {
-	bucket_ref	b = bucket_of(m, ukey, ukey_len);
 	tides_mem_entry *me = entry_at(m, off);
 
 	atomic_store_explicit(&me->newest, off, memory_order_relaxed);
@@ -177,8 +176,11 @@ tides_memtable_add(tides_memtable *m, tides_skip_splice *sp, uint64_t off, uint3
 {
 	uint32_t	node_off = (uint32_t) (off + sizeof(tides_mem_entry));
 	tides_skip_node *n = tides_skip_node_at(&m->list, node_off);
+	bucket_ref	b = bucket_of(m, ukey, ukey_len);
 	uint8_t    *k;
 
+	/* the bucket is a likely cache miss: start loading it while the node is built and linked */
+	__builtin_prefetch((const void *) b.word, 1);
 	n->key_len = (uint32_t) (ukey_len + TIDES_TRAILER);
 	n->val_len = (uint32_t) vlen;
 	n->height = height;
@@ -190,7 +192,7 @@ tides_memtable_add(tides_memtable *m, tides_skip_splice *sp, uint64_t off, uint3
 	if (vlen)
 		memcpy(k + n->key_len, val, vlen);
 	tides_skip_insert(&m->list, node_off, sp);
-	index_entry(m, (uint32_t) off, ukey, ukey_len, seq);
+	index_entry(m, b, (uint32_t) off, ukey, ukey_len, seq);
 	atomic_fetch_add_explicit(&m->entries, 1, memory_order_relaxed);
 	if (type == TIDES_KT_DELETE)
 		atomic_fetch_add_explicit(&m->deletions, 1, memory_order_relaxed);
