@@ -570,7 +570,8 @@ memtable_range_bytes_estimate(tides_memtable *m, const void *lower, size_t llen,
 	n = tides_skip_estimate_range(&m->list, lo, lon, hi, hin);
 	free(lo);
 	free(hi);
-	return n * (atomic_load(&m->used) / entries);
+	/* the mean entry, without the head node and point-index buckets every memtable has */
+	return n * ((atomic_load(&m->used) - tides_memtable_base_bytes(m->arena_size)) / entries);
 }
 
 static uint64_t
