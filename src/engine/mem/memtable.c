@@ -129,11 +129,7 @@ index_entry(tides_memtable *m, bucket_ref b, uint32_t off, const uint8_t *ukey, 
 static void
 clear_index(tides_memtable *m)
 {
-	uint32_t	nbuckets = bucket_count(m->arena_size);
-
-	m->buckets = (_Atomic uint64_t *) (m->arena + tides_skip_head_size());
-	m->bucket_mask = nbuckets - 1;
-	memset((void *) m->buckets, 0, (size_t) nbuckets * sizeof(uint64_t));
+	memset((void *) m->buckets, 0, (size_t) (m->bucket_mask + 1) * sizeof(uint64_t));
 }
 
 void
@@ -142,6 +138,8 @@ tides_memtable_setup(tides_memtable *m, uint8_t *arena, uint64_t size)
 	memset(m, 0, sizeof(*m));
 	m->arena = arena;
 	m->arena_size = size;
+	m->buckets = (_Atomic uint64_t *) (arena + tides_skip_head_size());
+	m->bucket_mask = bucket_count(size) - 1;
 	clear_index(m);
 	atomic_init(&m->state, TIDES_MEM_FREE);
 }
