@@ -23,10 +23,13 @@ EXTENSION  = tidesam
 DATA       = tidesam--1.0.sql
 PGFILEDESC = "tidesam - LSM table access method"
 
-TIDES_PG_SRCS := $(sort $(wildcard src/pg/*.c src/am/*.c src/index/*.c))
+# the layers, bottom up: runtime -> am, index -> module (ARCHITECTURE.md)
+TIDES_PG_SRCS := $(sort $(wildcard src/runtime/*.c src/am/*.c src/index/*.c src/module/*.c))
 OBJS = $(TIDES_PG_SRCS:.c=.o) $(ENGINE_SRCS:.c=.o)
 
-PG_CPPFLAGS = -Isrc/engine -Isrc/pg -Isrc/am -Isrc/index
+# every include line names its layer: "runtime/trt.h", "am/tam.h", "index/tidx.h";
+# of the engine only its public API, tides_engine.h, is visible
+PG_CPPFLAGS = -Isrc/engine/include -Isrc -Isrc/engine
 PG_CFLAGS   = -std=gnu11 -Wno-declaration-after-statement
 SHLIB_LINK  = -llz4 -lzstd
 

@@ -22,7 +22,7 @@
 
 #include "utils/timestamp.h"
 
-#include "tides_am.h"
+#include "am/tam.h"
 
 #define CURSOR_REFRESH_MS 200
 #define CURSOR_CLOCK_EVERY 256	/* steps between looks at the clock */

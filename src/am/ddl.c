@@ -37,7 +37,7 @@
 #include "utils/typcache.h"
 #include "utils/tuplesort.h"
 
-#include "tides_am.h"
+#include "am/tam.h"
 
 /* an empty main fork (and init fork for unlogged tables), as heap creates */
 static void

@@ -18,7 +18,7 @@
 #include "storage/predicate.h"
 #include "utils/snapmgr.h"
 
-#include "tides_am.h"
+#include "am/tam.h"
 
 typedef struct TidesIndexFetchData
 {

@@ -7,7 +7,7 @@
 #include "executor/tuptable.h"
 #include "fmgr.h"
 
-#include "tides_am.h"
+#include "am/tam.h"
 
 PG_FUNCTION_INFO_V1(tides_tableam_handler);
 

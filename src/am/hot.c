@@ -40,7 +40,7 @@
 #include "utils/rel.h"
 #include "utils/relcache.h"
 
-#include "tides_am.h"
+#include "am/tam.h"
 
 /* what a walk saw at the root, to tell whether a prune happened since */
 typedef struct RootState

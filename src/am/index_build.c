@@ -34,7 +34,7 @@
 #include "utils/snapmgr.h"
 #include "utils/tuplesort.h"
 
-#include "tides_am.h"
+#include "am/tam.h"
 
 /* how one chain member is to be indexed */
 typedef struct BuildState

@@ -30,9 +30,9 @@
 #include "utils/datum.h"
 #include "utils/relcache.h"
 
-#include "tides_am.h"
+#include "am/tam.h"
 
-#include "row.h"
+#include "am/row.h"
 
 static void
 check_row_size(Relation rel, HeapTuple tup)

@@ -6,7 +6,7 @@
 
 #include "storage/lwlock.h"
 
-#include "row.h"
+#include "am/row.h"
 
 
 void

@@ -10,7 +10,7 @@
 #ifndef TIDES_ROW_H
 #define TIDES_ROW_H
 
-#include "tides_am.h"
+#include "am/tam.h"
 
 typedef struct RowRef
 {

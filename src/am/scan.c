@@ -27,7 +27,7 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "tides_am.h"
+#include "am/tam.h"
 
 typedef struct TidesScanDescData
 {

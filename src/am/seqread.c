@@ -34,7 +34,7 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
-#include "tides_am.h"
+#include "am/tam.h"
 
 #define SEQ_RUN 2				/* in-order reads before an iterator opens */
 #define SEQ_WINDOW 16			/* how far ahead (in vids) still counts as in order */

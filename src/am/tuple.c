@@ -12,7 +12,7 @@
 #include "access/multixact.h"
 #include "access/xact.h"
 
-#include "tides_am.h"
+#include "am/tam.h"
 
 static void
 normalize_lost_writers(TidesTuple *t)

@@ -21,7 +21,7 @@
 #include "storage/procarray.h"
 #include "utils/snapmgr.h"
 
-#include "row.h"
+#include "am/row.h"
 
 static LOCKMODE
 hwlock_of_mode(LockTupleMode m)

@@ -48,7 +48,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
-#include "tides_am.h"
+#include "am/tam.h"
 
 typedef struct VacState
 {

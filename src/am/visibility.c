@@ -25,7 +25,7 @@
 #include "storage/procarray.h"
 #include "utils/snapmgr.h"
 
-#include "tides_am.h"
+#include "am/tam.h"
 
 #define INFOMASK(t) ((t)->htup.t_data->t_infomask)
 

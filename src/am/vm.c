@@ -36,7 +36,7 @@
 #include "storage/smgr.h"
 #include "utils/inval.h"
 
-#include "tides_am.h"
+#include "am/tam.h"
 
 #define MAPSIZE (BLCKSZ - MAXALIGN(SizeOfPageHeaderData))
 #define HEAPBLOCKS_PER_BYTE (BITS_PER_BYTE / BITS_PER_HEAPBLOCK)

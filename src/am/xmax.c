@@ -22,7 +22,7 @@
 #include "storage/lock.h"
 #include "storage/procarray.h"
 
-#include "tides_am.h"
+#include "am/tam.h"
 
 /* per strength: the heavyweight lock that stands for it, and multixact statuses */
 static const struct

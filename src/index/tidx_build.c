@@ -31,7 +31,7 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
-#include "tides_index.h"
+#include "index/tidx.h"
 
 /* ------------------------------------------------------------ storage */
 

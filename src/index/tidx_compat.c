@@ -62,7 +62,7 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
-#include "tides_index.h"
+#include "index/tidx.h"
 
 /* ------------------------------------------------ b-tree operator classes */
 

@@ -10,7 +10,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
-#include "tides_index.h"
+#include "index/tidx.h"
 
 void
 tidx_desc_init(TidxDesc *d, Relation index, bool for_build)

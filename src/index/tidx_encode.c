@@ -37,7 +37,7 @@
 #include <unicode/ucol.h>
 #endif
 
-#include "tides_index.h"
+#include "index/tidx.h"
 
 /* ---------------------------------------------------------------- kinds */
 

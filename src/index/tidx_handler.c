@@ -20,7 +20,7 @@
 #include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
 
-#include "tides_index.h"
+#include "index/tidx.h"
 
 PG_FUNCTION_INFO_V1(tides_btree_handler);
 

@@ -7,7 +7,7 @@
 #include "miscadmin.h"
 #include "storage/ipc.h"
 
-#include "tides_index.h"
+#include "index/tidx.h"
 
 extern void tidx_compat_init(void);
 void		tides_index_init(void);

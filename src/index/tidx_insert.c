@@ -26,7 +26,7 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
-#include "tides_index.h"
+#include "index/tidx.h"
 
 #define TIDX_STRIPES 1024
 

@@ -24,7 +24,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
-#include "tides_index.h"
+#include "index/tidx.h"
 
 #define KILL_BATCH 128
 

@@ -22,7 +22,7 @@
 #include "utils/date.h"
 #include "utils/timestamp.h"
 
-#include "tides_index.h"
+#include "index/tidx.h"
 
 /* at most this many intervals from = ANY arrays; beyond, later columns filter */
 #define MAX_INTERVALS 10000

@@ -15,7 +15,7 @@
 #include "commands/vacuum.h"
 #include "miscadmin.h"
 
-#include "tides_index.h"
+#include "index/tidx.h"
 
 static BlockNumber
 estimated_pages(uint64 tree)

@@ -29,7 +29,7 @@
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
-#include "tides_index.h"
+#include "index/tidx.h"
 
 PG_FUNCTION_INFO_V1(tides_verify_index);
 

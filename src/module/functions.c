@@ -13,8 +13,8 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
-#include "tides_pg.h"
-#include "tides_index.h"
+#include "runtime/trt.h"
+#include "index/tidx.h"
 
 PG_FUNCTION_INFO_V1(tides_verify_sql);
 PG_FUNCTION_INFO_V1(tides_stats_sql);

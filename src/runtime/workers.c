@@ -26,7 +26,7 @@
 #include "utils/memutils.h"
 #include "utils/wait_event.h"
 
-#include "tides_pg.h"
+#include "runtime/trt.h"
 
 PGDLLEXPORT void tides_worker_main(Datum arg);
 

@@ -29,7 +29,7 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
-#include "tides_pg.h"
+#include "runtime/trt.h"
 
 extern void tides_schedule_database_drop(Oid dboid);
 

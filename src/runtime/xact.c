@@ -55,7 +55,7 @@
 #include "storage/procarray.h"
 #include "miscadmin.h"
 
-#include "tides_pg.h"
+#include "runtime/trt.h"
 
 static bool xact_wrote = false;
 static bool xact_sealed = false;

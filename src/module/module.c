@@ -16,7 +16,7 @@
 #include "storage/shmem.h"
 #include "utils/guc.h"
 
-#include "tides_pg.h"
+#include "runtime/trt.h"
 #include "env/vfs_keep.h"
 
 PG_MODULE_MAGIC;

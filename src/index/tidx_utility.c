@@ -61,8 +61,8 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
-#include "tides_pg.h"
-#include "tides_index.h"
+#include "runtime/trt.h"
+#include "index/tidx.h"
 
 #define TIDES_INDEX_METHOD_BTREE		0
 #define TIDES_INDEX_METHOD_TIDES_BTREE	1

@@ -34,7 +34,7 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
-#include "tides_pg.h"
+#include "runtime/trt.h"
 
 typedef struct VidCounter
 {

@@ -21,7 +21,7 @@
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 
-#include "tides_pg.h"
+#include "runtime/trt.h"
 
 typedef struct OpenIter
 {

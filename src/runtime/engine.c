@@ -16,7 +16,7 @@
 #include "storage/latch.h"
 #include "utils/wait_event.h"
 
-#include "tides_pg.h"
+#include "runtime/trt.h"
 
 static tides_db *my_db = NULL;
 

@@ -32,7 +32,7 @@
 #include "utils/snapmgr.h"
 #include "utils/snapshot.h"
 
-#include "tides_pg.h"
+#include "runtime/trt.h"
 
 typedef struct TidesVersionMeta
 {

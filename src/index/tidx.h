@@ -28,7 +28,7 @@
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 
-#include "tides_pg.h"
+#include "runtime/trt.h"
 
 /* null markers: NULLS FIRST puts NULL before values, NULLS LAST after */
 #define TIDX_NULL_FIRST		0x00

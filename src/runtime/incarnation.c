@@ -38,7 +38,7 @@
 
 #include <unistd.h>
 
-#include "tides_pg.h"
+#include "runtime/trt.h"
 
 #define TIDES_RMGR_ID 143
 
