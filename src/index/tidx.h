@@ -22,7 +22,10 @@
 #include "access/genam.h"
 #include "access/itup.h"
 #include "access/relscan.h"
+#include "catalog/objectaccess.h"
+#include "executor/execdesc.h"
 #include "nodes/execnodes.h"
+#include "tcop/utility.h"
 #include "lib/stringinfo.h"
 #include "utils/pg_locale.h"
 #include "utils/rel.h"
@@ -120,7 +123,7 @@ extern const char *tidx_kind_name(TidxKind kind);
 extern bool tidx_col_init(TidxCol *col, Oid cmpproc, Oid typid, Oid collation,
 						  bool desc, bool nulls_first, int flags, const char *what);
 
-/* setting tides.trust_strxfrm */
+/* setting tides.trust_strxfrm (init.c) */
 extern bool tides_trust_strxfrm;
 
 /* append the ascending, marker-less encoding of a non-NULL value */
@@ -301,5 +304,42 @@ extern void tidx_unguard_reuse(List *guard);
 
 extern void tidx_lock_stripes_request(void);
 extern LWLock *tidx_stripe_lock(uint64 tree, const uint8 *prefix, size_t len);
+
+/* the hooks' index parts; src/module/module.c installs the hooks (compat.c) */
+extern void tidx_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId);
+extern List *tidx_masquerade_for_query(QueryDesc *qd);
+extern bool tidx_planner_begin(void);
+extern void tidx_planner_end(void);
+extern void tidx_relcache_callback(Datum arg, Oid relid);
+extern void tidx_xact_callback(XactEvent event);
+
+/* ---- init.c: settings and shared memory */
+
+/* setting tides.index_method */
+#define TIDES_INDEX_METHOD_BTREE		0
+#define TIDES_INDEX_METHOD_TIDES_BTREE	1
+extern int	tides_index_method;
+
+extern void tidx_define_settings(void);
+extern void tidx_shmem_request(void);
+
+/* ---- utility.c: the utility hook's index part */
+
+typedef struct TidxUtilityState
+{
+	List	   *masq;			/* index OIDs masqueraded as btree for the command */
+	List	   *guard;			/* tidx_guard_reuse's state */
+	List	   *dropped_trees;	/* DROP INDEX CONCURRENTLY: trees (uint64 *) to drop */
+	List	   *masq_names;		/* ADD CONSTRAINT ... USING INDEX names (char *) */
+	Oid			masq_nsp;
+	void	   *prev_names;		/* tidx_masquerade_names_begin's answer */
+	Oid			moved;			/* ALTER INDEX ... SET TABLESPACE of a tides_btree index */
+	Oid			move_all_spc;	/* ALTER INDEX ALL IN TABLESPACE ... SET TABLESPACE: target */
+} TidxUtilityState;
+
+extern void tidx_utility_before(PlannedStmt **pstmt, bool *readOnlyTree, const char *queryString,
+								ProcessUtilityContext context, TidxUtilityState *st);
+extern void tidx_utility_cleanup(TidxUtilityState *st);
+extern void tidx_utility_after(TidxUtilityState *st);
 
 #endif

@@ -120,8 +120,6 @@ kind_is_collated(TidxKind kind)
 	return kind == TK_TEXT || kind == TK_NAME || kind == TK_BPCHAR;
 }
 
-bool		tides_trust_strxfrm = false;
-
 bool
 tidx_col_init(TidxCol *col, Oid cmpproc, Oid typid, Oid collation,
 			  bool desc, bool nulls_first, int flags, const char *what)

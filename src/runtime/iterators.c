@@ -109,8 +109,9 @@ tides_close_all_iters(void)
 		forget(dlist_container(OpenIter, node, i.cur));
 }
 
-static void
-release_iters(ResourceReleasePhase phase, bool isCommit, bool isTopLevel, void *arg)
+/* the resource-release callback (src/module/module.c registers it) */
+void
+trt_release_iterators(ResourceReleasePhase phase, bool isCommit, bool isTopLevel, void *arg)
 {
 	dlist_mutable_iter i;
 	ResourceOwner owner = CurrentResourceOwner;	/* the owner being released */
@@ -132,10 +133,4 @@ release_iters(ResourceReleasePhase phase, bool isCommit, bool isTopLevel, void *
 			elog(WARNING, "tides iterator leak: %p still open", (void *) oi->it);
 		forget(oi);
 	}
-}
-
-void
-tides_iterators_init(void)
-{
-	RegisterResourceReleaseCallback(release_iters, NULL);
 }

@@ -152,9 +152,6 @@ write_durable(const uint8 *key, size_t klen, const void *val, size_t vlen)
 
 /* ---- shared memory */
 
-Size		tides_trees_shmem_size(void);
-void		tides_trees_shmem_init(void);
-
 Size
 tides_trees_shmem_size(void)
 {
@@ -1070,8 +1067,6 @@ tides_process_drops(void)
 }
 
 /* DROP DATABASE: every tree of the database goes when the drop commits */
-void		tides_schedule_database_drop(Oid dboid);
-
 void
 tides_schedule_database_drop(Oid dboid)
 {

@@ -14,11 +14,16 @@
 
 #include "access/htup_details.h"
 #include "access/transam.h"
+#include "access/xact.h"
+#include "catalog/objectaccess.h"
+#include "executor/execdesc.h"
+#include "nodes/plannodes.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
 #include "storage/relfilenode.h"
 #include "storage/spin.h"
 #include "utils/rel.h"
+#include "utils/resowner.h"
 
 #include "tides_engine.h"
 
@@ -229,11 +234,6 @@ extern bool tides_is_tides_relation(Relation rel);
 /* is this index a tides_btree index? (src/index/desc.c) */
 extern bool tides_is_tides_index(Relation rel);
 
-/* _PG_init: tides_btree's shared memory and executor hooks (src/index/init.c) */
-extern void tides_index_init(void);
-
-/* _PG_init: the setting tides.index_method and its utility hook (src/pg/utility.c) */
-extern void tides_utility_init(void);
 
 /* ------------------------------------------------------ trees (trees.c) */
 
@@ -290,6 +290,36 @@ extern uint64 tides_rel_bytes_estimate(Relation rel);
 /* drop trees whose transactions have ended (maintenance worker) */
 extern void tides_process_drops(void);
 
+/* DROP DATABASE: every tree of the database goes when the drop commits */
+extern void tides_schedule_database_drop(Oid dboid);
+
+/* the vid counters' shared hash */
+extern Size tides_trees_shmem_size(void);
+extern void tides_trees_shmem_init(void);
+
+/* ------------------------------------------------------ commands (commands.c) */
+
+/* object access hook: trees of dropped relations and databases */
+extern void trt_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId);
+
+/* utility hook: CREATE DATABASE copies trees, ALTER DATABASE SET TABLESPACE moves them */
+typedef struct TrtUtilityState
+{
+	Node	   *node;			/* the statement */
+	Oid			src_db;			/* template, or the database moved; InvalidOid: nothing to do */
+	Oid			old_spc;
+	Oid			new_spc;
+} TrtUtilityState;
+
+extern void trt_utility_before(PlannedStmt *pstmt, TrtUtilityState *st);
+extern void trt_utility_after(TrtUtilityState *st);
+
+/* ------------------------------------------------------ settings and shared memory */
+
+extern void trt_define_settings(void);	/* settings.c */
+extern void trt_shmem_request(void);	/* shmem.c */
+extern void trt_shmem_startup(void);
+
 /* ------------------------------------------------------ iterators (iterators.c) */
 /* an engine iterator released with the current resource owner; never NULL */
 extern tides_iter *tides_open_iter(tides_db *db, const tides_iter_options *o);
@@ -299,7 +329,9 @@ extern tides_iter *tides_open_range_iter(tides_db *db, const void *lower, size_t
 extern void tides_close_iter(tides_iter *it);
 /* background workers, after an error: close every iterator of this process */
 extern void tides_close_all_iters(void);
-extern void tides_iterators_init(void);
+/* the resource-release callback that closes iterators (registered by src/module) */
+extern void trt_release_iterators(ResourceReleasePhase phase, bool isCommit, bool isTopLevel,
+								  void *arg);
 
 /* ------------------------------------------------------ transactions (xact.c) */
 
@@ -328,7 +360,9 @@ extern void tides_sync_everything(const char *why);
 /* are the tides records of this (ended) transaction durable? */
 extern bool tides_xid_durable(TransactionId xid);
 
-extern void tides_xact_init(void);
+/* the transaction callback, and the ExecutorRun hook's part (registered by src/module) */
+extern void trt_xact_callback(XactEvent event);
+extern void trt_executor_run_begin(QueryDesc *qd);
 
 /* ------------------------------------------------------ incarnations (incarnation.c) */
 

@@ -66,7 +66,6 @@ static uint64 xact_tag = 0;
 #define TIDES_DEFERRED_MAX_BYTES (1024 * 1024)
 int			tides_deferred_entries = 0;
 static tides_batch *deferred = NULL;
-static ExecutorRun_hook_type prev_executor_run = NULL;
 
 void
 tides_xact_note_write(void)
@@ -286,8 +285,9 @@ tides_xid_durable(TransactionId xid)
 	return full < pg_atomic_read_u64(&tides_shared->durable_horizon);
 }
 
-static void
-tides_xact_callback(XactEvent event, void *arg)
+/* the transaction callback (src/module/module.c registers it) */
+void
+trt_xact_callback(XactEvent event)
 {
 	switch (event)
 	{
@@ -321,22 +321,13 @@ tides_xact_callback(XactEvent event, void *arg)
 	}
 }
 
-/* parallel workers read the engine, not this backend's deferred entries */
-static void
-tides_xact_executor_run(QueryDesc *qd, ScanDirection direction, uint64 count, bool execute_once)
+/*
+ * ExecutorRun hook, before the plan runs: parallel workers read the engine,
+ * not this backend's deferred entries.
+ */
+void
+trt_executor_run_begin(QueryDesc *qd)
 {
 	if (tides_deferred_entries > 0 && qd->plannedstmt->parallelModeNeeded)
 		tides_xact_flush_deferred();
-	if (prev_executor_run)
-		prev_executor_run(qd, direction, count, execute_once);
-	else
-		standard_ExecutorRun(qd, direction, count, execute_once);
-}
-
-void
-tides_xact_init(void)
-{
-	RegisterXactCallback(tides_xact_callback, NULL);
-	prev_executor_run = ExecutorRun_hook;
-	ExecutorRun_hook = tides_xact_executor_run;
 }

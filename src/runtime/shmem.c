@@ -1,0 +1,173 @@
+/*
+ * shmem.c -- the runtime's shared memory: its size (requested in the
+ * postmaster's shmem_request hook), its initialisation, and what the
+ * postmaster does right after (shmem_startup hook): engine recovery and the
+ * reset after a crash, before any backend exists.  src/module/module.c
+ * installs the hooks and calls trt_shmem_request and trt_shmem_startup.
+ *
+ * tidesam must be in shared_preload_libraries: the engine's memtables,
+ * block cache and log state live in the main shared memory segment, whose
+ * address is the same in every process (the engine's raw pointers need
+ * that), and its recovery runs in the postmaster.
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/shmem.h"
+
+#include "runtime/trt.h"
+#include "env/vfs_keep.h"
+
+TidesShared *tides_shared = NULL;
+
+/*
+ * tides.test_keep_unsynced: the engine's unsynced log writes are kept in this
+ * separate shared memory area (env/vfs_keep.h), so that a kill of every
+ * server process loses them as an OS crash would.  Test only; see
+ * docs/durability.md.
+ */
+#define TIDES_KEEP_BYTES ((Size) 64 << 20)
+static void *keep_mem = NULL;
+
+static Size
+engine_region_size(void)
+{
+	tides_options o;
+
+	tides_fill_options(&o);
+	return tides_region_size(&o);
+}
+
+void
+trt_shmem_request(void)
+{
+	RequestAddinShmemSpace(add_size(sizeof(TidesShared), engine_region_size()));
+	RequestAddinShmemSpace(mul_size(tides_row_lock_stripes, sizeof(LWLockPadded)));
+	RequestAddinShmemSpace(tides_trees_shmem_size());
+	RequestNamedLWLockTranche("tides", 4);
+	RequestNamedLWLockTranche("tides_row", tides_row_lock_stripes);
+	if (tides_keep_unsynced)
+		RequestAddinShmemSpace(tides_vfs_keep_shared_size(TIDES_KEEP_BYTES));
+}
+
+/* the vfs every process opens the engine with: NULL (POSIX) unless testing */
+tides_vfs *
+tides_engine_vfs(void)
+{
+	return keep_mem != NULL ? tides_vfs_keep_attach(keep_mem, NULL) : NULL;
+}
+
+/*
+ * Postmaster, before its shared memory goes away (shutdown, or the restart
+ * after a backend crash): the machine is still up, so the kept writes reach
+ * their files.  Only a kill of the postmaster itself loses them.
+ */
+static void
+keep_write_back(int code, Datum arg)
+{
+	int64		n;
+
+	if (keep_mem == NULL)
+		return;
+	n = tides_vfs_keep_apply_all(keep_mem);
+	if (n != 0)
+		ereport(LOG, (errmsg("tides: wrote back %lld bytes of unsynced log writes kept in memory (tides.test_keep_unsynced)",
+							 (long long) n)));
+	keep_mem = NULL;
+}
+
+/* recover the engine (postmaster, before any backend exists) */
+static void
+recover_engine(void)
+{
+	tides_options o;
+	tides_recovery_info info;
+	tides_db   *db = NULL;
+	tides_status s;
+	char		dir[MAXPGPATH];
+
+	tides_fill_options(&o);
+	snprintf(dir, sizeof(dir), "%s/pg_tides", DataDir);
+	s = tides_region_init(tides_shared->region, engine_region_size(), &o);
+	if (s == TIDES_OK)
+		s = tides_open(tides_shared->region, dir, &o, tides_engine_vfs(), true, &info, &db);
+	if (s != TIDES_OK)
+	{
+		snprintf(tides_shared->engine_error, sizeof(tides_shared->engine_error), "%s",
+				 db ? tides_errmsg(db) : tides_status_name(s));
+		ereport(LOG,
+				(errmsg("tides: engine recovery failed: %s", tides_shared->engine_error),
+				 errhint("Tables using the tides access method are unavailable until this is fixed.")));
+		if (db)
+			tides_close(db);
+		return;
+	}
+	tides_shared->engine_ok = true;
+	tides_shared->recovery_seconds = info.seconds;
+	tides_shared->recovery_batches = info.batches_replayed;
+	tides_shared->clean_start = !info.log_tail_damaged;
+	if (info.n_unsealed_tags > 0)
+	{
+		tides_shared->unsealed = ShmemAlloc(sizeof(uint64) * info.n_unsealed_tags);
+		memcpy(tides_shared->unsealed, info.unsealed_tags, sizeof(uint64) * info.n_unsealed_tags);
+		tides_shared->n_unsealed = info.n_unsealed_tags;
+	}
+	ereport(LOG,
+			(errmsg("tides: engine recovered in %.3f s: %llu log bytes, %llu batches replayed%s, %u unfinished transactions",
+					info.seconds, (unsigned long long) info.log_bytes_replayed,
+					(unsigned long long) info.batches_replayed,
+					info.log_tail_damaged ? " (log tail damaged, replay stopped there)" : "",
+					info.n_unsealed_tags)));
+	tides_close(db);
+}
+
+void
+trt_shmem_startup(void)
+{
+	bool		found;
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	tides_shared = ShmemInitStruct("tides shared state",
+								   add_size(sizeof(TidesShared), engine_region_size() + 64),
+								   &found);
+	if (!found)
+	{
+		LWLockPadded *locks;
+
+		memset(tides_shared, 0, sizeof(TidesShared));
+		tides_shared->region = (void *) TYPEALIGN(64, (char *) tides_shared + sizeof(TidesShared));
+		locks = GetNamedLWLockTranche("tides");
+		tides_shared->init_lock = &locks[0].lock;
+		tides_shared->reserve_lock = &locks[1].lock;
+		tides_shared->row_locks = GetNamedLWLockTranche("tides_row");
+		tides_shared->n_row_locks = tides_row_lock_stripes;
+		SpinLockInit(&tides_shared->tree_lock);
+		pg_atomic_init_u32(&tides_shared->compact_rr, 0);
+		pg_atomic_init_u64(&tides_shared->durable_horizon, 0);
+	}
+	tides_trees_shmem_init();
+	if (tides_keep_unsynced)
+	{
+		Size		ksize = tides_vfs_keep_shared_size(TIDES_KEEP_BYTES);
+		bool		kfound;
+
+		keep_mem = ShmemInitStruct("tides keep unsynced", ksize, &kfound);
+		if (!kfound)
+			tides_vfs_keep_init(keep_mem, ksize);
+	}
+	LWLockRelease(AddinShmemInitLock);
+
+	if (!found && !IsUnderPostmaster)
+	{
+		if (keep_mem != NULL)
+		{
+			on_shmem_exit(keep_write_back, 0);
+			ereport(LOG,
+					(errmsg("tides: tides.test_keep_unsynced is on: unsynced engine log writes are kept in shared memory and lost if the postmaster is killed (test only)")));
+		}
+		tides_capture_control_file();
+		recover_engine();
+		tides_reset_after_crash();
+	}
+}
