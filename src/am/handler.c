@@ -97,9 +97,12 @@ tides_tableam_handler(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(&tides_methods);
 }
 
-/* is this relation stored by tides? */
-bool
-tides_is_tides_relation(Relation rel)
+/*
+ * The TableAmRoutine, for src/module/module.c to register with the runtime
+ * (trt_register_access_methods), which answers "is this a tides relation?".
+ */
+const TableAmRoutine *
+tam_routine(void)
 {
-	return rel->rd_tableam == &tides_methods;
+	return &tides_methods;
 }

@@ -98,6 +98,11 @@ tides_cmin(const TidesTuple *t)
 	return HeapTupleHeaderGetCmin(t->htup.t_data);
 }
 
+/* ---- handler.c */
+
+/* the TableAmRoutine of "tides" (registered with the runtime by src/module) */
+extern const TableAmRoutine *tam_routine(void);
+
 /* ---- tuple.c */
 
 /*

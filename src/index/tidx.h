@@ -158,9 +158,6 @@ extern void tidx_desc_init(TidxDesc *d, Relation index, bool for_build);
 /* the engine tree of the index's current storage (errors if it has none) */
 extern uint64 tidx_index_tree(Relation index);
 
-/* is this index relation a tides_btree index? */
-extern bool tides_is_tides_index(Relation rel);
-
 /* OID of the tides_btree access method (InvalidOid if not installed) */
 extern Oid	tidx_am_oid(void);
 

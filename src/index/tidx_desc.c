@@ -107,13 +107,6 @@ tidx_am_oid(void)
 }
 
 bool
-tides_is_tides_index(Relation rel)
-{
-	return rel->rd_rel->relkind == RELKIND_INDEX && rel->rd_indam != NULL &&
-		rel->rd_indam->ambuild == tidx_build;
-}
-
-bool
 tidx_heap_is_tides(Relation heap)
 {
 	return heap != NULL && tides_is_tides_relation(heap);

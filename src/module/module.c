@@ -229,6 +229,9 @@ _PG_init(void)
 	tides_register_rmgr();
 	tides_register_workers();
 
+	/* so that every layer can tell tides relations and tides_btree indexes */
+	trt_register_access_methods(tam_routine(), tidx_build);
+
 	prev_shmem_request = shmem_request_hook;
 	shmem_request_hook = tmod_shmem_request;
 	prev_shmem_startup = shmem_startup_hook;

@@ -12,7 +12,9 @@
 
 #include "postgres.h"
 
+#include "access/amapi.h"
 #include "access/htup_details.h"
+#include "access/tableam.h"
 #include "access/transam.h"
 #include "access/xact.h"
 #include "catalog/objectaccess.h"
@@ -228,10 +230,20 @@ extern void tides_sync_mode_changed(void);
 /* wake background workers (engine callback) */
 extern void tides_wakeup_workers(void *arg, int kind);
 
-/* is this relation stored by tides? (src/am/handler.c) */
+/* ------------------------------------------------------ access methods (access_methods.c) */
+
+/*
+ * The two access methods, registered by src/module/module.c in _PG_init, so
+ * that any layer can ask whether a relation is stored by tides without
+ * calling up into src/am or src/index.
+ */
+extern void trt_register_access_methods(const TableAmRoutine *table_am,
+										ambuild_function index_build);
+
+/* is this relation stored by tides (a tides table, matview, ...)? */
 extern bool tides_is_tides_relation(Relation rel);
 
-/* is this index a tides_btree index? (src/index/desc.c) */
+/* is this index relation a tides_btree index? */
 extern bool tides_is_tides_index(Relation rel);
 
 
