@@ -11,7 +11,7 @@
  * it forward for as long as the vids keep coming that way; any other vid is
  * left to a point read (the reader answers NULL: "don't know").
  *
- * Why a view older than the row may be read (tides_hot_search uses a reader
+ * Why a view older than the row may be read (tam_hot_search uses a reader
  * only for MVCC snapshots, and only for the first read of a walk that
  * starts at the root): the iterator is opened after the scan's snapshot was
  * taken, so it holds every write of every transaction that snapshot sees as
@@ -41,7 +41,7 @@
 #define SEQ_REFRESH_MS 200
 #define SEQ_CLOCK_EVERY 64		/* reads between looks at the clock */
 
-struct TidesSeqReader
+struct TamSeqReader
 {
 	tides_iter *it;				/* NULL until the vids came in order */
 	uint64		tree;
@@ -51,22 +51,22 @@ struct TidesSeqReader
 	int			run;			/* reads in a row a little ahead of the one before */
 };
 
-TidesSeqReader *
-tides_seq_reader_create(MemoryContext cxt)
+TamSeqReader *
+tam_seq_reader_create(MemoryContext cxt)
 {
-	return MemoryContextAllocZero(cxt, sizeof(TidesSeqReader));
+	return MemoryContextAllocZero(cxt, sizeof(TamSeqReader));
 }
 
 static void
-close_iterator(TidesSeqReader *r)
+close_iterator(TamSeqReader *r)
 {
 	if (r->it != NULL)
-		tides_close_iter(r->it);
+		trt_close_iter(r->it);
 	r->it = NULL;
 }
 
 void
-tides_seq_reader_free(TidesSeqReader *r)
+tam_seq_reader_free(TamSeqReader *r)
 {
 	if (r == NULL)
 		return;
@@ -75,14 +75,14 @@ tides_seq_reader_free(TidesSeqReader *r)
 }
 
 static void
-open_iterator(TidesSeqReader *r, uint64 tree)
+open_iterator(TamSeqReader *r, uint64 tree)
 {
-	uint8		lower[TIDES_ROW_KEY_LEN];
-	uint8		upper[TIDES_ROW_KEY_LEN];
+	uint8		lower[TRT_ROW_KEY_LEN];
+	uint8		upper[TRT_ROW_KEY_LEN];
 
-	tides_row_key(lower, tree, 0);
-	tides_row_key(upper, tree + 1, 0);
-	r->it = tides_open_range_iter(tides_engine(), lower, sizeof(lower), upper, sizeof(upper), true);
+	trt_row_key(lower, tree, 0);
+	trt_row_key(upper, tree + 1, 0);
+	r->it = trt_open_range_iter(trt_engine(), lower, sizeof(lower), upper, sizeof(upper), true);
 	r->tree = tree;
 	r->opened_at = GetCurrentTimestamp();
 	r->reads = 0;
@@ -90,7 +90,7 @@ open_iterator(TidesSeqReader *r, uint64 tree)
 
 /* the vid the iterator stands on, or 0 if it stands on none */
 static uint64
-current_vid(TidesSeqReader *r)
+current_vid(TamSeqReader *r)
 {
 	size_t		klen;
 	const uint8 *k;
@@ -100,15 +100,15 @@ current_vid(TidesSeqReader *r)
 		tides_status s = tides_iter_status(r->it);
 
 		if (s != TIDES_OK)
-			tides_engine_error(s, "read a table");
+			trt_engine_error(s, "read a table");
 		return 0;
 	}
 	k = tides_iter_key(r->it, &klen);
-	return klen == TIDES_ROW_KEY_LEN ? tides_row_key_vid(k) : 0;
+	return klen == TRT_ROW_KEY_LEN ? trt_row_key_vid(k) : 0;
 }
 
-TidesTuple *
-tides_seq_reader_read(TidesSeqReader *r, uint64 tree, uint64 vid, Oid relid, TidesTupleBuf *buf)
+TamTuple *
+tam_seq_reader_read(TamSeqReader *r, uint64 tree, uint64 vid, Oid relid, TamTupleBuf *buf)
 {
 	bool		in_order = r->last_vid != 0 && vid > r->last_vid && vid - r->last_vid <= SEQ_WINDOW;
 	uint64		cur;
@@ -142,14 +142,14 @@ tides_seq_reader_read(TidesSeqReader *r, uint64 tree, uint64 vid, Oid relid, Tid
 	}
 	else if (cur != vid)
 	{
-		uint8		key[TIDES_ROW_KEY_LEN];
+		uint8		key[TRT_ROW_KEY_LEN];
 
-		tides_row_key(key, tree, vid);
+		trt_row_key(key, tree, vid);
 		tides_iter_seek(r->it, key, sizeof(key));
 		cur = current_vid(r);
 	}
 	if (cur != vid)
 		return NULL;			/* not in this view: maybe newer than it */
 	val = tides_iter_value(r->it, &vlen);
-	return tides_tuple_from_value((const char *) val, vlen, vid, relid, buf);
+	return tam_tuple_from_value((const char *) val, vlen, vid, relid, buf);
 }

@@ -94,7 +94,7 @@ already_locked(TransactionId xwait, uint16 infomask, uint16 infomask2, LockTuple
  * update?
  */
 static TM_Result
-holder_conflict(TransactionId xid, MultiXactStatus status, LockTupleMode mode, TidesTuple *t,
+holder_conflict(TransactionId xid, MultiXactStatus status, LockTupleMode mode, TamTuple *t,
 				bool *needwait)
 {
 	bool		conflict = DoLockModesConflict(hwlock_of_mode(mode_of_member(status)), hwlock_of_mode(mode));
@@ -128,14 +128,14 @@ status_of_plain(uint16 infomask, uint16 infomask2)
 
 /* set xmax for a lock taken by the current transaction and write it */
 static void
-apply_lock(RowRef *r, TidesTuple *t, LockTupleMode mode)
+apply_lock(RowRef *r, TamTuple *t, LockTupleMode mode)
 {
 	TransactionId new_xmax;
 	uint16		im,
 				im2;
 
 	MultiXactIdSetOldestMember();
-	tides_compute_new_xmax(HeapTupleHeaderGetRawXmax(t->htup.t_data), t->htup.t_data->t_infomask,
+	tam_compute_new_xmax(HeapTupleHeaderGetRawXmax(t->htup.t_data), t->htup.t_data->t_infomask,
 						   t->htup.t_data->t_infomask2, GetCurrentTransactionId(), mode, false,
 						   &new_xmax, &im, &im2);
 	t->htup.t_data->t_infomask &= ~HEAP_XMAX_BITS;
@@ -145,9 +145,9 @@ apply_lock(RowRef *r, TidesTuple *t, LockTupleMode mode)
 	HeapTupleHeaderSetXmax(t->htup.t_data, new_xmax);
 	if (HEAP_XMAX_IS_LOCKED_ONLY(im))
 		t->htup.t_data->t_ctid = t->htup.t_self;
-	tides_meta_set_xmax_writer(&t->meta, false);
-	tides_row_write(r, t, 0, NULL, NULL);
-	tides_vm_clear_chain(r->rel, r->vid, tides_root_vid(t));
+	tam_meta_set_xmax_writer(&t->meta, false);
+	tam_row_write(r, t, 0, NULL, NULL);
+	tam_vm_clear_chain(r->rel, r->vid, tam_root_vid(t));
 }
 
 /*
@@ -161,7 +161,7 @@ lock_update_chain(Relation rel, TransactionId prior_xmax, ItemPointerData ctid, 
 	for (;;)
 	{
 		RowRef		r;
-		TidesTuple *t;
+		TamTuple *t;
 		TM_Result	res = TM_Ok;
 		TransactionId wait_for = InvalidTransactionId;
 		bool		self = false;
@@ -170,14 +170,14 @@ lock_update_chain(Relation rel, TransactionId prior_xmax, ItemPointerData ctid, 
 		/* a row moved to another partition continues nowhere we can lock */
 		if (ItemPointerIndicatesMovedPartitions(&ctid))
 			return TM_Ok;
-		tides_row_open(&r, rel, &ctid);
-		t = tides_row_lock_and_load(&r);
+		tam_row_open(&r, rel, &ctid);
+		t = tam_row_lock_and_load(&r);
 		if (t == NULL ||
 			(TransactionIdIsValid(prior_xmax) &&
 			 !TransactionIdEquals(HeapTupleHeaderGetXmin(t->htup.t_data), prior_xmax)) ||
 			TransactionIdDidAbort(HeapTupleHeaderGetXmin(t->htup.t_data)))
 		{
-			tides_row_close(&r);
+			tam_row_close(&r);
 			return TM_Ok;		/* the chain ends (or was never continued) */
 		}
 		if (!(t->htup.t_data->t_infomask & HEAP_XMAX_INVALID))
@@ -224,13 +224,13 @@ lock_update_chain(Relation rel, TransactionId prior_xmax, ItemPointerData ctid, 
 		}
 		if (TransactionIdIsValid(wait_for))
 		{
-			tides_row_close(&r);
+			tam_row_close(&r);
 			XactLockTableWait(wait_for, rel, &ctid, XLTW_LockUpdated);
 			continue;			/* look at the same version again */
 		}
 		if (res != TM_Ok)
 		{
-			tides_row_close(&r);
+			tam_row_close(&r);
 			return res;
 		}
 		if (!self)
@@ -242,12 +242,12 @@ lock_update_chain(Relation rel, TransactionId prior_xmax, ItemPointerData ctid, 
 			ItemPointerEquals(&t->htup.t_self, &t->htup.t_data->t_ctid) ||
 			HeapTupleHeaderIsOnlyLocked(t->htup.t_data))
 		{
-			tides_row_close(&r);
+			tam_row_close(&r);
 			return TM_Ok;
 		}
 		prior_xmax = HeapTupleHeaderGetUpdateXid(t->htup.t_data);
 		ctid = t->htup.t_data->t_ctid;
-		tides_row_close(&r);
+		tam_row_close(&r);
 	}
 }
 
@@ -277,9 +277,9 @@ lock_chain_from(Relation rel, TransactionId xwait, uint16 infomask, ItemPointerD
 
 /* wait for the holders of xmax per the policy; false: would block */
 static bool
-wait_per_policy(Relation rel, TidesTuple *t, LockTupleMode mode, LockWaitPolicy policy)
+wait_per_policy(Relation rel, TamTuple *t, LockTupleMode mode, LockWaitPolicy policy)
 {
-	if (tides_wait_for_xmax(rel, t, mode, policy, XLTW_Lock, NULL))
+	if (tam_wait_for_xmax(rel, t, mode, policy, XLTW_Lock, NULL))
 		return true;
 	if (policy == LockWaitError)
 		ereport(ERROR,
@@ -298,14 +298,14 @@ lock_version(Relation rel, ItemPointer tid, CommandId cid, LockTupleMode mode,
 			 LockWaitPolicy policy, bool follow_updates, TM_FailureData *tmfd, HeapTuple *locked)
 {
 	RowRef		r;
-	TidesTuple *t;
+	TamTuple *t;
 	TM_Result	result;
 	bool		have_tuple_lock = false;
 	bool		first_time = true;
 	bool		skip_tuple_lock = false;
 
 	*locked = NULL;
-	tides_row_open(&r, rel, tid);
+	tam_row_open(&r, rel, tid);
 	for (;;)
 	{
 		TransactionId xwait;
@@ -315,17 +315,17 @@ lock_version(Relation rel, ItemPointer tid, CommandId cid, LockTupleMode mode,
 		bool		require_sleep = true;
 		bool		nokey_compatible;
 
-		t = tides_row_lock_and_load(&r);
+		t = tam_row_lock_and_load(&r);
 		if (t == NULL)
 		{
-			tides_row_close(&r);
-			tides_release_tuplock(rel, tid, mode, &have_tuple_lock);
+			tam_row_close(&r);
+			tam_release_tuplock(rel, tid, mode, &have_tuple_lock);
 			ItemPointerCopy(tid, &tmfd->ctid);
 			tmfd->xmax = InvalidTransactionId;
 			tmfd->cmax = InvalidCommandId;
 			return TM_Deleted;
 		}
-		result = tides_satisfies_update(t, cid);
+		result = tam_satisfies_update(t, cid);
 		if (result == TM_Invisible)
 			break;
 		if (result != TM_BeingModified && result != TM_Updated && result != TM_Deleted)
@@ -342,9 +342,9 @@ lock_version(Relation rel, ItemPointer tid, CommandId cid, LockTupleMode mode,
 			bool		member;
 
 			nokey_compatible = (infomask & HEAP_XMAX_IS_MULTI) ?
-				!tides_xmax_conflicts(t, mode, &member) : HEAP_XMAX_IS_KEYSHR_LOCKED(infomask);
+				!tam_xmax_conflicts(t, mode, &member) : HEAP_XMAX_IS_KEYSHR_LOCKED(infomask);
 		}
-		tides_row_unlock(&r);
+		tam_row_unlock(&r);
 
 		if (first_time)
 		{
@@ -352,12 +352,12 @@ lock_version(Relation rel, ItemPointer tid, CommandId cid, LockTupleMode mode,
 			if (already_locked(xwait, infomask, infomask2, mode, &skip_tuple_lock))
 			{
 				/* nothing to change; hand back the version as it is */
-				t = tides_row_lock_and_load(&r);
+				t = tam_row_lock_and_load(&r);
 				result = TM_Ok;
 				if (t != NULL)
-					*locked = tides_tuple_copy_heap(t);
-				tides_row_close(&r);
-				tides_release_tuplock(rel, tid, mode, &have_tuple_lock);
+					*locked = tam_tuple_copy_heap(t);
+				tam_row_close(&r);
+				tam_release_tuplock(rel, tid, mode, &have_tuple_lock);
 				return result;
 			}
 		}
@@ -373,19 +373,19 @@ lock_version(Relation rel, ItemPointer tid, CommandId cid, LockTupleMode mode,
 				if (res != TM_Ok)
 				{
 					result = res;
-					t = tides_row_lock_and_load(&r);
+					t = tam_row_lock_and_load(&r);
 					if (t == NULL)
 						continue;
 					goto failed;
 				}
 			}
-			t = tides_row_lock_and_load(&r);
+			t = tam_row_lock_and_load(&r);
 			if (t == NULL)
 				continue;
 			if (!HeapTupleHeaderIsOnlyLocked(t->htup.t_data) &&
 				((t->htup.t_data->t_infomask2 & HEAP_KEYS_UPDATED) || !updated))
 			{
-				tides_row_unlock(&r);
+				tam_row_unlock(&r);
 				continue;
 			}
 			require_sleep = false;
@@ -393,23 +393,23 @@ lock_version(Relation rel, ItemPointer tid, CommandId cid, LockTupleMode mode,
 		else if (mode == LockTupleShare && HEAP_XMAX_IS_LOCKED_ONLY(infomask) &&
 				 !HEAP_XMAX_IS_EXCL_LOCKED(infomask))
 		{
-			t = tides_row_lock_and_load(&r);
+			t = tam_row_lock_and_load(&r);
 			if (t == NULL)
 				continue;
 			if (!HEAP_XMAX_IS_LOCKED_ONLY(t->htup.t_data->t_infomask) ||
 				HEAP_XMAX_IS_EXCL_LOCKED(t->htup.t_data->t_infomask))
 			{
-				tides_row_unlock(&r);
+				tam_row_unlock(&r);
 				continue;
 			}
 			require_sleep = false;
 		}
 		else if (mode == LockTupleNoKeyExclusive && nokey_compatible)
 		{
-			t = tides_row_lock_and_load(&r);
-			if (tides_xmax_changed(t, xwait, infomask))
+			t = tam_row_lock_and_load(&r);
+			if (tam_xmax_changed(t, xwait, infomask))
 			{
-				tides_row_unlock(&r);
+				tam_row_unlock(&r);
 				continue;
 			}
 			require_sleep = false;
@@ -419,10 +419,10 @@ lock_version(Relation rel, ItemPointer tid, CommandId cid, LockTupleMode mode,
 			TransactionIdIsCurrentTransactionId(xwait))
 		{
 			/* our own weaker lock: upgrade it in place */
-			t = tides_row_lock_and_load(&r);
-			if (tides_xmax_changed(t, xwait, infomask))
+			t = tam_row_lock_and_load(&r);
+			if (tam_xmax_changed(t, xwait, infomask))
 			{
-				tides_row_unlock(&r);
+				tam_row_unlock(&r);
 				continue;
 			}
 			require_sleep = false;
@@ -430,7 +430,7 @@ lock_version(Relation rel, ItemPointer tid, CommandId cid, LockTupleMode mode,
 
 		if (require_sleep && (result == TM_Updated || result == TM_Deleted))
 		{
-			t = tides_row_lock_and_load(&r);
+			t = tam_row_lock_and_load(&r);
 			if (t == NULL)
 				continue;
 			goto failed;
@@ -438,10 +438,10 @@ lock_version(Relation rel, ItemPointer tid, CommandId cid, LockTupleMode mode,
 		else if (require_sleep)
 		{
 			if (!skip_tuple_lock &&
-				!tides_acquire_tuplock(rel, tid, mode, policy, &have_tuple_lock))
+				!tam_acquire_tuplock(rel, tid, mode, policy, &have_tuple_lock))
 			{
 				result = TM_WouldBlock;
-				t = tides_row_lock_and_load(&r);
+				t = tam_row_lock_and_load(&r);
 				if (t == NULL)
 					continue;
 				goto failed;
@@ -450,7 +450,7 @@ lock_version(Relation rel, ItemPointer tid, CommandId cid, LockTupleMode mode,
 			if (!wait_per_policy(rel, t, mode, policy))
 			{
 				result = TM_WouldBlock;
-				t = tides_row_lock_and_load(&r);
+				t = tam_row_lock_and_load(&r);
 				if (t == NULL)
 					continue;
 				goto failed;
@@ -463,20 +463,20 @@ lock_version(Relation rel, ItemPointer tid, CommandId cid, LockTupleMode mode,
 				if (res != TM_Ok)
 				{
 					result = res;
-					t = tides_row_lock_and_load(&r);
+					t = tam_row_lock_and_load(&r);
 					if (t == NULL)
 						continue;
 					goto failed;
 				}
 			}
-			t = tides_row_lock_and_load(&r);
-			if (tides_xmax_changed(t, xwait, infomask))
+			t = tam_row_lock_and_load(&r);
+			if (tam_xmax_changed(t, xwait, infomask))
 			{
-				tides_row_unlock(&r);
+				tam_row_unlock(&r);
 				continue;
 			}
 			if (!(infomask & HEAP_XMAX_IS_MULTI))
-				tides_update_xmax_hints(t, xwait);
+				tam_update_xmax_hints(t, xwait);
 		}
 
 		if (!require_sleep ||
@@ -495,30 +495,30 @@ failed:
 	if (result != TM_Ok)
 	{
 		if (result != TM_Invisible)
-			tides_fill_failure(tmfd, t, result);
-		*locked = tides_tuple_copy_heap(t);
-		tides_row_close(&r);
-		tides_release_tuplock(rel, tid, mode, &have_tuple_lock);
+			tam_fill_failure(tmfd, t, result);
+		*locked = tam_tuple_copy_heap(t);
+		tam_row_close(&r);
+		tam_release_tuplock(rel, tid, mode, &have_tuple_lock);
 		return result;
 	}
 	apply_lock(&r, t, mode);
-	*locked = tides_tuple_copy_heap(t);
-	tides_row_close(&r);
-	tides_release_tuplock(rel, tid, mode, &have_tuple_lock);
+	*locked = tam_tuple_copy_heap(t);
+	tam_row_close(&r);
+	tam_release_tuplock(rel, tid, mode, &have_tuple_lock);
 	return TM_Ok;
 }
 
 TM_Result
-tides_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot, TupleTableSlot *slot,
+tam_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot, TupleTableSlot *slot,
 				 CommandId cid, LockTupleMode mode, LockWaitPolicy wait_policy, uint8 flags,
 				 TM_FailureData *tmfd)
 {
 	bool		follow_updates = (flags & TUPLE_LOCK_FLAG_LOCK_UPDATE_IN_PROGRESS) != 0;
 	HeapTuple	locked;
 	TM_Result	result;
-	uint64		tree = tides_rel_tree(rel);
+	uint64		tree = trt_rel_tree(rel);
 
-	tides_xact_note_write();
+	trt_xact_note_write();
 	tmfd->traversed = false;
 	for (;;)
 	{
@@ -536,28 +536,28 @@ tides_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot, TupleTableSlo
 		{
 			SnapshotData dirty;
 			TransactionId prior_xmax = tmfd->xmax;
-			TidesTupleBuf buf;
+			TamTupleBuf buf;
 			bool		retry = false;
 
 			tmfd->traversed = true;
-			tides_tuple_buf_init(&buf, CurrentMemoryContext);
+			tam_tuple_buf_init(&buf, CurrentMemoryContext);
 			*tid = tmfd->ctid;
 			InitDirtySnapshot(dirty);
 			while (!retry)
 			{
-				TidesTuple *t;
+				TamTuple *t;
 				uint64		vid;
 
 				if (ItemPointerIndicatesMovedPartitions(tid))
 					ereport(ERROR,
 							(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 							 errmsg("tuple to be locked was already moved to another partition due to concurrent update")));
-				if (!tides_tid_to_vid(tid, &vid))
+				if (!trt_tid_to_vid(tid, &vid))
 					return TM_Deleted;
-				t = tides_fetch_version(tree, vid, RelationGetRelid(rel), &buf);
+				t = tam_fetch_version(tree, vid, RelationGetRelid(rel), &buf);
 				if (t == NULL)
 					return TM_Deleted;
-				if (tides_visible(t, &dirty))
+				if (tam_visible(t, &dirty))
 				{
 					if (!TransactionIdEquals(HeapTupleHeaderGetXmin(t->htup.t_data), prior_xmax))
 						return TM_Deleted;
@@ -590,10 +590,10 @@ tides_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot, TupleTableSlo
 						continue;
 					}
 					if (TransactionIdIsCurrentTransactionId(prior_xmax) &&
-						tides_cmin(t) >= cid)
+						tam_cmin(t) >= cid)
 					{
 						tmfd->xmax = prior_xmax;
-						tmfd->cmax = tides_cmin(t);
+						tmfd->cmax = tam_cmin(t);
 						return TM_SelfModified;
 					}
 					retry = true;	/* lock this version */
@@ -606,7 +606,7 @@ tides_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot, TupleTableSlo
 				prior_xmax = HeapTupleHeaderGetUpdateXid(t->htup.t_data);
 				*tid = t->htup.t_data->t_ctid;
 			}
-			tides_tuple_buf_free(&buf);
+			tam_tuple_buf_free(&buf);
 		}
 	}
 	if (locked != NULL)

@@ -89,7 +89,7 @@ status_of_plain_xmax(uint16 infomask, uint16 infomask2)
 }
 
 LockTupleMode
-tides_lock_mode_of_xmax(TidesTuple *t, bool *is_update)
+tam_lock_mode_of_xmax(TamTuple *t, bool *is_update)
 {
 	MultiXactStatus st = status_of_plain_xmax(t->htup.t_data->t_infomask, t->htup.t_data->t_infomask2);
 
@@ -188,7 +188,7 @@ plain_bits(LockTupleMode mode, bool is_update, uint16 *infomask, uint16 *infomas
  * that are gone are dropped.
  */
 void
-tides_compute_new_xmax(TransactionId xmax, uint16 old_infomask, uint16 old_infomask2,
+tam_compute_new_xmax(TransactionId xmax, uint16 old_infomask, uint16 old_infomask2,
 					   TransactionId add_to_xmax, LockTupleMode mode, bool is_update,
 					   TransactionId *result_xmax, uint16 *result_infomask,
 					   uint16 *result_infomask2)
@@ -296,7 +296,7 @@ multi_conflicts(MultiXactId multi, uint16 infomask, LockTupleMode mode, bool *cu
 }
 
 bool
-tides_xmax_conflicts(TidesTuple *t, LockTupleMode mode, bool *current_is_member)
+tam_xmax_conflicts(TamTuple *t, LockTupleMode mode, bool *current_is_member)
 {
 	return multi_conflicts(HeapTupleHeaderGetRawXmax(t->htup.t_data), t->htup.t_data->t_infomask,
 						   mode, current_is_member);
@@ -353,7 +353,7 @@ wait_multi(MultiXactId multi, uint16 infomask, LockTupleMode mode,
  * a conflicting holder is running.
  */
 bool
-tides_wait_for_xmax(Relation rel, TidesTuple *t, LockTupleMode mode, LockWaitPolicy policy,
+tam_wait_for_xmax(Relation rel, TamTuple *t, LockTupleMode mode, LockWaitPolicy policy,
 					XLTW_Oper oper, int *remain)
 {
 	HeapTupleHeader h = t->htup.t_data;
@@ -374,7 +374,7 @@ tides_wait_for_xmax(Relation rel, TidesTuple *t, LockTupleMode mode, LockWaitPol
 
 /* acquire/release the heavyweight tuple lock that orders waiters */
 bool
-tides_acquire_tuplock(Relation rel, ItemPointer tid, LockTupleMode mode, LockWaitPolicy policy,
+tam_acquire_tuplock(Relation rel, ItemPointer tid, LockTupleMode mode, LockWaitPolicy policy,
 					  bool *have)
 {
 	if (*have)
@@ -401,7 +401,7 @@ tides_acquire_tuplock(Relation rel, ItemPointer tid, LockTupleMode mode, LockWai
 }
 
 void
-tides_release_tuplock(Relation rel, ItemPointer tid, LockTupleMode mode, bool *have)
+tam_release_tuplock(Relation rel, ItemPointer tid, LockTupleMode mode, bool *have)
 {
 	if (*have)
 		UnlockTuple(rel, tid, strength[mode].hwlock);
@@ -410,7 +410,7 @@ tides_release_tuplock(Relation rel, ItemPointer tid, LockTupleMode mode, bool *h
 
 /* xmax bits a new version inherits from key-share lockers of the old one */
 void
-tides_inherited_xmax_bits(TransactionId xmax, uint16 old_infomask, uint16 *infomask, uint16 *infomask2)
+tam_inherited_xmax_bits(TransactionId xmax, uint16 old_infomask, uint16 *infomask, uint16 *infomask2)
 {
 	if (old_infomask & HEAP_XMAX_IS_MULTI)
 		multi_bits(xmax, infomask, infomask2);

@@ -1,5 +1,5 @@
 /*
- * tides_index.h -- the index access method "tides_btree": B-tree semantics,
+ * tidx.h -- the index access method "tides_btree": B-tree semantics,
  * entries stored in the tides engine.  See src/index/README.md.
  *
  * An entry is one engine key/value pair:
@@ -13,8 +13,8 @@
  * index order of nbtree.  The heap TID is block (4, BE) || offset (2, BE);
  * for tides tables that is the order of vids (vid = block * 291 + offset - 1).
  */
-#ifndef TIDES_INDEX_H
-#define TIDES_INDEX_H
+#ifndef TIDX_H
+#define TIDX_H
 
 #include "postgres.h"
 
@@ -124,7 +124,7 @@ extern bool tidx_col_init(TidxCol *col, Oid cmpproc, Oid typid, Oid collation,
 						  bool desc, bool nulls_first, int flags, const char *what);
 
 /* setting tides.trust_strxfrm (init.c) */
-extern bool tides_trust_strxfrm;
+extern bool tidx_trust_strxfrm;
 
 /* append the ascending, marker-less encoding of a non-NULL value */
 extern void tidx_encode_value(StringInfo buf, const TidxCol *col, Datum value);
@@ -313,9 +313,9 @@ extern void tidx_xact_callback(XactEvent event);
 /* ---- init.c: settings and shared memory */
 
 /* setting tides.index_method */
-#define TIDES_INDEX_METHOD_BTREE		0
-#define TIDES_INDEX_METHOD_TIDES_BTREE	1
-extern int	tides_index_method;
+#define TIDX_INDEX_METHOD_BTREE		0
+#define TIDX_INDEX_METHOD_TIDES_BTREE	1
+extern int	tidx_index_method;
 
 extern void tidx_define_settings(void);
 extern void tidx_shmem_request(void);

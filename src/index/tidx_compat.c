@@ -413,7 +413,7 @@ tidx_masquerade_push_oid(Oid indexoid)
 
 	if (rel == NULL)
 		return;
-	if (tides_is_tides_index(rel))
+	if (trt_is_tides_index(rel))
 	{
 		Oid			am = rel->rd_rel->relam;
 
@@ -548,7 +548,7 @@ tidx_masquerade_for_query(QueryDesc *qd)
 
 /* the tides_btree indexes (only unique ones if unique_only) of a table, from the catalog */
 static List *
-tides_indexes_of(Oid relid, bool unique_only)
+tidx_indexes_of(Oid relid, bool unique_only)
 {
 	Oid			am = tidx_am_oid();
 	Relation	pg_index;
@@ -584,7 +584,7 @@ tides_indexes_of(Oid relid, bool unique_only)
 List *
 tidx_masquerade_indexes(Oid relid, bool unique_only, LOCKMODE lockmode)
 {
-	List	   *oids = tides_indexes_of(relid, unique_only);
+	List	   *oids = tidx_indexes_of(relid, unique_only);
 	List	   *opened = NIL;
 	ListCell   *lc;
 
@@ -594,7 +594,7 @@ tidx_masquerade_indexes(Oid relid, bool unique_only, LOCKMODE lockmode)
 
 		if (index == NULL)
 			continue;
-		if (tides_is_tides_index(index))
+		if (trt_is_tides_index(index))
 		{
 			tidx_masquerade_push(index);
 			opened = lappend(opened, index);
@@ -610,7 +610,7 @@ tidx_masquerade_indexes(Oid relid, bool unique_only, LOCKMODE lockmode)
 List *
 tidx_masquerade_indexes_oid(Oid relid, bool unique_only)
 {
-	List	   *oids = tides_indexes_of(relid, unique_only);
+	List	   *oids = tidx_indexes_of(relid, unique_only);
 	ListCell   *lc;
 
 	foreach(lc, oids)

@@ -40,7 +40,7 @@ tidx_desc_init(TidxDesc *d, Relation index, bool for_build)
 
 /*
  * The relfilenode -> tree mapping, read without creating one.  This mirrors
- * the META_RELMAP key of src/pg/trees.c (relmap_key: tree 0, 'R', db, spc,
+ * the TRT_META_RELMAP key of src/runtime/trees.c (relmap_key: tree 0, 'R', db, spc,
  * relnode, backend, each 4 bytes big-endian; value starts with the tree).
  */
 bool
@@ -51,8 +51,8 @@ tidx_lookup_tree(const RelFileNode *rnode, BackendId backend, uint64 *tree)
 	size_t		vlen;
 	uint32		parts[4];
 
-	tides_key_put_tree(key, TIDES_TREE_META);
-	key[8] = META_RELMAP;
+	trt_key_put_tree(key, TRT_TREE_META);
+	key[8] = TRT_META_RELMAP;
 	parts[0] = rnode->dbNode;
 	parts[1] = rnode->spcNode;
 	parts[2] = rnode->relNode;
@@ -64,7 +64,7 @@ tidx_lookup_tree(const RelFileNode *rnode, BackendId backend, uint64 *tree)
 		key[11 + i * 4] = parts[i] >> 8;
 		key[12 + i * 4] = parts[i];
 	}
-	if (!tides_read(key, sizeof(key), &val, &vlen))
+	if (!trt_read(key, sizeof(key), &val, &vlen))
 		return false;
 	if (vlen < sizeof(uint64))
 	{
@@ -81,7 +81,7 @@ tidx_index_tree(Relation index)
 {
 	/*
 	 * trees.c caches the tree in rd_amcache.  When it is not cached yet,
-	 * check that the storage exists first: tides_rel_tree() would start a
+	 * check that the storage exists first: trt_rel_tree() would start a
 	 * missing tree empty, which for an index means silently wrong answers.
 	 */
 	if (index->rd_amcache == NULL)
@@ -97,7 +97,7 @@ tidx_index_tree(Relation index)
 							   index->rd_node.dbNode, index->rd_node.relNode),
 					 errhint("REINDEX the index.")));
 	}
-	return tides_rel_tree(index);
+	return trt_rel_tree(index);
 }
 
 Oid
@@ -109,7 +109,7 @@ tidx_am_oid(void)
 bool
 tidx_heap_is_tides(Relation heap)
 {
-	return heap != NULL && tides_is_tides_relation(heap);
+	return heap != NULL && trt_is_tides_relation(heap);
 }
 
 /* ---------------------------------------------------------------- iterators */
@@ -120,8 +120,8 @@ tidx_heap_is_tides(Relation heap)
 static void
 open_engine_iter(TidxIter *w)
 {
-	/* registered with the current resource owner (src/pg/iterators.c) */
-	w->it = tides_open_range_iter(tides_engine(), w->lower, w->llen, w->upper, w->ulen, true);
+	/* registered with the current resource owner (src/runtime/iterators.c) */
+	w->it = trt_open_range_iter(trt_engine(), w->lower, w->llen, w->upper, w->ulen, true);
 	w->opened_at = GetCurrentTimestamp();
 	w->steps = 0;
 }
@@ -146,7 +146,7 @@ tidx_iter_close(TidxIter *w)
 {
 	if (w && w->it)
 	{
-		tides_close_iter(w->it);
+		trt_close_iter(w->it);
 		w->it = NULL;
 	}
 }
@@ -157,7 +157,7 @@ tidx_iter_check(TidxIter *w)
 	tides_status s = tides_iter_status(w->it);
 
 	if (s != TIDES_OK)
-		tides_engine_error(s, "read an index");
+		trt_engine_error(s, "read an index");
 }
 
 bool
@@ -170,7 +170,7 @@ tidx_iter_refresh_due(TidxIter *w)
 void
 tidx_iter_reopen(TidxIter *w)
 {
-	tides_close_iter(w->it);
+	trt_close_iter(w->it);
 	w->it = NULL;
 	open_engine_iter(w);
 }

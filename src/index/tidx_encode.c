@@ -189,7 +189,7 @@ tidx_col_init(TidxCol *col, Oid cmpproc, Oid typid, Oid collation,
 		return false;
 #endif
 	}
-	if (!tides_trust_strxfrm && !(flags & TIDX_COL_ANY_LIBC))
+	if (!tidx_trust_strxfrm && !(flags & TIDX_COL_ANY_LIBC))
 	{
 		/*
 		 * glibc's strxfrm() does not always order as its strcoll() does
@@ -641,7 +641,7 @@ tidx_encode_prefix(StringInfo buf, const TidxDesc *d, const Datum *values, const
 {
 	uint8		t[8];
 
-	tides_key_put_tree(t, d->tree);
+	trt_key_put_tree(t, d->tree);
 	appendBinaryStringInfo(buf, (char *) t, 8);
 	for (int i = 0; i < d->nkeys; i++)
 		tidx_encode_column(buf, &d->cols[i], values[i], isnull[i]);

@@ -48,9 +48,9 @@ estimated_entries(PlannerInfo *root, IndexOptInfo *index)
 	{
 		Relation	heap = table_open(rte->relid, NoLock);
 
-		if (tides_is_tides_relation(heap))
+		if (trt_is_tides_relation(heap))
 		{
-			double		hw = (double) tides_vid_high_water(tides_rel_tree(heap));
+			double		hw = (double) trt_vid_high_water(trt_rel_tree(heap));
 
 			entries = rel->tuples > 0 ? Min(hw, rel->tuples * 3) : hw;
 		}

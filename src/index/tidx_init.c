@@ -9,12 +9,12 @@
 
 #include "index/tidx.h"
 
-int			tides_index_method = TIDES_INDEX_METHOD_BTREE;
-bool		tides_trust_strxfrm = false;
+int			tidx_index_method = TIDX_INDEX_METHOD_BTREE;
+bool		tidx_trust_strxfrm = false;
 
 static const struct config_enum_entry index_method_options[] = {
-	{"btree", TIDES_INDEX_METHOD_BTREE, false},
-	{"tides_btree", TIDES_INDEX_METHOD_TIDES_BTREE, false},
+	{"btree", TIDX_INDEX_METHOD_BTREE, false},
+	{"tides_btree", TIDX_INDEX_METHOD_TIDES_BTREE, false},
 	{NULL, 0, false}
 };
 
@@ -25,12 +25,12 @@ tidx_define_settings(void)
 	DefineCustomEnumVariable("tides.index_method",
 							 "Access method of b-tree indexes not named by USING on tides tables.",
 							 "tides_btree: PRIMARY KEY, UNIQUE and CREATE INDEX without USING on tides tables use tides_btree where it supports the key columns; btree: they use btree.",
-							 &tides_index_method, TIDES_INDEX_METHOD_BTREE, index_method_options,
+							 &tidx_index_method, TIDX_INDEX_METHOD_BTREE, index_method_options,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomBoolVariable("tides.trust_strxfrm",
 							 "Lets tides_btree index strings under libc collations.",
 							 "Their keys come from strxfrm(), which in glibc does not always order as strcoll() does; turn on only if the C library's two agree.",
-							 &tides_trust_strxfrm, false,
+							 &tidx_trust_strxfrm, false,
 							 PGC_SUSET, 0, NULL, NULL, NULL);
 }
 

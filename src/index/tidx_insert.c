@@ -56,14 +56,14 @@ write_entry(const char *key, int klen, IndexTuple itup)
 {
 	tides_batch *b;
 
-	tides_xact_note_write();
-	b = tides_local_batch();
-	tides_xact_tag_batch(b);
+	trt_xact_note_write();
+	b = trt_local_batch();
+	trt_xact_tag_batch(b);
 	if (tides_batch_put(b, key, klen, itup, IndexTupleSize(itup)) != TIDES_OK)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("tides_btree: could not add an index entry of %d bytes", klen)));
-	tides_write_batch(b);
+	trt_write_batch(b);
 }
 
 /*
@@ -78,10 +78,10 @@ tidx_delete_keys(uint8 **keys, size_t *lens, int n)
 
 	if (n == 0)
 		return;
-	b = tides_local_batch();
+	b = trt_local_batch();
 	for (int i = 0; i < n; i++)
 		tides_batch_delete(b, keys[i], lens[i]);
-	tides_write_batch(b);
+	trt_write_batch(b);
 }
 
 /* an entry's engine key must fit the engine's limit */
@@ -226,7 +226,7 @@ tidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid,
 	{
 		/* nobody else looks for the entries of a non-unique index: deferred (xact.c) */
 		if (checkUnique == UNIQUE_CHECK_NO && indexInfo->ii_ExclusionOps == NULL)
-			tides_xact_defer_put(key.data, key.len, itup, IndexTupleSize(itup));
+			trt_xact_defer_put(key.data, key.len, itup, IndexTupleSize(itup));
 		else if (checkUnique != UNIQUE_CHECK_EXISTING)
 			write_entry(key.data, key.len, itup);
 		pfree(itup);
@@ -235,7 +235,7 @@ tidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid,
 	}
 
 	/* the check reads the engine, which writes deferred entries first: not under the lock */
-	tides_xact_flush_deferred();
+	trt_xact_flush_deferred();
 	for (;;)
 	{
 		StringInfoData prefix;

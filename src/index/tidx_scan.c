@@ -10,7 +10,7 @@
  *
  * Forward and backward scans, changes of direction, mark/restore and
  * bitmap scans all walk the same intervals.  A scan that lives long trades
- * its iterator for a fresh one (see TidxIter in tides_index.h) and finds its
+ * its iterator for a fresh one (see TidxIter in index/tidx.h) and finds its
  * place again by the key of the entry it is on.  Entries whose rows the
  * executor reports dead to everyone (kill_prior_tuple) are deleted from the
  * engine: TIDs of tides tables are never reused, so that is safe at any time.

@@ -583,7 +583,7 @@ tidx_build_intervals(const TidxDesc *d, TidxFilterKey *filter, int nfilter,
 	/* the cartesian product of the points, in index order */
 	*nintervals = (int) product;
 	*intervals = palloc(sizeof(TidxKeyRange) * product);
-	tides_key_put_tree(treebytes, d->tree);
+	trt_key_put_tree(treebytes, d->tree);
 	initStringInfo(&prefix);
 	idx = palloc0(sizeof(int) * Max(neq, 1));
 	for (int64 n = 0; n < product; n++)

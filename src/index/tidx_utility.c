@@ -138,7 +138,7 @@ static bool
 table_qualifies(Relation rel)
 {
 	return rel->rd_rel->relkind == RELKIND_RELATION && !rel->rd_rel->relispartition &&
-		tides_is_tides_relation(rel);
+		trt_is_tides_relation(rel);
 }
 
 /* a key column of type typid and collation coll, with opclass name opcname (or NIL) */
@@ -585,7 +585,7 @@ moved_index(AlterTableStmt *stmt)
 	rel = try_relation_open(relid, NoLock);
 	if (rel == NULL)
 		return InvalidOid;
-	ours = tides_is_tides_index(rel);
+	ours = trt_is_tides_index(rel);
 	relation_close(rel, NoLock);
 	return ours ? relid : InvalidOid;
 }
@@ -596,7 +596,7 @@ rebuild_if_storage_missing(Oid indexoid)
 {
 	Relation	index = index_open(indexoid, AccessExclusiveLock);
 	uint64		tree;
-	bool		missing = tides_is_tides_index(index) &&
+	bool		missing = trt_is_tides_index(index) &&
 		!tidx_lookup_tree(&index->rd_node, index->rd_backend, &tree);
 	char		persistence = index->rd_rel->relpersistence;
 
@@ -637,7 +637,7 @@ indexes_in_tablespace(Oid spc)
 }
 
 /*
- * DROP INDEX CONCURRENTLY: the object access hook (src/pg/hooks.c) cannot
+ * DROP INDEX CONCURRENTLY: the object access hook (src/runtime/commands.c) cannot
  * write the drop marker, since the command must not have an xid when it
  * starts; its last transaction drops the index's storage, so the trees are
  * scheduled then, after PostgreSQL's part.
@@ -662,7 +662,7 @@ concurrent_drop_trees(DropStmt *stmt)
 		rel = try_relation_open(relid, NoLock);
 		if (rel == NULL)
 			continue;
-		if (tides_is_tides_index(rel) && tidx_lookup_tree(&rel->rd_node, rel->rd_backend, &tree))
+		if (trt_is_tides_index(rel) && tidx_lookup_tree(&rel->rd_node, rel->rd_backend, &tree))
 		{
 			uint64	   *p = palloc(sizeof(uint64));
 
@@ -692,7 +692,7 @@ tidx_utility_before(PlannedStmt **pstmt_p, bool *readOnlyTree, const char *query
 	Node	   *node = pstmt->utilityStmt;
 
 	memset(st, 0, sizeof(*st));
-	if (tides_index_method == TIDES_INDEX_METHOD_TIDES_BTREE &&
+	if (tidx_index_method == TIDX_INDEX_METHOD_TIDES_BTREE &&
 		(IsA(node, IndexStmt) || IsA(node, AlterTableStmt)))
 	{
 		if (*readOnlyTree)
@@ -766,7 +766,7 @@ tidx_utility_after(TidxUtilityState *st)
 	ListCell   *lc;
 
 	foreach(lc, st->dropped_trees)
-		tides_drop_tree_at_end(*(uint64 *) lfirst(lc), true);
+		trt_drop_tree_at_end(*(uint64 *) lfirst(lc), true);
 	if (OidIsValid(st->moved))
 	{
 		CommandCounterIncrement();

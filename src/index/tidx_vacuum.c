@@ -3,7 +3,7 @@
  * table's VACUUM reports dead.
  *
  * One pass over the index tree (its iterator replaced now and then, see
- * TidxIter in tides_index.h); entries are deleted in batches that are not
+ * TidxIter in index/tidx.h); entries are deleted in batches that are not
  * tied to the vacuuming transaction (they are garbage whatever happens).
  * Entries inserted meanwhile, which a replaced iterator may see, are never
  * for dead TIDs: a dead TID is not reused before the index has been
@@ -24,9 +24,9 @@ estimated_pages(uint64 tree)
 				hi[8];
 	uint64		bytes;
 
-	tides_key_put_tree(lo, tree);
-	tides_key_put_tree(hi, tree + 1);
-	bytes = tides_approximate_size(tides_engine(), lo, 8, hi, 8);
+	trt_key_put_tree(lo, tree);
+	trt_key_put_tree(hi, tree + 1);
+	bytes = tides_approximate_size(trt_engine(), lo, 8, hi, 8);
 	return (BlockNumber) Min((bytes + BLCKSZ - 1) / BLCKSZ + 1, (uint64) MaxBlockNumber);
 }
 
@@ -46,8 +46,8 @@ tidx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
 	if (stats == NULL)
 		stats = palloc0(sizeof(IndexBulkDeleteResult));
-	tides_key_put_tree(lo, tree);
-	tides_key_put_tree(hi, tree + 1);
+	trt_key_put_tree(lo, tree);
+	trt_key_put_tree(hi, tree + 1);
 	w = tidx_iter_open(lo, 8, hi, 8);
 	PG_TRY();
 	{
@@ -67,7 +67,7 @@ tidx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 				stats->tuples_removed += 1;
 				if (tides_batch_bytes(b) >= (1 << 20))
 				{
-					tides_write_batch(b);
+					trt_write_batch(b);
 					tides_batch_clear(b);
 				}
 			}
@@ -76,7 +76,7 @@ tidx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		}
 		tidx_iter_check(w);
 		if (tides_batch_count(b) > 0)
-			tides_write_batch(b);
+			trt_write_batch(b);
 	}
 	PG_FINALLY();
 	{

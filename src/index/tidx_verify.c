@@ -104,7 +104,7 @@ verify_row(Relation index, ItemPointer tid, Datum *values, bool *isnull, bool al
 	initStringInfo(&key);
 	tidx_encode_prefix(&key, vs->d, values, isnull);
 	tidx_append_tid(&key, tid);
-	if (!tides_read((uint8 *) key.data, key.len, &val, &vlen))
+	if (!trt_read((uint8 *) key.data, key.len, &val, &vlen))
 		report(vs, "row (%u,%u) has no index entry for key %s",
 			   ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid),
 			   describe(index, values, isnull, &key));
@@ -145,7 +145,7 @@ tides_verify_index(PG_FUNCTION_ARGS)
 	vs.nproblems = 0;
 
 	index = index_open(indexoid, AccessShareLock);
-	if (!tides_is_tides_index(index))
+	if (!trt_is_tides_index(index))
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a tides_btree index", RelationGetRelationName(index))));
@@ -177,8 +177,8 @@ tides_verify_index(PG_FUNCTION_ARGS)
 										InvalidBlockNumber, verify_row, &vs, scan);
 
 	/* 2. every entry of a visible row has the row's key */
-	tides_key_put_tree(lo, d.tree);
-	tides_key_put_tree(hi, d.tree + 1);
+	trt_key_put_tree(lo, d.tree);
+	trt_key_put_tree(hi, d.tree + 1);
 	fetch = table_index_fetch_begin(heap);
 	w = tidx_iter_open(lo, 8, hi, 8);
 	for (tides_iter_first(w->it); tides_iter_valid(w->it); tidx_iter_next(w))
@@ -299,13 +299,13 @@ tides_index_entries(PG_FUNCTION_ARGS)
 	TidxIter   *w;
 	int64		n = 0;
 
-	if (!tides_is_tides_index(index))
+	if (!trt_is_tides_index(index))
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a tides_btree index", RelationGetRelationName(index))));
 	tree = tidx_index_tree(index);
-	tides_key_put_tree(lo, tree);
-	tides_key_put_tree(hi, tree + 1);
+	trt_key_put_tree(lo, tree);
+	trt_key_put_tree(hi, tree + 1);
 	w = tidx_iter_open(lo, 8, hi, 8);
 	for (tides_iter_first(w->it); tides_iter_valid(w->it); tidx_iter_next(w))
 	{

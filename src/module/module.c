@@ -226,8 +226,8 @@ _PG_init(void)
 	MarkGUCPrefixReserved("tides");
 
 	/* custom rmgr 143 (incarnations) and the background workers */
-	tides_register_rmgr();
-	tides_register_workers();
+	trt_register_rmgr();
+	trt_register_workers();
 
 	/* so that every layer can tell tides relations and tides_btree indexes */
 	trt_register_access_methods(tam_routine(), tidx_build);

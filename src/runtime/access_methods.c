@@ -14,28 +14,28 @@
 
 #include "runtime/trt.h"
 
-static const TableAmRoutine *tides_table_am = NULL;
-static ambuild_function tides_index_build = NULL;
+static const TableAmRoutine *trt_table_am = NULL;
+static ambuild_function trt_index_build = NULL;
 
 void
 trt_register_access_methods(const TableAmRoutine *table_am, ambuild_function index_build)
 {
 	Assert(table_am != NULL && index_build != NULL);
-	tides_table_am = table_am;
-	tides_index_build = index_build;
+	trt_table_am = table_am;
+	trt_index_build = index_build;
 }
 
 bool
-tides_is_tides_relation(Relation rel)
+trt_is_tides_relation(Relation rel)
 {
-	Assert(tides_table_am != NULL);
-	return rel->rd_tableam == tides_table_am;
+	Assert(trt_table_am != NULL);
+	return rel->rd_tableam == trt_table_am;
 }
 
 bool
-tides_is_tides_index(Relation rel)
+trt_is_tides_index(Relation rel)
 {
-	Assert(tides_index_build != NULL);
+	Assert(trt_index_build != NULL);
 	return rel->rd_rel->relkind == RELKIND_INDEX && rel->rd_indam != NULL &&
-		rel->rd_indam->ambuild == tides_index_build;
+		rel->rd_indam->ambuild == trt_index_build;
 }

@@ -10,8 +10,8 @@
  * Databases are copied and moved below the table AM too: CREATE DATABASE
  * copies the template's files and ALTER DATABASE SET TABLESPACE moves them,
  * neither through a table AM callback.  A utility hook follows each with the
- * matching change to the engine's trees (see tides_copy_database and
- * tides_move_database).
+ * matching change to the engine's trees (see trt_copy_database and
+ * trt_move_database).
  *
  * src/module/module.c owns the hooks and calls trt_object_access and
  * trt_utility_before/after from them.
@@ -46,12 +46,12 @@ trt_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId)
 
 		if (rel == NULL)
 			return;
-		if (RELKIND_HAS_STORAGE(rel->rd_rel->relkind) && tides_is_tides_relation(rel))
-			tides_schedule_relation_drop(rel);
+		if (RELKIND_HAS_STORAGE(rel->rd_rel->relkind) && trt_is_tides_relation(rel))
+			trt_schedule_relation_drop(rel);
 		relation_close(rel, NoLock);
 	}
 	else if (classId == DatabaseRelationId)
-		tides_schedule_database_drop(objectId);
+		trt_schedule_database_drop(objectId);
 }
 
 /* a database's default tablespace */
@@ -101,7 +101,7 @@ alterdb_tablespace(AlterDatabaseStmt *stmt)
 
 /*
  * Utility hook, before the command: for ALTER DATABASE ... SET TABLESPACE to
- * another tablespace, the first step of tides_move_database (in the
+ * another tablespace, the first step of trt_move_database (in the
  * command's first transaction).  Remembers what trt_utility_after needs.
  */
 void
@@ -121,7 +121,7 @@ trt_utility_before(PlannedStmt *pstmt, TrtUtilityState *st)
 		st->old_spc = database_tablespace(st->src_db);
 		st->new_spc = get_tablespace_oid(alterdb_tablespace((AlterDatabaseStmt *) node), false);
 		if (st->new_spc != st->old_spc)
-			tides_move_database(st->src_db, st->old_spc, st->new_spc, false);
+			trt_move_database(st->src_db, st->old_spc, st->new_spc, false);
 	}
 }
 
@@ -142,9 +142,9 @@ trt_utility_after(TrtUtilityState *st)
 	{
 		Oid			dst_db = get_database_oid(((CreatedbStmt *) st->node)->dbname, false);
 
-		tides_copy_database(st->src_db, database_tablespace(st->src_db), dst_db,
+		trt_copy_database(st->src_db, database_tablespace(st->src_db), dst_db,
 							database_tablespace(dst_db));
 	}
 	else if (database_tablespace(st->src_db) == st->new_spc && st->new_spc != st->old_spc)
-		tides_move_database(st->src_db, st->old_spc, st->new_spc, true);
+		trt_move_database(st->src_db, st->old_spc, st->new_spc, true);
 }

@@ -19,7 +19,7 @@
  * hand out an xid before either.
  *
  * Transactions the engine reports unsealed after its recovery (their seal
- * never made it to disk) are recorded as aborted (META_ABORTED): their rows
+ * never made it to disk) are recorded as aborted (TRT_META_ABORTED): their rows
  * stay invisible even where PostgreSQL's commit record survived.
  *
  * The first backend or worker to use tides after a start "finalises" the
@@ -40,12 +40,12 @@
 
 #include "runtime/trt.h"
 
-#define TIDES_RMGR_ID 143
+#define TRT_RMGR_ID 143
 
 static size_t
 meta_key(uint8 *key, char kind)
 {
-	tides_key_put_tree(key, TIDES_TREE_META);
+	trt_key_put_tree(key, TRT_TREE_META);
 	key[8] = (uint8) kind;
 	return 9;
 }
@@ -68,16 +68,16 @@ get32be(const uint8 *p)
 /* ---- capturing where PostgreSQL's recovery ended */
 
 void
-tides_capture_control_file(void)
+trt_capture_control_file(void)
 {
 	bool		crc_ok;
 	ControlFileData *cf = get_controlfile(DataDir, &crc_ok);
 
 	if (!crc_ok)
 		ereport(LOG, (errmsg("tides: pg_control has a bad checksum; its nextXid is used anyway")));
-	tides_shared->start_next_fxid = U64FromFullTransactionId(cf->checkPointCopy.nextXid);
-	tides_shared->start_next_multi = cf->checkPointCopy.nextMulti;
-	tides_shared->after_crash = cf->state != DB_SHUTDOWNED &&
+	trt_shared->start_next_fxid = U64FromFullTransactionId(cf->checkPointCopy.nextXid);
+	trt_shared->start_next_multi = cf->checkPointCopy.nextMulti;
+	trt_shared->after_crash = cf->state != DB_SHUTDOWNED &&
 		cf->state != DB_SHUTDOWNED_IN_RECOVERY;
 	pfree(cf);
 }
@@ -108,12 +108,12 @@ empty_tree(tides_db *db, uint64 tree)
 	tides_batch *b;
 	tides_status s;
 
-	tides_key_put_tree(lower, tree);
+	trt_key_put_tree(lower, tree);
 	s = tides_drop_prefix(db, lower, sizeof(lower));
 	if (s != TIDES_BUSY)
 		return s;
 	/* the dropped-prefix table is full: tombstones instead */
-	tides_key_put_tree(upper, tree + 1);
+	trt_key_put_tree(upper, tree + 1);
 	memset(&io, 0, sizeof(io));
 	io.lower = lower;
 	io.lower_len = sizeof(lower);
@@ -164,12 +164,12 @@ mark_suspect(tides_db *db, uint64 tree, tides_batch **marks)
 				mark = 0;
 	size_t		vlen;
 
-	meta_key(key, META_VID_RESERVED);
-	tides_key_put_tree(key + 9, tree);
+	meta_key(key, TRT_META_VID_RESERVED);
+	trt_key_put_tree(key + 9, tree);
 	if (tides_get_into(db, NULL, key, sizeof(key), &reserved, sizeof(reserved), &vlen) != TIDES_OK ||
 		vlen != sizeof(reserved) || reserved == 0)
 		return;
-	key[8] = META_SUSPECT;
+	key[8] = TRT_META_SUSPECT;
 	if (tides_get_into(db, NULL, key, sizeof(key), &mark, sizeof(mark), &vlen) == TIDES_OK &&
 		vlen == sizeof(mark) && mark >= reserved)
 		return;
@@ -193,7 +193,7 @@ mark_suspect(tides_db *db, uint64 tree, tides_batch **marks)
  * index does not know, or bits nothing vouches for.
  */
 void
-tides_reset_after_crash(void)
+trt_reset_after_crash(void)
 {
 	tides_options o;
 	tides_db   *db = NULL;
@@ -208,16 +208,16 @@ tides_reset_after_crash(void)
 	tides_status s = TIDES_OK;
 	tides_batch *marks = NULL;
 
-	if (!tides_shared->after_crash || !tides_shared->engine_ok)
+	if (!trt_shared->after_crash || !trt_shared->engine_ok)
 		return;
-	tides_fill_options(&o);
+	trt_fill_options(&o);
 	snprintf(dir, sizeof(dir), "%s/pg_tides", DataDir);
-	if (tides_open(tides_shared->region, dir, &o, tides_engine_vfs(), false, NULL, &db) != TIDES_OK)
+	if (tides_open(trt_shared->region, dir, &o, trt_engine_vfs(), false, NULL, &db) != TIDES_OK)
 		ereport(FATAL,
 				(errmsg("tides: could not open the engine to reset it after a crash: %s",
 						db ? tides_errmsg(db) : "out of memory")));
-	meta_key(lower, META_TREEMAP);
-	meta_key(upper, META_TREEMAP + 1);
+	meta_key(lower, TRT_META_TREEMAP);
+	meta_key(upper, TRT_META_TREEMAP + 1);
 	memset(&io, 0, sizeof(io));
 	io.lower = lower;
 	io.lower_len = sizeof(lower);
@@ -247,12 +247,12 @@ tides_reset_after_crash(void)
 		unlink_fork(path);
 		pfree(path);
 		nmaps++;
-		mark_suspect(db, tides_key_get_tree(k + 9), &marks);
+		mark_suspect(db, trt_key_get_tree(k + 9), &marks);
 		if (v[16] == RELPERSISTENCE_UNLOGGED)
 		{
 			unlogged = unlogged ? repalloc(unlogged, (nunlogged + 1) * sizeof(uint64))
 				: palloc(sizeof(uint64));
-			unlogged[nunlogged++] = tides_key_get_tree(k + 9);
+			unlogged[nunlogged++] = trt_key_get_tree(k + 9);
 		}
 	}
 	s = tides_iter_status(it);
@@ -283,17 +283,17 @@ static void
 rmgr_cleanup(void)
 {
 	/* the startup process, after redo: these are final */
-	if (tides_shared == NULL)
+	if (trt_shared == NULL)
 		return;
-	tides_shared->start_next_fxid = U64FromFullTransactionId(ReadNextFullTransactionId());
-	tides_shared->start_next_multi = ReadNextMultiXactId();
+	trt_shared->start_next_fxid = U64FromFullTransactionId(ReadNextFullTransactionId());
+	trt_shared->start_next_multi = ReadNextMultiXactId();
 }
 
 static void
 rmgr_redo(XLogReaderState *record)
 {
 	/* tides writes no WAL; a record of ours means a foreign tool used the id */
-	elog(PANIC, "tides: unexpected WAL record for resource manager %d", TIDES_RMGR_ID);
+	elog(PANIC, "tides: unexpected WAL record for resource manager %d", TRT_RMGR_ID);
 }
 
 static void
@@ -307,7 +307,7 @@ rmgr_identify(uint8 info)
 	return NULL;
 }
 
-static RmgrData tides_rmgr = {
+static RmgrData trt_rmgr = {
 	.rm_name = "tides",
 	.rm_redo = rmgr_redo,
 	.rm_desc = rmgr_desc,
@@ -319,9 +319,9 @@ static RmgrData tides_rmgr = {
 };
 
 void
-tides_register_rmgr(void)
+trt_register_rmgr(void)
 {
-	RegisterCustomRmgr(TIDES_RMGR_ID, &tides_rmgr);
+	RegisterCustomRmgr(TRT_RMGR_ID, &trt_rmgr);
 }
 
 /* ---- finalisation */
@@ -359,7 +359,7 @@ scan_meta(tides_db *db, char kind, void (*fn) (const uint8 *, size_t, const void
 	o.lower_len = sizeof(lower);
 	o.upper = upper;
 	o.upper_len = sizeof(upper);
-	it = tides_open_iter(db, &o);
+	it = trt_open_iter(db, &o);
 	for (tides_iter_first(it); tides_iter_valid(it); tides_iter_next(it))
 	{
 		size_t		klen,
@@ -373,19 +373,19 @@ scan_meta(tides_db *db, char kind, void (*fn) (const uint8 *, size_t, const void
 	{
 		tides_status s = tides_iter_status(it);
 
-		tides_close_iter(it);
-		tides_engine_error(s, "read metadata");
+		trt_close_iter(it);
+		trt_engine_error(s, "read metadata");
 	}
-	tides_close_iter(it);
+	trt_close_iter(it);
 }
 
 static void
 load_inc_start(const uint8 *k, size_t klen, const void *v, size_t vlen, void *arg)
 {
-	TidesShared *ts = tides_shared;
+	TrtShared *ts = trt_shared;
 	IncStartValue sv;
 
-	if (klen != 13 || vlen < sizeof(sv) || ts->n_inc_start >= TIDES_MAX_INCARNATIONS)
+	if (klen != 13 || vlen < sizeof(sv) || ts->n_inc_start >= TRT_MAX_INCARNATIONS)
 		return;
 	memcpy(&sv, v, sizeof(sv));
 	ts->inc_start[ts->n_inc_start].inc = get32be(k + 9);
@@ -397,11 +397,11 @@ load_inc_start(const uint8 *k, size_t klen, const void *v, size_t vlen, void *ar
 static void
 load_aborted(const uint8 *k, size_t klen, const void *v, size_t vlen, void *arg)
 {
-	TidesShared *ts = tides_shared;
+	TrtShared *ts = trt_shared;
 
 	if (klen != 17)
 		return;
-	if (ts->n_aborted >= TIDES_MAX_ABORTED)
+	if (ts->n_aborted >= TRT_MAX_ABORTED)
 	{
 		*(bool *) arg = true;
 		return;
@@ -417,9 +417,9 @@ check(tides_db *db, tides_status s, const char *what)
 }
 
 void
-tides_finalize_startup(tides_db *db)
+trt_finalize_startup(tides_db *db)
 {
-	TidesShared *ts = tides_shared;
+	TrtShared *ts = trt_shared;
 	uint8		key[32];
 	size_t		klen;
 	void	   *val;
@@ -438,7 +438,7 @@ tides_finalize_startup(tides_db *db)
 		return;
 	}
 
-	klen = meta_key(key, META_INCARNATION);
+	klen = meta_key(key, TRT_META_INCARNATION);
 	s = tides_get(db, NULL, key, klen, &val, &vlen);
 	if (s == TIDES_OK)
 	{
@@ -454,7 +454,7 @@ tides_finalize_startup(tides_db *db)
 	if (b == NULL)
 		elog(ERROR, "out of memory");
 	tides_batch_put(b, key, klen, &inc, sizeof(inc));
-	klen = meta_key(key, META_INC_START);
+	klen = meta_key(key, TRT_META_INC_START);
 	put32be(key + klen, inc);
 	memset(&sv, 0, sizeof(sv));
 	sv.next_fxid = ts->start_next_fxid;
@@ -464,7 +464,7 @@ tides_finalize_startup(tides_db *db)
 	{
 		uint8		one = 1;
 
-		klen = meta_key(key, META_ABORTED);
+		klen = meta_key(key, TRT_META_ABORTED);
 		put32be(key + klen, (uint32) (ts->unsealed[i] >> 32));
 		put32be(key + klen + 4, (uint32) ts->unsealed[i]);
 		tides_batch_put(b, key, klen + 8, &one, 1);
@@ -483,14 +483,14 @@ tides_finalize_startup(tides_db *db)
 		check(db, tides_settle_tags(db, ts->unsealed, ts->n_unsealed), "settle recovered transactions");
 
 	ts->n_inc_start = 0;
-	scan_meta(db, META_INC_START, load_inc_start, NULL);
+	scan_meta(db, TRT_META_INC_START, load_inc_start, NULL);
 	ts->n_aborted = 0;
-	scan_meta(db, META_ABORTED, load_aborted, &overflow);
+	scan_meta(db, TRT_META_ABORTED, load_aborted, &overflow);
 	qsort(ts->aborted, ts->n_aborted, sizeof(uint64), cmp_u64);
 	if (overflow)
 		ereport(WARNING,
 				(errmsg("tides: more than %d incomplete transactions are recorded; some are ignored",
-						TIDES_MAX_ABORTED)));
+						TRT_MAX_ABORTED)));
 
 	ts->incarnation = inc;
 	/* what recovery kept is durable, and newer transactions have not begun */
@@ -503,10 +503,10 @@ tides_finalize_startup(tides_db *db)
 }
 
 /* the nextXid/nextMulti incarnation `inc` started with; false if unknown */
-static const TidesIncStart *
+static const TrtIncStart *
 inc_start(uint32 inc)
 {
-	TidesShared *ts = tides_shared;
+	TrtShared *ts = trt_shared;
 	uint32		lo = 0,
 				hi = ts->n_inc_start;
 
@@ -524,10 +524,10 @@ inc_start(uint32 inc)
 }
 
 bool
-tides_writer_lost(uint32 inc, TransactionId top, TransactionId xid)
+trt_writer_lost(uint32 inc, TransactionId top, TransactionId xid)
 {
-	TidesShared *ts = tides_shared;
-	const TidesIncStart *next;
+	TrtShared *ts = trt_shared;
+	const TrtIncStart *next;
 
 	if (inc == ts->incarnation || inc == 0 || !TransactionIdIsNormal(xid))
 		return false;
@@ -550,11 +550,11 @@ tides_writer_lost(uint32 inc, TransactionId top, TransactionId xid)
 }
 
 bool
-tides_multi_lost(uint32 inc, MultiXactId multi)
+trt_multi_lost(uint32 inc, MultiXactId multi)
 {
-	const TidesIncStart *next;
+	const TrtIncStart *next;
 
-	if (inc == tides_shared->incarnation || inc == 0)
+	if (inc == trt_shared->incarnation || inc == 0)
 		return false;
 	next = inc_start(inc + 1);
 	return next != NULL && !MultiXactIdPrecedes(multi, next->next_multi);

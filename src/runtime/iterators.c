@@ -13,7 +13,7 @@
  * resources would.
  *
  * Background workers run without a resource owner; they call
- * tides_close_all_iters() when they recover from an error.
+ * trt_close_all_iters() when they recover from an error.
  */
 #include "postgres.h"
 
@@ -33,13 +33,13 @@ typedef struct OpenIter
 static dlist_head open_iters = DLIST_STATIC_INIT(open_iters);
 
 tides_iter *
-tides_open_iter(tides_db *db, const tides_iter_options *o)
+trt_open_iter(tides_db *db, const tides_iter_options *o)
 {
 	OpenIter   *oi;
 
 	/* a backend reads its own writes */
-	if (tides_deferred_entries > 0)
-		tides_xact_flush_deferred();
+	if (trt_deferred_entries > 0)
+		trt_xact_flush_deferred();
 	oi = MemoryContextAlloc(TopMemoryContext, sizeof(OpenIter));
 
 	oi->it = tides_iter_new(db, o);
@@ -65,7 +65,7 @@ forget(OpenIter *oi)
 }
 
 tides_iter *
-tides_open_range_iter(tides_db *db, const void *lower, size_t lower_len,
+trt_open_range_iter(tides_db *db, const void *lower, size_t lower_len,
 					  const void *upper, size_t upper_len, bool fill_cache)
 {
 	tides_iter_options o;
@@ -76,11 +76,11 @@ tides_open_range_iter(tides_db *db, const void *lower, size_t lower_len,
 	o.upper = upper;
 	o.upper_len = upper_len;
 	o.fill_cache = fill_cache;
-	return tides_open_iter(db, &o);
+	return trt_open_iter(db, &o);
 }
 
 void
-tides_close_iter(tides_iter *it)
+trt_close_iter(tides_iter *it)
 {
 	dlist_iter	i;
 
@@ -101,7 +101,7 @@ tides_close_iter(tides_iter *it)
 }
 
 void
-tides_close_all_iters(void)
+trt_close_all_iters(void)
 {
 	dlist_mutable_iter i;
 

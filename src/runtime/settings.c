@@ -12,20 +12,20 @@
 
 #include "runtime/trt.h"
 
-int			tides_memtable_size_mb = 64;
-int			tides_memtable_count = 4;
-int			tides_block_cache_mb = 128;
-int			tides_meta_size_mb = 16;
-int			tides_guc_sync_mode = TIDES_SYNC_FULL;
-int			tides_sync_interval_ms = 200;
-int			tides_guc_compression = TIDES_COMPRESS_LZ4;
-int			tides_compression_level = 3;
-int			tides_compaction_workers = 1;
-int			tides_l0_slowdown = 12;
-int			tides_l0_stop = 20;
-int			tides_max_relations = 16384;
-int			tides_row_lock_stripes = 4096;
-bool		tides_keep_unsynced = false;
+int			trt_memtable_size_mb = 64;
+int			trt_memtable_count = 4;
+int			trt_block_cache_mb = 128;
+int			trt_meta_size_mb = 16;
+int			trt_guc_sync_mode = TIDES_SYNC_FULL;
+int			trt_sync_interval_ms = 200;
+int			trt_guc_compression = TIDES_COMPRESS_LZ4;
+int			trt_compression_level = 3;
+int			trt_compaction_workers = 1;
+int			trt_l0_slowdown = 12;
+int			trt_l0_stop = 20;
+int			trt_max_relations = 16384;
+int			trt_row_lock_stripes = 4096;
+bool		trt_keep_unsynced = false;
 
 static const struct config_enum_entry sync_mode_options[] = {
 	{"none", TIDES_SYNC_NONE, false},
@@ -44,8 +44,8 @@ static const struct config_enum_entry compression_options[] = {
 static void
 assign_sync_mode(int newval, void *extra)
 {
-	tides_guc_sync_mode = newval;
-	tides_sync_mode_changed();
+	trt_guc_sync_mode = newval;
+	trt_sync_mode_changed();
 }
 
 void
@@ -54,57 +54,57 @@ trt_define_settings(void)
 	DefineCustomIntVariable("tides.memtable_size",
 							"Size of each engine memtable.",
 							"Writes collect in a memtable in shared memory until it is flushed to an SSTable.",
-							&tides_memtable_size_mb, 64, 1, 4095,
+							&trt_memtable_size_mb, 64, 1, 4095,
 							PGC_POSTMASTER, GUC_UNIT_MB, NULL, NULL, NULL);
 	DefineCustomIntVariable("tides.memtable_count",
 							"Number of memtables (one active, the rest waiting for flush).",
-							NULL, &tides_memtable_count, 4, 2, 16,
+							NULL, &trt_memtable_count, 4, 2, 16,
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("tides.block_cache_size",
 							"Size of the shared block cache for SSTable blocks.",
-							NULL, &tides_block_cache_mb, 128, 1, INT_MAX / 2,
+							NULL, &trt_block_cache_mb, 128, 1, INT_MAX / 2,
 							PGC_POSTMASTER, GUC_UNIT_MB, NULL, NULL, NULL);
 	DefineCustomIntVariable("tides.metadata_size",
 							"Shared memory for engine metadata (file lists, versions).",
-							NULL, &tides_meta_size_mb, 16, 1, 4096,
+							NULL, &trt_meta_size_mb, 16, 1, 4096,
 							PGC_POSTMASTER, GUC_UNIT_MB, NULL, NULL, NULL);
 	DefineCustomEnumVariable("tides.sync_mode",
 							 "When the tides log is flushed to disk.",
 							 "none: written to the kernel at commit; interval: fsynced every tides.sync_interval; full: fsynced before commit returns.",
-							 &tides_guc_sync_mode, TIDES_SYNC_FULL, sync_mode_options,
+							 &trt_guc_sync_mode, TIDES_SYNC_FULL, sync_mode_options,
 							 PGC_SIGHUP, 0, NULL, assign_sync_mode, NULL);
 	DefineCustomIntVariable("tides.sync_interval",
 							"Time between log fsyncs in interval mode.",
-							NULL, &tides_sync_interval_ms, 200, 1, 60000,
+							NULL, &trt_sync_interval_ms, 200, 1, 60000,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 	DefineCustomEnumVariable("tides.compression",
 							 "Compression of SSTable blocks written from now on.",
-							 NULL, &tides_guc_compression, TIDES_COMPRESS_LZ4, compression_options,
+							 NULL, &trt_guc_compression, TIDES_COMPRESS_LZ4, compression_options,
 							 PGC_SIGHUP, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("tides.compression_level",
 							"zstd compression level.",
-							NULL, &tides_compression_level, 3, 1, 19,
+							NULL, &trt_compression_level, 3, 1, 19,
 							PGC_SIGHUP, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("tides.compaction_workers",
 							"Number of background compaction workers.",
-							NULL, &tides_compaction_workers, 1, 1, TIDES_MAX_COMPACTION_WORKERS,
+							NULL, &trt_compaction_workers, 1, 1, TRT_MAX_COMPACTION_WORKERS,
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("tides.l0_slowdown_files",
 							"Level-0 files at which writers are slowed down.",
-							NULL, &tides_l0_slowdown, 12, 2, 1000,
+							NULL, &trt_l0_slowdown, 12, 2, 1000,
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("tides.l0_stop_files",
 							"Level-0 files at which writers wait for compaction.",
-							NULL, &tides_l0_stop, 20, 2, 1000,
+							NULL, &trt_l0_stop, 20, 2, 1000,
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("tides.max_relations",
 							"Relations with tides storage that can be in use at once.",
-							NULL, &tides_max_relations, 16384, 128, 1 << 24,
+							NULL, &trt_max_relations, 16384, 128, 1 << 24,
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	DefineCustomBoolVariable("tides.test_keep_unsynced",
 							 "Test only: keep unsynced engine writes in memory so a server kill loses them.",
 							 "Simulates an operating system crash for the engine's files while PostgreSQL's WAL stays intact.",
-							 &tides_keep_unsynced, false,
+							 &trt_keep_unsynced, false,
 							 PGC_POSTMASTER, GUC_SUPERUSER_ONLY, NULL, NULL, NULL);
 }
 

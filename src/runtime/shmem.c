@@ -19,7 +19,7 @@
 #include "runtime/trt.h"
 #include "env/vfs_keep.h"
 
-TidesShared *tides_shared = NULL;
+TrtShared *trt_shared = NULL;
 
 /*
  * tides.test_keep_unsynced: the engine's unsynced log writes are kept in this
@@ -27,7 +27,7 @@ TidesShared *tides_shared = NULL;
  * server process loses them as an OS crash would.  Test only; see
  * docs/durability.md.
  */
-#define TIDES_KEEP_BYTES ((Size) 64 << 20)
+#define TRT_KEEP_BYTES ((Size) 64 << 20)
 static void *keep_mem = NULL;
 
 static Size
@@ -35,25 +35,25 @@ engine_region_size(void)
 {
 	tides_options o;
 
-	tides_fill_options(&o);
+	trt_fill_options(&o);
 	return tides_region_size(&o);
 }
 
 void
 trt_shmem_request(void)
 {
-	RequestAddinShmemSpace(add_size(sizeof(TidesShared), engine_region_size()));
-	RequestAddinShmemSpace(mul_size(tides_row_lock_stripes, sizeof(LWLockPadded)));
-	RequestAddinShmemSpace(tides_trees_shmem_size());
+	RequestAddinShmemSpace(add_size(sizeof(TrtShared), engine_region_size()));
+	RequestAddinShmemSpace(mul_size(trt_row_lock_stripes, sizeof(LWLockPadded)));
+	RequestAddinShmemSpace(trt_trees_shmem_size());
 	RequestNamedLWLockTranche("tides", 4);
-	RequestNamedLWLockTranche("tides_row", tides_row_lock_stripes);
-	if (tides_keep_unsynced)
-		RequestAddinShmemSpace(tides_vfs_keep_shared_size(TIDES_KEEP_BYTES));
+	RequestNamedLWLockTranche("tides_row", trt_row_lock_stripes);
+	if (trt_keep_unsynced)
+		RequestAddinShmemSpace(tides_vfs_keep_shared_size(TRT_KEEP_BYTES));
 }
 
 /* the vfs every process opens the engine with: NULL (POSIX) unless testing */
 tides_vfs *
-tides_engine_vfs(void)
+trt_engine_vfs(void)
 {
 	return keep_mem != NULL ? tides_vfs_keep_attach(keep_mem, NULL) : NULL;
 }
@@ -87,31 +87,31 @@ recover_engine(void)
 	tides_status s;
 	char		dir[MAXPGPATH];
 
-	tides_fill_options(&o);
+	trt_fill_options(&o);
 	snprintf(dir, sizeof(dir), "%s/pg_tides", DataDir);
-	s = tides_region_init(tides_shared->region, engine_region_size(), &o);
+	s = tides_region_init(trt_shared->region, engine_region_size(), &o);
 	if (s == TIDES_OK)
-		s = tides_open(tides_shared->region, dir, &o, tides_engine_vfs(), true, &info, &db);
+		s = tides_open(trt_shared->region, dir, &o, trt_engine_vfs(), true, &info, &db);
 	if (s != TIDES_OK)
 	{
-		snprintf(tides_shared->engine_error, sizeof(tides_shared->engine_error), "%s",
+		snprintf(trt_shared->engine_error, sizeof(trt_shared->engine_error), "%s",
 				 db ? tides_errmsg(db) : tides_status_name(s));
 		ereport(LOG,
-				(errmsg("tides: engine recovery failed: %s", tides_shared->engine_error),
+				(errmsg("tides: engine recovery failed: %s", trt_shared->engine_error),
 				 errhint("Tables using the tides access method are unavailable until this is fixed.")));
 		if (db)
 			tides_close(db);
 		return;
 	}
-	tides_shared->engine_ok = true;
-	tides_shared->recovery_seconds = info.seconds;
-	tides_shared->recovery_batches = info.batches_replayed;
-	tides_shared->clean_start = !info.log_tail_damaged;
+	trt_shared->engine_ok = true;
+	trt_shared->recovery_seconds = info.seconds;
+	trt_shared->recovery_batches = info.batches_replayed;
+	trt_shared->clean_start = !info.log_tail_damaged;
 	if (info.n_unsealed_tags > 0)
 	{
-		tides_shared->unsealed = ShmemAlloc(sizeof(uint64) * info.n_unsealed_tags);
-		memcpy(tides_shared->unsealed, info.unsealed_tags, sizeof(uint64) * info.n_unsealed_tags);
-		tides_shared->n_unsealed = info.n_unsealed_tags;
+		trt_shared->unsealed = ShmemAlloc(sizeof(uint64) * info.n_unsealed_tags);
+		memcpy(trt_shared->unsealed, info.unsealed_tags, sizeof(uint64) * info.n_unsealed_tags);
+		trt_shared->n_unsealed = info.n_unsealed_tags;
 	}
 	ereport(LOG,
 			(errmsg("tides: engine recovered in %.3f s: %llu log bytes, %llu batches replayed%s, %u unfinished transactions",
@@ -128,28 +128,28 @@ trt_shmem_startup(void)
 	bool		found;
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	tides_shared = ShmemInitStruct("tides shared state",
-								   add_size(sizeof(TidesShared), engine_region_size() + 64),
+	trt_shared = ShmemInitStruct("tides shared state",
+								   add_size(sizeof(TrtShared), engine_region_size() + 64),
 								   &found);
 	if (!found)
 	{
 		LWLockPadded *locks;
 
-		memset(tides_shared, 0, sizeof(TidesShared));
-		tides_shared->region = (void *) TYPEALIGN(64, (char *) tides_shared + sizeof(TidesShared));
+		memset(trt_shared, 0, sizeof(TrtShared));
+		trt_shared->region = (void *) TYPEALIGN(64, (char *) trt_shared + sizeof(TrtShared));
 		locks = GetNamedLWLockTranche("tides");
-		tides_shared->init_lock = &locks[0].lock;
-		tides_shared->reserve_lock = &locks[1].lock;
-		tides_shared->row_locks = GetNamedLWLockTranche("tides_row");
-		tides_shared->n_row_locks = tides_row_lock_stripes;
-		SpinLockInit(&tides_shared->tree_lock);
-		pg_atomic_init_u32(&tides_shared->compact_rr, 0);
-		pg_atomic_init_u64(&tides_shared->durable_horizon, 0);
+		trt_shared->init_lock = &locks[0].lock;
+		trt_shared->reserve_lock = &locks[1].lock;
+		trt_shared->row_locks = GetNamedLWLockTranche("tides_row");
+		trt_shared->n_row_locks = trt_row_lock_stripes;
+		SpinLockInit(&trt_shared->tree_lock);
+		pg_atomic_init_u32(&trt_shared->compact_rr, 0);
+		pg_atomic_init_u64(&trt_shared->durable_horizon, 0);
 	}
-	tides_trees_shmem_init();
-	if (tides_keep_unsynced)
+	trt_trees_shmem_init();
+	if (trt_keep_unsynced)
 	{
-		Size		ksize = tides_vfs_keep_shared_size(TIDES_KEEP_BYTES);
+		Size		ksize = tides_vfs_keep_shared_size(TRT_KEEP_BYTES);
 		bool		kfound;
 
 		keep_mem = ShmemInitStruct("tides keep unsynced", ksize, &kfound);
@@ -166,8 +166,8 @@ trt_shmem_startup(void)
 			ereport(LOG,
 					(errmsg("tides: tides.test_keep_unsynced is on: unsynced engine log writes are kept in shared memory and lost if the postmaster is killed (test only)")));
 		}
-		tides_capture_control_file();
+		trt_capture_control_file();
 		recover_engine();
-		tides_reset_after_crash();
+		trt_reset_after_crash();
 	}
 }

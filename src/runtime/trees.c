@@ -5,7 +5,7 @@
  * key starts with its 8-byte tree id.  Tree ids come from a counter and are
  * never reused; a new relfilenode (CREATE, TRUNCATE, a rewrite, SET
  * TABLESPACE) gets a new tree.  The mapping from relfilenode to tree is kept
- * in the metadata tree (META_RELMAP and its reverse, META_TREEMAP), cached
+ * in the metadata tree (TRT_META_RELMAP and its reverse, TRT_META_TREEMAP), cached
  * per backend in the relcache entry's rd_amcache.
  *
  * Row ids (vids) are per tree, increasing, never reused, even across a crash
@@ -17,7 +17,7 @@
  * with use (1k .. 1M vids), so the fsync this costs is rare.
  *
  * Dropping a tree is transactional: the transaction that drops or creates a
- * relation writes a META_DROP marker naming the tree, its xid and whether
+ * relation writes a TRT_META_DROP marker naming the tree, its xid and whether
  * the tree goes when that xid commits (DROP, TRUNCATE's old storage) or
  * aborts (new storage).  The maintenance worker resolves markers once their
  * transaction has ended, drops the tree's keys (tides_drop_prefix, which
@@ -43,7 +43,7 @@ typedef struct VidCounter
 	uint64		next;
 	uint64		reserved;
 	uint32		chunk;
-	pg_atomic_uint32 vm_pages;	/* see tides_tree_vm_pages */
+	pg_atomic_uint32 vm_pages;	/* see trt_tree_vm_pages */
 } VidCounter;
 
 typedef struct RelCache
@@ -51,12 +51,12 @@ typedef struct RelCache
 	uint64		tree;
 	char		persistence;
 	VidCounter *counter;
-	uint64		bytes_estimate; /* tides_rel_bytes_estimate's answer ... */
+	uint64		bytes_estimate; /* trt_rel_bytes_estimate's answer ... */
 	TimestampTz bytes_estimated_at; /* ... and when it was made (0: never) */
 } RelCache;
 
 /* how long a relation's size estimate is reused (the planner asks at every plan) */
-#define TIDES_SIZE_ESTIMATE_MS 1000
+#define TRT_SIZE_ESTIMATE_MS 1000
 
 static HTAB *vid_counters = NULL;
 static LWLock *counters_lock = NULL;
@@ -70,7 +70,7 @@ static LWLock *counters_lock = NULL;
 static size_t
 meta_key(uint8 *key, char kind)
 {
-	tides_key_put_tree(key, TIDES_TREE_META);
+	trt_key_put_tree(key, TRT_TREE_META);
 	key[8] = (uint8) kind;
 	return 9;
 }
@@ -93,7 +93,7 @@ get32be(const uint8 *p)
 static size_t
 relmap_key(uint8 *key, const RelFileNode *rnode, BackendId backend)
 {
-	size_t		n = meta_key(key, META_RELMAP);
+	size_t		n = meta_key(key, TRT_META_RELMAP);
 
 	put32be(key + n, rnode->dbNode);
 	put32be(key + n + 4, rnode->spcNode);
@@ -107,7 +107,7 @@ tree_meta_key(uint8 *key, char kind, uint64 tree)
 {
 	size_t		n = meta_key(key, kind);
 
-	tides_key_put_tree(key + n, tree);
+	trt_key_put_tree(key + n, tree);
 	return n + 8;
 }
 
@@ -118,7 +118,7 @@ read_u64_value(const uint8 *key, size_t klen, uint64 dflt)
 	size_t		vlen;
 	uint64		v = dflt;
 
-	if (tides_read(key, klen, &val, &vlen))
+	if (trt_read(key, klen, &val, &vlen))
 	{
 		if (vlen >= 8)
 			memcpy(&v, val, 8);
@@ -144,28 +144,28 @@ write_durable(const uint8 *key, size_t klen, const void *val, size_t vlen)
 	tides_batch_clear(b);
 	if (tides_batch_put(b, key, klen, val, vlen) != TIDES_OK)
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
-	lsn = tides_write_batch(b);
-	s = tides_sync(tides_engine(), lsn, true);
+	lsn = trt_write_batch(b);
+	s = tides_sync(trt_engine(), lsn, true);
 	if (s != TIDES_OK)
-		tides_engine_error(s, "make a reservation durable");
+		trt_engine_error(s, "make a reservation durable");
 }
 
 /* ---- shared memory */
 
 Size
-tides_trees_shmem_size(void)
+trt_trees_shmem_size(void)
 {
-	return hash_estimate_size(tides_max_relations, sizeof(VidCounter));
+	return hash_estimate_size(trt_max_relations, sizeof(VidCounter));
 }
 
 void
-tides_trees_shmem_init(void)
+trt_trees_shmem_init(void)
 {
 	HASHCTL		info;
 
 	info.keysize = sizeof(uint64);
 	info.entrysize = sizeof(VidCounter);
-	vid_counters = ShmemInitHash("tides vid counters", tides_max_relations, tides_max_relations,
+	vid_counters = ShmemInitHash("tides vid counters", trt_max_relations, trt_max_relations,
 								 &info, HASH_ELEM | HASH_BLOBS);
 }
 
@@ -192,7 +192,7 @@ counter_for(uint64 tree)
 	if (c != NULL)
 		return c;
 
-	klen = tree_meta_key(key, META_VID_RESERVED, tree);
+	klen = tree_meta_key(key, TRT_META_VID_RESERVED, tree);
 	reserved = read_u64_value(key, klen, 0);
 	LWLockAcquire(get_counters_lock(), LW_EXCLUSIVE);
 	c = hash_search(vid_counters, &tree, HASH_ENTER_NULL, &found);
@@ -210,7 +210,7 @@ counter_for(uint64 tree)
 		c->next = reserved;
 		c->reserved = reserved;
 		c->chunk = FIRST_CHUNK;
-		pg_atomic_init_u32(&c->vm_pages, TIDES_VM_PAGES_UNKNOWN);
+		pg_atomic_init_u32(&c->vm_pages, TRT_VM_PAGES_UNKNOWN);
 	}
 	LWLockRelease(get_counters_lock());
 	return c;
@@ -225,7 +225,7 @@ forget_counter(uint64 tree)
 }
 
 uint64
-tides_alloc_vids(uint64 tree, uint32 n)
+trt_alloc_vids(uint64 tree, uint32 n)
 {
 	VidCounter *c = counter_for(tree);
 	uint64		v;
@@ -243,7 +243,7 @@ tides_alloc_vids(uint64 tree, uint32 n)
 	}
 	SpinLockRelease(&c->mutex);
 
-	LWLockAcquire(tides_shared->reserve_lock, LW_EXCLUSIVE);
+	LWLockAcquire(trt_shared->reserve_lock, LW_EXCLUSIVE);
 	SpinLockAcquire(&c->mutex);
 	if (c->next + n > c->reserved)
 	{
@@ -251,15 +251,15 @@ tides_alloc_vids(uint64 tree, uint32 n)
 		if (c->chunk < MAX_CHUNK)
 			c->chunk *= 2;
 		SpinLockRelease(&c->mutex);
-		if (new_reserved > TIDES_VID_MAX)
+		if (new_reserved > TRT_VID_MAX)
 		{
-			LWLockRelease(tides_shared->reserve_lock);
+			LWLockRelease(trt_shared->reserve_lock);
 			ereport(ERROR,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 					 errmsg("tides relation has used all row ids"),
 					 errhint("Rewrite the table with VACUUM FULL or CLUSTER to renumber its rows.")));
 		}
-		klen = tree_meta_key(key, META_VID_RESERVED, tree);
+		klen = tree_meta_key(key, TRT_META_VID_RESERVED, tree);
 		write_durable(key, klen, &new_reserved, sizeof(new_reserved));
 		SpinLockAcquire(&c->mutex);
 		c->reserved = new_reserved;
@@ -267,25 +267,25 @@ tides_alloc_vids(uint64 tree, uint32 n)
 	v = c->next;
 	c->next += n;
 	SpinLockRelease(&c->mutex);
-	LWLockRelease(tides_shared->reserve_lock);
+	LWLockRelease(trt_shared->reserve_lock);
 	return v;
 }
 
 /* a copied tree continues numbering where the original stands */
 void
-tides_copy_vid_counter(uint64 from_tree, uint64 to_tree)
+trt_copy_vid_counter(uint64 from_tree, uint64 to_tree)
 {
-	uint64		high = tides_vid_high_water(from_tree);
+	uint64		high = trt_vid_high_water(from_tree);
 	VidCounter *c = counter_for(to_tree);
 	uint8		key[32];
-	size_t		klen = tree_meta_key(key, META_VID_RESERVED, to_tree);
+	size_t		klen = tree_meta_key(key, TRT_META_VID_RESERVED, to_tree);
 
-	LWLockAcquire(tides_shared->reserve_lock, LW_EXCLUSIVE);
+	LWLockAcquire(trt_shared->reserve_lock, LW_EXCLUSIVE);
 	write_durable(key, klen, &high, sizeof(high));
 	SpinLockAcquire(&c->mutex);
 	c->next = c->reserved = high;
 	SpinLockRelease(&c->mutex);
-	LWLockRelease(tides_shared->reserve_lock);
+	LWLockRelease(trt_shared->reserve_lock);
 }
 
 /*
@@ -294,35 +294,35 @@ tides_copy_vid_counter(uint64 from_tree, uint64 to_tree)
  * map page exists (src/am/vm.c keeps it, under the relation extension lock).
  */
 uint64
-tides_tree_suspect_below(uint64 tree)
+trt_tree_suspect_below(uint64 tree)
 {
 	uint8		key[32];
-	size_t		klen = tree_meta_key(key, META_SUSPECT, tree);
+	size_t		klen = tree_meta_key(key, TRT_META_SUSPECT, tree);
 
 	return read_u64_value(key, klen, 0);
 }
 
 /* lift the mark; durable with VACUUM's final sync (or it is checked again) */
 void
-tides_tree_clear_suspect(uint64 tree)
+trt_tree_clear_suspect(uint64 tree)
 {
 	uint8		key[32];
-	size_t		klen = tree_meta_key(key, META_SUSPECT, tree);
-	tides_batch *b = tides_local_batch();
+	size_t		klen = tree_meta_key(key, TRT_META_SUSPECT, tree);
+	tides_batch *b = trt_local_batch();
 
 	if (tides_batch_delete(b, key, klen) != TIDES_OK)
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
-	tides_write_batch(b);
+	trt_write_batch(b);
 }
 
 pg_atomic_uint32 *
-tides_tree_vm_pages(uint64 tree)
+trt_tree_vm_pages(uint64 tree)
 {
 	return &counter_for(tree)->vm_pages;
 }
 
 uint64
-tides_vid_high_water(uint64 tree)
+trt_vid_high_water(uint64 tree)
 {
 	VidCounter *c = counter_for(tree);
 	uint64		v;
@@ -334,38 +334,38 @@ tides_vid_high_water(uint64 tree)
 }
 
 uint64
-tides_tree_bytes(uint64 tree, bool estimate)
+trt_tree_bytes(uint64 tree, bool estimate)
 {
 	uint8		lo[8],
 				hi[8];
 
-	tides_key_put_tree(lo, tree);
-	tides_key_put_tree(hi, tree + 1);
+	trt_key_put_tree(lo, tree);
+	trt_key_put_tree(hi, tree + 1);
 	return estimate ?
-		tides_estimate_size(tides_engine(), lo, sizeof(lo), hi, sizeof(hi)) :
-		tides_approximate_size(tides_engine(), lo, sizeof(lo), hi, sizeof(hi));
+		tides_estimate_size(trt_engine(), lo, sizeof(lo), hi, sizeof(hi)) :
+		tides_approximate_size(trt_engine(), lo, sizeof(lo), hi, sizeof(hi));
 }
 
 /*
- * tides_tree_bytes(estimate) of a relation's tree, reused for a second: the
+ * trt_tree_bytes(estimate) of a relation's tree, reused for a second: the
  * planner asks at every plan of every statement (a floor under the page
  * estimate, src/am/ddl.c), and in a workload of short statements the
  * estimate walked the memtables' skiplists often enough to cost 6% of the
  * CPU.  A second-old size is as good a floor.
  */
 uint64
-tides_rel_bytes_estimate(Relation rel)
+trt_rel_bytes_estimate(Relation rel)
 {
-	uint64		tree = tides_rel_tree(rel);	/* sets rd_amcache */
+	uint64		tree = trt_rel_tree(rel);	/* sets rd_amcache */
 	RelCache   *rc = rel->rd_amcache;
 	TimestampTz now = GetCurrentTimestamp();
 
 	if (rc == NULL)
-		return tides_tree_bytes(tree, true);
+		return trt_tree_bytes(tree, true);
 	if (rc->bytes_estimated_at == 0 ||
-		TimestampDifferenceExceeds(rc->bytes_estimated_at, now, TIDES_SIZE_ESTIMATE_MS))
+		TimestampDifferenceExceeds(rc->bytes_estimated_at, now, TRT_SIZE_ESTIMATE_MS))
 	{
-		rc->bytes_estimate = tides_tree_bytes(tree, true);
+		rc->bytes_estimate = trt_tree_bytes(tree, true);
 		rc->bytes_estimated_at = now;
 	}
 	return rc->bytes_estimate;
@@ -376,24 +376,24 @@ alloc_tree_id(void)
 {
 	uint64		t;
 	uint8		key[16];
-	size_t		klen = meta_key(key, META_TREE_RESERVED);
+	size_t		klen = meta_key(key, TRT_META_TREE_RESERVED);
 
-	LWLockAcquire(tides_shared->reserve_lock, LW_EXCLUSIVE);
-	if (tides_shared->reserved_tree == 0)
+	LWLockAcquire(trt_shared->reserve_lock, LW_EXCLUSIVE);
+	if (trt_shared->reserved_tree == 0)
 	{
-		uint64		r = read_u64_value(key, klen, TIDES_TREE_FIRST);
+		uint64		r = read_u64_value(key, klen, TRT_TREE_FIRST);
 
-		tides_shared->next_tree = tides_shared->reserved_tree = Max(r, TIDES_TREE_FIRST);
+		trt_shared->next_tree = trt_shared->reserved_tree = Max(r, TRT_TREE_FIRST);
 	}
-	if (tides_shared->next_tree >= tides_shared->reserved_tree)
+	if (trt_shared->next_tree >= trt_shared->reserved_tree)
 	{
-		uint64		r = tides_shared->next_tree + TREE_CHUNK;
+		uint64		r = trt_shared->next_tree + TREE_CHUNK;
 
 		write_durable(key, klen, &r, sizeof(r));
-		tides_shared->reserved_tree = r;
+		trt_shared->reserved_tree = r;
 	}
-	t = tides_shared->next_tree++;
-	LWLockRelease(tides_shared->reserve_lock);
+	t = trt_shared->next_tree++;
+	LWLockRelease(trt_shared->reserve_lock);
 	return t;
 }
 
@@ -417,11 +417,11 @@ typedef struct TreeOwnerValue
 static void
 write_mapping(const RelFileNode *rnode, BackendId backend, uint64 tree, char persistence)
 {
-	tides_batch *b = tides_local_batch();
+	tides_batch *b = trt_local_batch();
 	uint8		key[40],
 				rkey[32];
 	size_t		klen = relmap_key(key, rnode, backend);
-	size_t		rklen = tree_meta_key(rkey, META_TREEMAP, tree);
+	size_t		rklen = tree_meta_key(rkey, TRT_META_TREEMAP, tree);
 	TreeMapValue mv;
 	TreeOwnerValue ov;
 
@@ -437,9 +437,9 @@ write_mapping(const RelFileNode *rnode, BackendId backend, uint64 tree, char per
 	if (tides_batch_put(b, key, klen, &mv, sizeof(mv)) != TIDES_OK ||
 		tides_batch_put(b, rkey, rklen, &ov, sizeof(ov)) != TIDES_OK)
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
-	tides_xact_note_write();
-	tides_xact_tag_batch(b);
-	tides_write_batch(b);
+	trt_xact_note_write();
+	trt_xact_tag_batch(b);
+	trt_write_batch(b);
 }
 
 static RelCache *
@@ -458,7 +458,7 @@ set_rel_cache(Relation rel, uint64 tree, char persistence)
 }
 
 uint64
-tides_rel_tree(Relation rel)
+trt_rel_tree(Relation rel)
 {
 	RelCache   *rc = rel->rd_amcache;
 	uint8		key[40];
@@ -470,7 +470,7 @@ tides_rel_tree(Relation rel)
 	if (rc != NULL)
 		return rc->tree;
 	klen = relmap_key(key, &rel->rd_node, rel->rd_backend);
-	if (tides_read(key, klen, &val, &vlen) && vlen >= sizeof(mv))
+	if (trt_read(key, klen, &val, &vlen) && vlen >= sizeof(mv))
 	{
 		memcpy(&mv, val, sizeof(mv));
 		pfree(val);
@@ -487,33 +487,33 @@ tides_rel_tree(Relation rel)
 					RelationGetRelationName(rel)),
 			 errdetail("relfilenode %u/%u/%u, backend %d",
 					   rel->rd_node.spcNode, rel->rd_node.dbNode, rel->rd_node.relNode, rel->rd_backend)));
-	return tides_create_tree(rel, &rel->rd_node, rel->rd_rel->relpersistence);
+	return trt_create_tree(rel, &rel->rd_node, rel->rd_rel->relpersistence);
 }
 
 uint64
-tides_create_tree(Relation rel, const RelFileNode *rnode, char persistence)
+trt_create_tree(Relation rel, const RelFileNode *rnode, char persistence)
 {
 	uint64		tree = alloc_tree_id();
 
 	write_mapping(rnode, rel->rd_backend, tree, persistence);
 	/* new storage goes away if the creating (sub)transaction aborts */
-	tides_drop_tree_at_end(tree, false);
+	trt_drop_tree_at_end(tree, false);
 	if (RelFileNodeEquals(*rnode, rel->rd_node))
 		set_rel_cache(rel, tree, persistence);
 	return tree;
 }
 
 uint64
-tides_replace_tree(Relation rel)
+trt_replace_tree(Relation rel)
 {
-	uint64		old = tides_rel_tree(rel);
+	uint64		old = trt_rel_tree(rel);
 	uint64		tree = alloc_tree_id();
 
 	write_mapping(&rel->rd_node, rel->rd_backend, tree, rel->rd_rel->relpersistence);
-	tides_drop_tree_at_end(tree, false);
+	trt_drop_tree_at_end(tree, false);
 	/* the old tree goes whatever happens: the truncation is not transactional */
-	tides_drop_tree_at_end(old, false);
-	tides_drop_tree_at_end(old, true);
+	trt_drop_tree_at_end(old, false);
+	trt_drop_tree_at_end(old, true);
 	set_rel_cache(rel, tree, rel->rd_rel->relpersistence);
 	return tree;
 }
@@ -526,7 +526,7 @@ tides_replace_tree(Relation rel)
  * appears (and the new tree's drop marker removes what was written).
  */
 void
-tides_copy_tree(uint64 from, uint64 to)
+trt_copy_tree(uint64 from, uint64 to)
 {
 	uint8		lower[8],
 				upper[8];
@@ -536,16 +536,16 @@ tides_copy_tree(uint64 from, uint64 to)
 	uint8	   *key = NULL;
 	size_t		keycap = 0;
 
-	tides_xact_note_write();
-	tides_key_put_tree(lower, from);
-	tides_key_put_tree(upper, from + 1);
+	trt_xact_note_write();
+	trt_key_put_tree(lower, from);
+	trt_key_put_tree(upper, from + 1);
 	memset(&o, 0, sizeof(o));
 	o.lower = lower;
 	o.lower_len = sizeof(lower);
 	o.upper = upper;
 	o.upper_len = sizeof(upper);
 	o.fill_cache = false;
-	it = tides_open_iter(tides_engine(), &o);
+	it = trt_open_iter(trt_engine(), &o);
 	for (tides_iter_first(it); tides_iter_valid(it); tides_iter_next(it))
 	{
 		size_t		klen,
@@ -560,17 +560,17 @@ tides_copy_tree(uint64 from, uint64 to)
 			key = key ? repalloc(key, keycap) : palloc(keycap);
 		}
 		memcpy(key, k, klen);
-		tides_key_put_tree(key, to);
+		trt_key_put_tree(key, to);
 		if (b == NULL)
 		{
-			b = tides_local_batch();
-			tides_xact_tag_batch(b);
+			b = trt_local_batch();
+			trt_xact_tag_batch(b);
 		}
 		if (tides_batch_put(b, key, klen, v, vlen) != TIDES_OK)
 			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
 		if (tides_batch_bytes(b) >= (1 << 20))
 		{
-			tides_write_batch(b);
+			trt_write_batch(b);
 			b = NULL;
 		}
 	}
@@ -578,12 +578,12 @@ tides_copy_tree(uint64 from, uint64 to)
 	{
 		tides_status s = tides_iter_status(it);
 
-		tides_close_iter(it);
-		tides_engine_error(s, "read a tree to copy it");
+		trt_close_iter(it);
+		trt_engine_error(s, "read a tree to copy it");
 	}
-	tides_close_iter(it);
+	trt_close_iter(it);
 	if (b != NULL && tides_batch_count(b) > 0)
-		tides_write_batch(b);
+		trt_write_batch(b);
 	if (key)
 		pfree(key);
 }
@@ -597,21 +597,21 @@ open_relmap_of_db(Oid db, uint8 lower[13], uint8 upper[13])
 {
 	tides_iter_options o;
 
-	meta_key(lower, META_RELMAP);
+	meta_key(lower, TRT_META_RELMAP);
 	put32be(lower + 9, db);
 	memset(&o, 0, sizeof(o));
 	o.lower = lower;
 	o.lower_len = 13;
 	o.upper = upper;
 	if (db == UINT32_MAX)
-		o.upper_len = meta_key(upper, META_RELMAP + 1);	/* no db + 1: the next kind */
+		o.upper_len = meta_key(upper, TRT_META_RELMAP + 1);	/* no db + 1: the next kind */
 	else
 	{
-		meta_key(upper, META_RELMAP);
+		meta_key(upper, TRT_META_RELMAP);
 		put32be(upper + 9, db + 1);
 		o.upper_len = 13;
 	}
-	return tides_open_iter(tides_engine(), &o);
+	return trt_open_iter(trt_engine(), &o);
 }
 
 /*
@@ -625,7 +625,7 @@ open_relmap_of_db(Oid db, uint8 lower[13], uint8 upper[13])
  * the new trees are dropped.
  */
 void
-tides_copy_database(Oid src_db, Oid src_spc, Oid dst_db, Oid dst_spc)
+trt_copy_database(Oid src_db, Oid src_spc, Oid dst_db, Oid dst_spc)
 {
 	uint8		lower[13],
 				upper[13];
@@ -639,8 +639,8 @@ tides_copy_database(Oid src_db, Oid src_spc, Oid dst_db, Oid dst_spc)
 	int			n = 0,
 				cap = 0;
 
-	tides_xact_note_write();
-	tides_xact_force_durable();
+	trt_xact_note_write();
+	trt_xact_force_durable();
 	it = open_relmap_of_db(src_db, lower, upper);
 	for (tides_iter_first(it); tides_iter_valid(it); tides_iter_next(it))
 	{
@@ -664,7 +664,7 @@ tides_copy_database(Oid src_db, Oid src_spc, Oid dst_db, Oid dst_spc)
 		memcpy(&src[n].map, v, sizeof(TreeMapValue));
 		n++;
 	}
-	tides_close_iter(it);
+	trt_close_iter(it);
 
 	for (int i = 0; i < n; i++)
 	{
@@ -675,10 +675,10 @@ tides_copy_database(Oid src_db, Oid src_spc, Oid dst_db, Oid dst_spc)
 		if (dst.spcNode == src_spc)
 			dst.spcNode = dst_spc;
 		write_mapping(&dst, InvalidBackendId, tree, src[i].map.persistence);
-		tides_drop_tree_at_end(tree, false);
-		if (tides_vid_high_water(src[i].map.tree) > 0)
-			tides_copy_vid_counter(src[i].map.tree, tree);
-		tides_copy_tree(src[i].map.tree, tree);
+		trt_drop_tree_at_end(tree, false);
+		if (trt_vid_high_water(src[i].map.tree) > 0)
+			trt_copy_vid_counter(src[i].map.tree, tree);
+		trt_copy_tree(src[i].map.tree, tree);
 	}
 	if (src)
 		pfree(src);
@@ -694,14 +694,14 @@ tides_copy_database(Oid src_db, Oid src_spc, Oid dst_db, Oid dst_spc)
  * files are now.
  */
 void
-tides_move_database(Oid db, Oid old_spc, Oid new_spc, bool finish)
+trt_move_database(Oid db, Oid old_spc, Oid new_spc, bool finish)
 {
 	uint8		lower[13],
 				upper[13];
 	tides_iter *it;
 
-	tides_xact_note_write();
-	tides_xact_force_durable();
+	trt_xact_note_write();
+	trt_xact_force_durable();
 	it = open_relmap_of_db(db, lower, upper);
 	for (tides_iter_first(it); tides_iter_valid(it); tides_iter_next(it))
 	{
@@ -726,21 +726,21 @@ tides_move_database(Oid db, Oid old_spc, Oid new_spc, bool finish)
 		{
 			/* the new forward mapping exists; now the owner, and the old one goes */
 			write_mapping(&rnode, backend, mv.tree, mv.persistence);
-			b = tides_local_batch();
-			tides_xact_tag_batch(b);
+			b = trt_local_batch();
+			trt_xact_tag_batch(b);
 			if (tides_batch_delete(b, k, klen) != TIDES_OK)
 				ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
 		}
 		else
 		{
-			b = tides_local_batch();
-			tides_xact_tag_batch(b);
+			b = trt_local_batch();
+			trt_xact_tag_batch(b);
 			if (tides_batch_put(b, key, relmap_key(key, &rnode, backend), v, vlen) != TIDES_OK)
 				ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
 		}
-		tides_write_batch(b);
+		trt_write_batch(b);
 	}
-	tides_close_iter(it);
+	trt_close_iter(it);
 }
 
 /* ---- transactional drops */
@@ -769,19 +769,19 @@ markers_lock(void)
 }
 
 void
-tides_drop_tree_at_end(uint64 tree, bool at_commit)
+trt_drop_tree_at_end(uint64 tree, bool at_commit)
 {
 	tides_batch *b;
 	uint8		key[24];
-	size_t		klen = tree_meta_key(key, META_DROP, tree);
+	size_t		klen = tree_meta_key(key, TRT_META_DROP, tree);
 	DropCondition conds[MAX_DROP_CONDITIONS];
 	int			n = 0;
 	char	   *val;
 	size_t		vlen;
 
-	tides_xact_note_write();
+	trt_xact_note_write();
 	LWLockAcquire(markers_lock(), LW_EXCLUSIVE);
-	if (tides_read(key, klen, &val, &vlen))
+	if (trt_read(key, klen, &val, &vlen))
 	{
 		n = Min(vlen / sizeof(DropCondition), MAX_DROP_CONDITIONS - 1);
 		memcpy(conds, val, n * sizeof(DropCondition));
@@ -790,24 +790,24 @@ tides_drop_tree_at_end(uint64 tree, bool at_commit)
 	memset(&conds[n], 0, sizeof(conds[n]));
 	conds[n].xid = GetCurrentTransactionId();
 	conds[n].top = GetTopTransactionId();
-	conds[n].inc = tides_shared->incarnation;
+	conds[n].inc = trt_shared->incarnation;
 	conds[n].at_commit = at_commit;
 	n++;
-	b = tides_local_batch();
+	b = trt_local_batch();
 	if (tides_batch_put(b, key, klen, conds, n * sizeof(DropCondition)) != TIDES_OK)
 	{
 		LWLockRelease(markers_lock());
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
 	}
-	tides_xact_tag_batch(b);
-	tides_write_batch(b);
+	trt_xact_tag_batch(b);
+	trt_write_batch(b);
 	LWLockRelease(markers_lock());
 }
 
 void
-tides_schedule_relation_drop(Relation rel)
+trt_schedule_relation_drop(Relation rel)
 {
-	tides_drop_tree_at_end(tides_rel_tree(rel), true);
+	trt_drop_tree_at_end(trt_rel_tree(rel), true);
 }
 
 #define SMALL_TREE_KEYS 4096
@@ -832,15 +832,15 @@ delete_small_tree(tides_db *db, uint64 tree)
 
 	if (b == NULL)
 		return false;
-	tides_key_put_tree(lower, tree);
-	tides_key_put_tree(upper, tree + 1);
+	trt_key_put_tree(lower, tree);
+	trt_key_put_tree(upper, tree + 1);
 	memset(&o, 0, sizeof(o));
 	o.lower = lower;
 	o.lower_len = sizeof(lower);
 	o.upper = upper;
 	o.upper_len = sizeof(upper);
 	o.fill_cache = false;
-	it = tides_open_iter(db, &o);
+	it = trt_open_iter(db, &o);
 	for (tides_iter_first(it); tides_iter_valid(it); tides_iter_next(it))
 	{
 		size_t		klen;
@@ -854,7 +854,7 @@ delete_small_tree(tides_db *db, uint64 tree)
 		tides_batch_delete(b, k, klen);
 	}
 	small = small && tides_iter_status(it) == TIDES_OK;
-	tides_close_iter(it);
+	trt_close_iter(it);
 	if (small && n > 0)
 	{
 		for (int attempt = 0;; attempt++)
@@ -877,13 +877,13 @@ delete_small_tree(tides_db *db, uint64 tree)
 static bool
 drop_tree(uint64 tree)
 {
-	tides_db   *db = tides_engine();
+	tides_db   *db = trt_engine();
 	uint8		prefix[8];
 	uint8		key[40],
 				rkey[24],
 				dkey[24];
-	size_t		rklen = tree_meta_key(rkey, META_TREEMAP, tree);
-	size_t		dklen = tree_meta_key(dkey, META_DROP, tree);
+	size_t		rklen = tree_meta_key(rkey, TRT_META_TREEMAP, tree);
+	size_t		dklen = tree_meta_key(dkey, TRT_META_DROP, tree);
 	size_t		vklen;
 	uint8		vkey[24];
 	char	   *val;
@@ -894,16 +894,16 @@ drop_tree(uint64 tree)
 	{
 		tides_status s;
 
-		tides_key_put_tree(prefix, tree);
+		trt_key_put_tree(prefix, tree);
 		s = tides_drop_prefix(db, prefix, sizeof(prefix));
 		if (s == TIDES_BUSY)
 			return false;
 		if (s != TIDES_OK)
-			tides_engine_error(s, "drop a tree");
+			trt_engine_error(s, "drop a tree");
 	}
 
-	b = tides_local_batch();
-	if (tides_read(rkey, rklen, &val, &vlen) && vlen >= sizeof(TreeOwnerValue))
+	b = trt_local_batch();
+	if (trt_read(rkey, rklen, &val, &vlen) && vlen >= sizeof(TreeOwnerValue))
 	{
 		TreeOwnerValue ov;
 		RelFileNode rnode;
@@ -918,7 +918,7 @@ drop_tree(uint64 tree)
 		rnode.relNode = ov.rel;
 		/* the relfilenode may map to a newer tree by now: only remove our own mapping */
 		klen = relmap_key(key, &rnode, ov.backend);
-		if (tides_read(key, klen, &mval, &mlen) && mlen >= sizeof(mv))
+		if (trt_read(key, klen, &mval, &mlen) && mlen >= sizeof(mv))
 		{
 			memcpy(&mv, mval, sizeof(mv));
 			if (mv.tree == tree)
@@ -927,11 +927,11 @@ drop_tree(uint64 tree)
 		}
 		pfree(val);
 	}
-	vklen = tree_meta_key(vkey, META_VID_RESERVED, tree);
+	vklen = tree_meta_key(vkey, TRT_META_VID_RESERVED, tree);
 	tides_batch_delete(b, rkey, rklen);
 	tides_batch_delete(b, vkey, vklen);
 	tides_batch_delete(b, dkey, dklen);
-	tides_write_batch(b);
+	trt_write_batch(b);
 	forget_counter(tree);
 	return true;
 }
@@ -952,7 +952,7 @@ judge_marker(const DropCondition *conds, int n)
 		const DropCondition *c = &conds[i];
 		bool		committed;
 
-		if (tides_writer_lost(c->inc, c->top, c->xid))
+		if (trt_writer_lost(c->inc, c->top, c->xid))
 			committed = false;	/* PostgreSQL never saw it commit */
 		else if (TransactionIdIsInProgress(c->xid))
 		{
@@ -972,9 +972,9 @@ judge_marker(const DropCondition *conds, int n)
  * maintenance worker (no transaction needed: only the commit log is read).
  */
 void
-tides_process_drops(void)
+trt_process_drops(void)
 {
-	tides_db   *db = tides_engine();
+	tides_db   *db = trt_engine();
 	uint8		lower[9],
 				upper[9];
 	tides_iter_options o;
@@ -984,15 +984,15 @@ tides_process_drops(void)
 	int			ntodo = 0,
 				cap = 0;
 
-	meta_key(lower, META_DROP);
-	meta_key(upper, META_DROP + 1);
+	meta_key(lower, TRT_META_DROP);
+	meta_key(upper, TRT_META_DROP + 1);
 	memset(&o, 0, sizeof(o));
 	o.lower = lower;
 	o.lower_len = sizeof(lower);
 	o.upper = upper;
 	o.upper_len = sizeof(upper);
 	LWLockAcquire(markers_lock(), LW_EXCLUSIVE);
-	it = tides_open_iter(db, &o);
+	it = trt_open_iter(db, &o);
 	for (tides_iter_first(it); tides_iter_valid(it); tides_iter_next(it))
 	{
 		size_t		klen,
@@ -1015,11 +1015,11 @@ tides_process_drops(void)
 			todo = todo ? repalloc(todo, cap * sizeof(uint64)) : palloc(cap * sizeof(uint64));
 			drop = drop ? repalloc(drop, cap * sizeof(bool)) : palloc(cap * sizeof(bool));
 		}
-		todo[ntodo] = tides_key_get_tree(k + 9);
+		todo[ntodo] = trt_key_get_tree(k + 9);
 		drop[ntodo] = verdict == MARKER_DROP;
 		ntodo++;
 	}
-	tides_close_iter(it);
+	trt_close_iter(it);
 	LWLockRelease(markers_lock());
 
 	/*
@@ -1031,13 +1031,13 @@ tides_process_drops(void)
 	for (int i = 0; i < ntodo; i++)
 	{
 		uint8		dkey[24];
-		size_t		dklen = tree_meta_key(dkey, META_DROP, todo[i]);
+		size_t		dklen = tree_meta_key(dkey, TRT_META_DROP, todo[i]);
 		char	   *val;
 		size_t		vlen;
 		bool		still;
 
 		LWLockAcquire(markers_lock(), LW_EXCLUSIVE);
-		still = tides_read(dkey, dklen, &val, &vlen);
+		still = trt_read(dkey, dklen, &val, &vlen);
 		if (still)
 		{
 			MarkerVerdict v = judge_marker((const DropCondition *) val,
@@ -1053,10 +1053,10 @@ tides_process_drops(void)
 			drop_tree(todo[i]);
 		else
 		{
-			tides_batch *b = tides_local_batch();
+			tides_batch *b = trt_local_batch();
 
 			tides_batch_delete(b, dkey, dklen);
-			tides_write_batch(b);
+			trt_write_batch(b);
 		}
 	}
 	if (todo)
@@ -1068,11 +1068,11 @@ tides_process_drops(void)
 
 /* DROP DATABASE: every tree of the database goes when the drop commits */
 void
-tides_schedule_database_drop(Oid dboid)
+trt_schedule_database_drop(Oid dboid)
 {
 	/* DROP DATABASE forces a synchronous commit, which xact.c cannot see */
-	tides_xact_note_write();
-	tides_xact_force_durable();
+	trt_xact_note_write();
+	trt_xact_force_durable();
 	uint8		lower[13],
 				upper[13];
 	tides_iter *it;
@@ -1097,9 +1097,9 @@ tides_schedule_database_drop(Oid dboid)
 		}
 		trees[n++] = mv.tree;
 	}
-	tides_close_iter(it);
+	trt_close_iter(it);
 	for (int i = 0; i < n; i++)
-		tides_drop_tree_at_end(trees[i], true);
+		trt_drop_tree_at_end(trees[i], true);
 	if (trees)
 		pfree(trees);
 }

@@ -1,5 +1,5 @@
 /*
- * tides_pg.h -- the PostgreSQL glue: settings, shared state, the per-backend
+ * trt.h -- the runtime: settings, shared state, the per-backend
  * engine handle, and the services the table and index access methods use
  * (trees, row ids, transaction tags, incarnations).
  *
@@ -7,8 +7,8 @@
  * knows nothing of PostgreSQL, so this layer turns engine status codes into
  * ereport()s and makes every engine wait interruptible.
  */
-#ifndef TIDES_PG_H
-#define TIDES_PG_H
+#ifndef TRT_H
+#define TRT_H
 
 #include "postgres.h"
 
@@ -31,48 +31,48 @@
 
 /* ---------------------------------------------------------------- GUCs */
 
-extern int	tides_memtable_size_mb;
-extern int	tides_memtable_count;
-extern int	tides_block_cache_mb;
-extern int	tides_meta_size_mb;
-extern int	tides_guc_sync_mode;
-extern int	tides_sync_interval_ms;
-extern int	tides_guc_compression;
-extern int	tides_compression_level;
-extern int	tides_compaction_workers;
-extern int	tides_l0_slowdown;
-extern int	tides_l0_stop;
-extern int	tides_max_relations;
-extern int	tides_row_lock_stripes;
-extern bool tides_keep_unsynced;	/* test-only: see docs/durability.md */
+extern int	trt_memtable_size_mb;
+extern int	trt_memtable_count;
+extern int	trt_block_cache_mb;
+extern int	trt_meta_size_mb;
+extern int	trt_guc_sync_mode;
+extern int	trt_sync_interval_ms;
+extern int	trt_guc_compression;
+extern int	trt_compression_level;
+extern int	trt_compaction_workers;
+extern int	trt_l0_slowdown;
+extern int	trt_l0_stop;
+extern int	trt_max_relations;
+extern int	trt_row_lock_stripes;
+extern bool trt_keep_unsynced;	/* test-only: see docs/durability.md */
 
 /* ------------------------------------------------------------ keys */
 
 /*
  * Every key starts with an 8-byte big-endian tree id.  Tree 0 holds the
  * access method's own metadata (META_*); relation storage gets trees from
- * TIDES_TREE_FIRST (ids below it are reserved).
+ * TRT_TREE_FIRST (ids below it are reserved).
  */
-#define TIDES_TREE_META			UINT64CONST(0)
-#define TIDES_TREE_FIRST		UINT64CONST(16)
+#define TRT_TREE_META			UINT64CONST(0)
+#define TRT_TREE_FIRST		UINT64CONST(16)
 
-#define TIDES_ROW_KEY_LEN		14	/* tree (8) + vid (6) */
-#define TIDES_VID_MAX			((UINT64CONST(1) << 40) - 1)	/* keeps block < 2^32 */
-#define TIDES_ROWS_PER_BLOCK	MaxHeapTuplesPerPage	/* 291 */
+#define TRT_ROW_KEY_LEN		14	/* tree (8) + vid (6) */
+#define TRT_VID_MAX			((UINT64CONST(1) << 40) - 1)	/* keeps block < 2^32 */
+#define TRT_ROWS_PER_BLOCK	MaxHeapTuplesPerPage	/* 291 */
 
 /* META kinds: the byte after the tree id of tree 0 */
-#define META_VID_RESERVED		'V' /* + tree: vids below are handed out */
-#define META_TREE_RESERVED		'T' /* tree ids below are handed out */
-#define META_RELMAP				'R' /* + db, spc, relnode, backend: tree */
-#define META_TREEMAP			'r' /* + tree: which relation storage */
-#define META_DROP				'D' /* + tree: drop when a transaction ends */
-#define META_INCARNATION		'I' /* the current incarnation */
-#define META_INC_START			'N' /* + inc: nextXid/nextMulti at start */
-#define META_ABORTED			'A' /* + inc + top xid: incomplete transaction */
-#define META_SUSPECT			'S' /* + tree: row ids below may have lost rows (vacuum.c) */
+#define TRT_META_VID_RESERVED		'V' /* + tree: vids below are handed out */
+#define TRT_META_TREE_RESERVED		'T' /* tree ids below are handed out */
+#define TRT_META_RELMAP				'R' /* + db, spc, relnode, backend: tree */
+#define TRT_META_TREEMAP			'r' /* + tree: which relation storage */
+#define TRT_META_DROP				'D' /* + tree: drop when a transaction ends */
+#define TRT_META_INCARNATION		'I' /* the current incarnation */
+#define TRT_META_INC_START			'N' /* + inc: nextXid/nextMulti at start */
+#define TRT_META_ABORTED			'A' /* + inc + top xid: incomplete transaction */
+#define TRT_META_SUSPECT			'S' /* + tree: row ids below may have lost rows (vacuum.c) */
 
 static inline void
-tides_key_put_tree(uint8 *p, uint64 tree)
+trt_key_put_tree(uint8 *p, uint64 tree)
 {
 	for (int i = 7; i >= 0; i--)
 	{
@@ -82,7 +82,7 @@ tides_key_put_tree(uint8 *p, uint64 tree)
 }
 
 static inline uint64
-tides_key_get_tree(const uint8 *p)
+trt_key_get_tree(const uint8 *p)
 {
 	uint64		v = 0;
 
@@ -93,9 +93,9 @@ tides_key_get_tree(const uint8 *p)
 
 /* 6-byte big-endian vid after the tree */
 static inline void
-tides_row_key(uint8 *key, uint64 tree, uint64 vid)
+trt_row_key(uint8 *key, uint64 tree, uint64 vid)
 {
-	tides_key_put_tree(key, tree);
+	trt_key_put_tree(key, tree);
 	for (int i = 13; i >= 8; i--)
 	{
 		key[i] = (uint8) vid;
@@ -104,7 +104,7 @@ tides_row_key(uint8 *key, uint64 tree, uint64 vid)
 }
 
 static inline uint64
-tides_row_key_vid(const uint8 *key)
+trt_row_key_vid(const uint8 *key)
 {
 	uint64		v = 0;
 
@@ -115,37 +115,37 @@ tides_row_key_vid(const uint8 *key)
 
 /* TID <-> vid: 291 versions per virtual block, offsets 1..291 */
 static inline void
-tides_vid_to_tid(uint64 vid, ItemPointer tid)
+trt_vid_to_tid(uint64 vid, ItemPointer tid)
 {
-	ItemPointerSet(tid, (BlockNumber) (vid / TIDES_ROWS_PER_BLOCK),
-				   (OffsetNumber) (vid % TIDES_ROWS_PER_BLOCK + 1));
+	ItemPointerSet(tid, (BlockNumber) (vid / TRT_ROWS_PER_BLOCK),
+				   (OffsetNumber) (vid % TRT_ROWS_PER_BLOCK + 1));
 }
 
 static inline bool
-tides_tid_to_vid(ItemPointer tid, uint64 *vid)
+trt_tid_to_vid(ItemPointer tid, uint64 *vid)
 {
 	OffsetNumber off = ItemPointerGetOffsetNumberNoCheck(tid);
 
-	if (off < 1 || off > TIDES_ROWS_PER_BLOCK)
+	if (off < 1 || off > TRT_ROWS_PER_BLOCK)
 		return false;
-	*vid = (uint64) ItemPointerGetBlockNumberNoCheck(tid) * TIDES_ROWS_PER_BLOCK + (off - 1);
+	*vid = (uint64) ItemPointerGetBlockNumberNoCheck(tid) * TRT_ROWS_PER_BLOCK + (off - 1);
 	return true;
 }
 
 /* ------------------------------------------------------ shared state */
 
-typedef struct TidesIncStart
+typedef struct TrtIncStart
 {
 	uint32		inc;
 	uint32		next_multi;
 	uint64		next_fxid;		/* FullTransactionId value */
-} TidesIncStart;
+} TrtIncStart;
 
-#define TIDES_MAX_INCARNATIONS 8192
-#define TIDES_MAX_ABORTED 65536
-#define TIDES_MAX_COMPACTION_WORKERS 8
+#define TRT_MAX_INCARNATIONS 8192
+#define TRT_MAX_ABORTED 65536
+#define TRT_MAX_COMPACTION_WORKERS 8
 
-typedef struct TidesShared
+typedef struct TrtShared
 {
 	void	   *region;			/* the engine's region (main shared segment) */
 	bool		engine_ok;		/* recovery succeeded */
@@ -166,11 +166,11 @@ typedef struct TidesShared
 	bool		finalized;
 	uint32		incarnation;
 	uint32		n_inc_start;
-	TidesIncStart inc_start[TIDES_MAX_INCARNATIONS];
+	TrtIncStart inc_start[TRT_MAX_INCARNATIONS];
 	uint32		n_unsealed;		/* tags recovery found unsealed */
 	uint64	   *unsealed;		/* in shared memory, n_unsealed entries */
 	uint32		n_aborted;		/* sorted (incarnation << 32 | top xid) */
-	uint64		aborted[TIDES_MAX_ABORTED];
+	uint64		aborted[TRT_MAX_ABORTED];
 
 	/* tree ids and the lock that reserves more of them */
 	slock_t		tree_lock;
@@ -182,53 +182,53 @@ typedef struct TidesShared
 	Latch	   *flush_latch;
 	Latch	   *maint_latch;
 	Latch	   *sync_latch;
-	Latch	   *compact_latch[TIDES_MAX_COMPACTION_WORKERS];
+	Latch	   *compact_latch[TRT_MAX_COMPACTION_WORKERS];
 	pg_atomic_uint32 compact_rr;	/* round robin for compaction wakeups */
 
 	/* row lock stripes: a named LWLock tranche */
 	LWLockPadded *row_locks;
 	int			n_row_locks;
-} TidesShared;
+} TrtShared;
 
-extern TidesShared *tides_shared;
+extern TrtShared *trt_shared;
 
 /* ------------------------------------------------------ engine access */
 
 /* this backend's engine handle; attaches (and finalises) on first use */
-extern tides_db *tides_engine(void);
+extern tides_db *trt_engine(void);
 
 /* report an engine failure as ERROR (never returns) */
-extern void tides_engine_error(tides_status s, const char *what) pg_attribute_noreturn();
+extern void trt_engine_error(tides_status s, const char *what) pg_attribute_noreturn();
 
 /*
  * Write a batch, waiting interruptibly while the engine is busy.  This
  * backend's deferred entries (xact.c) go first, in a batch of their own.
  */
-extern uint64 tides_write_batch(tides_batch *b);
+extern uint64 trt_write_batch(tides_batch *b);
 
 /* the same without the deferred entries (for xact.c, which writes them) */
-extern uint64 tides_write_batch_now(tides_batch *b);
+extern uint64 trt_write_batch_now(tides_batch *b);
 
 /* point read into a palloc'd buffer; false if absent (deferred entries go first) */
-extern bool tides_read(const uint8 *key, size_t klen, char **val, size_t *vlen);
+extern bool trt_read(const uint8 *key, size_t klen, char **val, size_t *vlen);
 
 /* the vfs to open the engine with: NULL (POSIX), or a test vfs (module.c) */
-extern tides_vfs *tides_engine_vfs(void);
+extern tides_vfs *trt_engine_vfs(void);
 
 /*
  * A reusable backend-local batch, cleared on each get.  Whoever fills it
  * must write it before calling anything that may get it too.
  */
-extern tides_batch *tides_local_batch(void);
+extern tides_batch *trt_local_batch(void);
 
 /* engine options from the GUCs */
-extern void tides_fill_options(tides_options *o);
+extern void trt_fill_options(tides_options *o);
 
 /* the sync mode setting changed (configuration reload) */
-extern void tides_sync_mode_changed(void);
+extern void trt_sync_mode_changed(void);
 
 /* wake background workers (engine callback) */
-extern void tides_wakeup_workers(void *arg, int kind);
+extern void trt_wakeup_workers(void *arg, int kind);
 
 /* ------------------------------------------------------ access methods (access_methods.c) */
 
@@ -241,73 +241,73 @@ extern void trt_register_access_methods(const TableAmRoutine *table_am,
 										ambuild_function index_build);
 
 /* is this relation stored by tides (a tides table, matview, ...)? */
-extern bool tides_is_tides_relation(Relation rel);
+extern bool trt_is_tides_relation(Relation rel);
 
 /* is this index relation a tides_btree index? */
-extern bool tides_is_tides_index(Relation rel);
+extern bool trt_is_tides_index(Relation rel);
 
 
 /* ------------------------------------------------------ trees (trees.c) */
 
-typedef struct TidesRelInfo
+typedef struct TrtRelInfo
 {
 	uint64		tree;
 	char		persistence;
-} TidesRelInfo;
+} TrtRelInfo;
 
 /* tree of a relation's current storage (cached in rd_amcache) */
-extern uint64 tides_rel_tree(Relation rel);
+extern uint64 trt_rel_tree(Relation rel);
 
 /* create a tree for new storage of rel and map rnode to it */
-extern uint64 tides_create_tree(Relation rel, const RelFileNode *rnode, char persistence);
+extern uint64 trt_create_tree(Relation rel, const RelFileNode *rnode, char persistence);
 
 /* replace the tree behind the relation's current storage (non-transactional truncate) */
-extern uint64 tides_replace_tree(Relation rel);
+extern uint64 trt_replace_tree(Relation rel);
 
 /* remember to drop a tree when the current (sub)transaction commits or aborts */
-extern void tides_drop_tree_at_end(uint64 tree, bool at_commit);
+extern void trt_drop_tree_at_end(uint64 tree, bool at_commit);
 
 /* drop the storage of a relation at commit (DROP TABLE) */
-extern void tides_schedule_relation_drop(Relation rel);
+extern void trt_schedule_relation_drop(Relation rel);
 
 /* hand out n consecutive vids of a tree */
-extern uint64 tides_alloc_vids(uint64 tree, uint32 n);
+extern uint64 trt_alloc_vids(uint64 tree, uint32 n);
 
 /* start to_tree's numbering at from_tree's high-water mark */
-extern void tides_copy_vid_counter(uint64 from_tree, uint64 to_tree);
-extern void tides_copy_tree(uint64 from, uint64 to);
-extern void tides_copy_database(Oid src_db, Oid src_spc, Oid dst_db, Oid dst_spc);
-extern void tides_move_database(Oid db, Oid old_spc, Oid new_spc, bool finish);
+extern void trt_copy_vid_counter(uint64 from_tree, uint64 to_tree);
+extern void trt_copy_tree(uint64 from, uint64 to);
+extern void trt_copy_database(Oid src_db, Oid src_spc, Oid dst_db, Oid dst_spc);
+extern void trt_move_database(Oid db, Oid old_spc, Oid new_spc, bool finish);
 
 /* row ids below which a crash may have lost rows whose index entries survived */
-extern uint64 tides_tree_suspect_below(uint64 tree);
-extern void tides_tree_clear_suspect(uint64 tree);
+extern uint64 trt_tree_suspect_below(uint64 tree);
+extern void trt_tree_clear_suspect(uint64 tree);
 
-/* pages of the tree's visibility map fork, or TIDES_VM_PAGES_UNKNOWN */
-#define TIDES_VM_PAGES_UNKNOWN 0xFFFFFFFF
-extern pg_atomic_uint32 *tides_tree_vm_pages(uint64 tree);
+/* pages of the tree's visibility map fork, or TRT_VM_PAGES_UNKNOWN */
+#define TRT_VM_PAGES_UNKNOWN 0xFFFFFFFF
+extern pg_atomic_uint32 *trt_tree_vm_pages(uint64 tree);
 
 /* one past the largest vid handed out (for relation_size) */
-extern uint64 tides_vid_high_water(uint64 tree);
+extern uint64 trt_vid_high_water(uint64 tree);
 
 /*
  * Bytes the tree's keys take in the engine (dead versions and deletions not
  * yet compacted away included): exact for memtables, or estimated in
  * O(log n) for the planner.
  */
-extern uint64 tides_tree_bytes(uint64 tree, bool estimate);
-/* tides_tree_bytes(estimate) of a relation's tree, at most a second old */
-extern uint64 tides_rel_bytes_estimate(Relation rel);
+extern uint64 trt_tree_bytes(uint64 tree, bool estimate);
+/* trt_tree_bytes(estimate) of a relation's tree, at most a second old */
+extern uint64 trt_rel_bytes_estimate(Relation rel);
 
 /* drop trees whose transactions have ended (maintenance worker) */
-extern void tides_process_drops(void);
+extern void trt_process_drops(void);
 
 /* DROP DATABASE: every tree of the database goes when the drop commits */
-extern void tides_schedule_database_drop(Oid dboid);
+extern void trt_schedule_database_drop(Oid dboid);
 
 /* the vid counters' shared hash */
-extern Size tides_trees_shmem_size(void);
-extern void tides_trees_shmem_init(void);
+extern Size trt_trees_shmem_size(void);
+extern void trt_trees_shmem_init(void);
 
 /* ------------------------------------------------------ commands (commands.c) */
 
@@ -334,13 +334,13 @@ extern void trt_shmem_startup(void);
 
 /* ------------------------------------------------------ iterators (iterators.c) */
 /* an engine iterator released with the current resource owner; never NULL */
-extern tides_iter *tides_open_iter(tides_db *db, const tides_iter_options *o);
+extern tides_iter *trt_open_iter(tides_db *db, const tides_iter_options *o);
 /* the same over [lower, upper), without a snapshot of its own */
-extern tides_iter *tides_open_range_iter(tides_db *db, const void *lower, size_t lower_len,
+extern tides_iter *trt_open_range_iter(tides_db *db, const void *lower, size_t lower_len,
 										 const void *upper, size_t upper_len, bool fill_cache);
-extern void tides_close_iter(tides_iter *it);
+extern void trt_close_iter(tides_iter *it);
 /* background workers, after an error: close every iterator of this process */
-extern void tides_close_all_iters(void);
+extern void trt_close_all_iters(void);
 /* the resource-release callback that closes iterators (registered by src/module) */
 extern void trt_release_iterators(ResourceReleasePhase phase, bool isCommit, bool isTopLevel,
 								  void *arg);
@@ -348,29 +348,29 @@ extern void trt_release_iterators(ResourceReleasePhase phase, bool isCommit, boo
 /* ------------------------------------------------------ transactions (xact.c) */
 
 /* called before a transaction's first tides write: tags, callbacks */
-extern void tides_xact_note_write(void);
+extern void trt_xact_note_write(void);
 
-/* tag a batch as the current transaction's (after tides_xact_note_write) */
-extern void tides_xact_tag_batch(tides_batch *b);
+/* tag a batch as the current transaction's (after trt_xact_note_write) */
+extern void trt_xact_tag_batch(tides_batch *b);
 
 /*
  * Deferred entries: a put of the current transaction that no other backend
  * may look for before it commits (xact.c explains which).  It reaches the
  * engine before this backend's next write or read, at the latest in the
- * transaction's sealing batch.  tides_deferred_entries counts those waiting.
+ * transaction's sealing batch.  trt_deferred_entries counts those waiting.
  */
-extern int	tides_deferred_entries;
-extern void tides_xact_defer_put(const void *key, size_t klen, const void *val, size_t vlen);
-extern void tides_xact_flush_deferred(void);
+extern int	trt_deferred_entries;
+extern void trt_xact_defer_put(const void *key, size_t klen, const void *val, size_t vlen);
+extern void trt_xact_flush_deferred(void);
 
 /* the transaction must be durable when it commits, whatever the sync mode */
-extern void tides_xact_force_durable(void);
+extern void trt_xact_force_durable(void);
 
 /* make the whole log durable and advance the durable-transaction horizon */
-extern void tides_sync_everything(const char *why);
+extern void trt_sync_everything(const char *why);
 
 /* are the tides records of this (ended) transaction durable? */
-extern bool tides_xid_durable(TransactionId xid);
+extern bool trt_xid_durable(TransactionId xid);
 
 /* the transaction callback, and the ExecutorRun hook's part (registered by src/module) */
 extern void trt_xact_callback(XactEvent event);
@@ -380,39 +380,39 @@ extern void trt_executor_run_begin(QueryDesc *qd);
 
 /* tags: (incarnation << 32) | top-level xid */
 static inline uint64
-tides_make_tag(uint32 inc, TransactionId top)
+trt_make_tag(uint32 inc, TransactionId top)
 {
 	return ((uint64) inc << 32) | top;
 }
 
 /* finalise this incarnation if not done (takes init_lock) */
-extern void tides_finalize_startup(tides_db *db);
+extern void trt_finalize_startup(tides_db *db);
 
 /*
  * For a stored xid written in incarnation inc by top-level transaction top:
  * true if that transaction can never count as committed (PostgreSQL forgot
  * it in a crash, or its tides writes were cut short).
  */
-extern bool tides_writer_lost(uint32 inc, TransactionId top, TransactionId xid);
-extern bool tides_multi_lost(uint32 inc, MultiXactId multi);
+extern bool trt_writer_lost(uint32 inc, TransactionId top, TransactionId xid);
+extern bool trt_multi_lost(uint32 inc, MultiXactId multi);
 
-extern void tides_register_rmgr(void);
-extern void tides_capture_control_file(void);
-extern void tides_reset_after_crash(void);
+extern void trt_register_rmgr(void);
+extern void trt_capture_control_file(void);
+extern void trt_reset_after_crash(void);
 
 /* ------------------------------------------------------ workers (workers.c) */
 
-extern void tides_register_workers(void);
+extern void trt_register_workers(void);
 
 /* ------------------------------------------------------ row locks */
 
 static inline LWLock *
-tides_row_lock(uint64 tree, uint64 vid)
+trt_row_lock(uint64 tree, uint64 vid)
 {
 	uint64		h = (tree * UINT64CONST(0x9E3779B97F4A7C15)) ^ (vid * UINT64CONST(0xC2B2AE3D27D4EB4F));
 
 	h ^= h >> 29;
-	return &tides_shared->row_locks[h % (uint64) tides_shared->n_row_locks].lock;
+	return &trt_shared->row_locks[h % (uint64) trt_shared->n_row_locks].lock;
 }
 
 #endif
