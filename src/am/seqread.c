@@ -25,28 +25,23 @@
  * engine.  A walk that restarts because a prune cut the chain it followed
  * reads the engine, not this view again.
  *
- * The iterator is replaced every SEQ_REFRESH_MS, as scans' cursors are
- * (cursor.c), so that it pins no memtable for long; the fresh one is opened
- * later than the snapshot as well.
+ * The iterator is a TrtIter, replaced every TRT_ITER_REFRESH_MS as scans'
+ * are (src/runtime/iterators.c), so that it pins no memtable for long; the
+ * fresh one is opened later than the snapshot as well.
  */
 #include "postgres.h"
 
 #include "utils/snapmgr.h"
-#include "utils/timestamp.h"
 
 #include "am/tam.h"
 
 #define SEQ_RUN 2				/* in-order reads before an iterator opens */
 #define SEQ_WINDOW 16			/* how far ahead (in vids) still counts as in order */
-#define SEQ_REFRESH_MS 200
-#define SEQ_CLOCK_EVERY 64		/* reads between looks at the clock */
 
 struct TamSeqReader
 {
-	tides_iter *it;				/* NULL until the vids came in order */
+	TrtIter    *w;				/* NULL until the vids came in order */
 	uint64		tree;
-	TimestampTz opened_at;
-	uint32		reads;			/* through the iterator since it opened */
 	uint64		last_vid;		/* the vid asked for last (0: none yet) */
 	int			run;			/* reads in a row a little ahead of the one before */
 };
@@ -60,9 +55,8 @@ tam_seq_reader_create(MemoryContext cxt)
 static void
 close_iterator(TamSeqReader *r)
 {
-	if (r->it != NULL)
-		trt_close_iter(r->it);
-	r->it = NULL;
+	trt_iter_free(r->w);
+	r->w = NULL;
 }
 
 void
@@ -82,10 +76,8 @@ open_iterator(TamSeqReader *r, uint64 tree)
 
 	trt_row_key(lower, tree, 0);
 	trt_row_key(upper, tree + 1, 0);
-	r->it = trt_open_range_iter(trt_engine(), lower, sizeof(lower), upper, sizeof(upper), true);
+	r->w = trt_iter_open(lower, sizeof(lower), upper, sizeof(upper), "read a table");
 	r->tree = tree;
-	r->opened_at = GetCurrentTimestamp();
-	r->reads = 0;
 }
 
 /* the vid the iterator stands on, or 0 if it stands on none */
@@ -95,15 +87,12 @@ current_vid(TamSeqReader *r)
 	size_t		klen;
 	const uint8 *k;
 
-	if (!tides_iter_valid(r->it))
+	if (!tides_iter_valid(r->w->it))
 	{
-		tides_status s = tides_iter_status(r->it);
-
-		if (s != TIDES_OK)
-			trt_engine_error(s, "read a table");
+		trt_iter_check(r->w);
 		return 0;
 	}
-	k = tides_iter_key(r->it, &klen);
+	k = tides_iter_key(r->w->it, &klen);
 	return klen == TRT_ROW_KEY_LEN ? trt_row_key_vid(k) : 0;
 }
 
@@ -119,14 +108,16 @@ tam_seq_reader_read(TamSeqReader *r, uint64 tree, uint64 vid, Oid relid, TamTupl
 	r->last_vid = vid;
 	if (r->run < SEQ_RUN)
 		return NULL;
-	if (r->it != NULL &&
-		(r->tree != tree ||
-		 (++r->reads % SEQ_CLOCK_EVERY == 0 &&
-		  TimestampDifferenceExceeds(r->opened_at, GetCurrentTimestamp(), SEQ_REFRESH_MS))))
+	if (r->w != NULL && r->tree != tree)
 		close_iterator(r);
-	if (r->it == NULL)
+	if (r->w == NULL)
 	{
 		open_iterator(r, tree);
+		cur = 0;
+	}
+	else if (trt_iter_refresh_due(r->w))
+	{
+		trt_iter_reopen(r->w);
 		cur = 0;
 	}
 	else
@@ -136,7 +127,7 @@ tam_seq_reader_read(TamSeqReader *r, uint64 tree, uint64 vid, Oid relid, TamTupl
 	{
 		while (cur != 0 && cur < vid)
 		{
-			tides_iter_next(r->it);
+			tides_iter_next(r->w->it);
 			cur = current_vid(r);
 		}
 	}
@@ -145,11 +136,11 @@ tam_seq_reader_read(TamSeqReader *r, uint64 tree, uint64 vid, Oid relid, TamTupl
 		uint8		key[TRT_ROW_KEY_LEN];
 
 		trt_row_key(key, tree, vid);
-		tides_iter_seek(r->it, key, sizeof(key));
+		tides_iter_seek(r->w->it, key, sizeof(key));
 		cur = current_vid(r);
 	}
 	if (cur != vid)
 		return NULL;			/* not in this view: maybe newer than it */
-	val = tides_iter_value(r->it, &vlen);
+	val = tides_iter_value(r->w->it, &vlen);
 	return tam_tuple_from_value((const char *) val, vlen, vid, relid, buf);
 }

@@ -29,7 +29,6 @@
 #include "lib/stringinfo.h"
 #include "utils/pg_locale.h"
 #include "utils/rel.h"
-#include "utils/timestamp.h"
 
 #include "runtime/trt.h"
 
@@ -236,46 +235,15 @@ extern IndexBulkDeleteResult *tidx_bulkdelete(IndexVacuumInfo *info, IndexBulkDe
 											  IndexBulkDeleteCallback callback, void *callback_state);
 extern IndexBulkDeleteResult *tidx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats);
 
-/* ---- engine helpers (desc.c) */
-
 /*
- * An engine iterator over [lower, upper), owned by the current resource
- * owner (an ERROR cannot leak it and the memtables it pins); close it with
- * tidx_iter_close.
- *
- * An iterator pins the memtables it reads, and a memtable slot is reused
- * only when nothing pins it: a walk over a big index on one iterator would
- * stall every writer once the other slots filled (as src/am/cursor.c says
- * for table scans).  So long walks trade their iterator for a fresh one
- * every TIDX_ITER_REFRESH_MS (tidx_iter_next, tidx_iter_refresh_due).  That
- * is safe for index entries: every row a snapshot sees had its entry
- * written before the snapshot was taken, and entries are deleted only for
- * rows dead to every snapshot, so a later view holds at least the entries
- * an earlier one held for the rows the walk can see.
+ * Long walks over an index's entries step through a TrtIter (src/runtime/
+ * iterators.c), which trades its engine iterator for a fresh one every
+ * TRT_ITER_REFRESH_MS.  That is safe for index entries: every row a
+ * snapshot sees had its entry written before the snapshot was taken, and
+ * entries are deleted only for rows dead to every snapshot, so a later view
+ * holds at least the entries an earlier one held for the rows the walk can
+ * see.
  */
-#define TIDX_ITER_REFRESH_MS 200
-
-typedef struct TidxIter
-{
-	tides_iter *it;
-	uint8	   *lower;			/* copies of the bounds, for refreshes */
-	size_t		llen;
-	uint8	   *upper;
-	size_t		ulen;
-	TimestampTz opened_at;
-	uint32		steps;
-} TidxIter;
-
-extern TidxIter *tidx_iter_open(const uint8 *lower, size_t llen, const uint8 *upper, size_t ulen);
-extern void tidx_iter_close(TidxIter *w);
-/* ERROR if the iterator stopped because of an engine error */
-extern void tidx_iter_check(TidxIter *w);
-/* has the iterator lived long enough to be replaced? (looks at the clock now and then) */
-extern bool tidx_iter_refresh_due(TidxIter *w);
-/* replace the iterator by a fresh one over the same bounds (not positioned) */
-extern void tidx_iter_reopen(TidxIter *w);
-/* step forward, replacing the iterator first when it is due */
-extern void tidx_iter_next(TidxIter *w);
 
 /* ---- compat.c: PostgreSQL 15's b-tree-only corners */
 

@@ -201,7 +201,7 @@ check_build_duplicates(BuildState *bs)
 	TidxDesc   *d = bs->d;
 	uint8		lo[8],
 				hi[8];
-	TidxIter   *w;
+	TrtIter   *w;
 	char	   *prev = NULL;
 	int			prevlen = 0;
 	int			prevcap = 0;
@@ -209,7 +209,7 @@ check_build_duplicates(BuildState *bs)
 
 	trt_key_put_tree(lo, d->tree);
 	trt_key_put_tree(hi, d->tree + 1);
-	w = tidx_iter_open(lo, 8, hi, 8);
+	w = trt_iter_open(lo, 8, hi, 8, "read an index");
 	for (tides_iter_first(w->it); tides_iter_valid(w->it); tides_iter_next(w->it))
 	{
 		size_t		klen,
@@ -266,8 +266,8 @@ check_build_duplicates(BuildState *bs)
 		}
 		pfree(itup);
 	}
-	tidx_iter_check(w);
-	tidx_iter_close(w);
+	trt_iter_check(w);
+	trt_iter_close(w);
 }
 
 IndexBuildResult *

@@ -120,7 +120,7 @@ check_unique(Relation index, Relation heap, const StringInfo prefix, ItemPointer
 {
 	uint8	   *upper = palloc(prefix->len);
 	int			ulen = prefix->len;
-	TidxIter   *w;
+	TrtIter   *w;
 	SnapshotData SnapshotDirty;
 	bool		can_kill = tidx_heap_is_tides(heap);
 
@@ -128,7 +128,7 @@ check_unique(Relation index, Relation heap, const StringInfo prefix, ItemPointer
 	if (!tidx_prefix_successor(upper, &ulen))
 		elog(ERROR, "tides_btree: key prefix without successor");
 	InitDirtySnapshot(SnapshotDirty);
-	w = tidx_iter_open((uint8 *) prefix->data, prefix->len, upper, ulen);
+	w = trt_iter_open((uint8 *) prefix->data, prefix->len, upper, ulen, "read an index");
 	for (tides_iter_first(w->it); tides_iter_valid(w->it); tides_iter_next(w->it))
 	{
 		size_t		klen;
@@ -180,8 +180,8 @@ check_unique(Relation index, Relation heap, const StringInfo prefix, ItemPointer
 			res->nkill++;
 		}
 	}
-	tidx_iter_check(w);
-	tidx_iter_close(w);
+	trt_iter_check(w);
+	trt_iter_close(w);
 	pfree(upper);
 }
 

@@ -3,7 +3,7 @@
  * table's VACUUM reports dead.
  *
  * One pass over the index tree (its iterator replaced now and then, see
- * TidxIter in index/tidx.h); entries are deleted in batches that are not
+ * TrtIter in src/runtime/iterators.c); entries are deleted in batches that are not
  * tied to the vacuuming transaction (they are garbage whatever happens).
  * Entries inserted meanwhile, which a replaced iterator may see, are never
  * for dead TIDs: a dead TID is not reused before the index has been
@@ -38,7 +38,7 @@ tidx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	uint64		tree = tidx_index_tree(index);
 	uint8		lo[8],
 				hi[8];
-	TidxIter   *w;
+	TrtIter   *w;
 	tides_batch *b = tides_batch_new();
 	double		remaining = 0;
 
@@ -48,10 +48,10 @@ tidx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		stats = palloc0(sizeof(IndexBulkDeleteResult));
 	trt_key_put_tree(lo, tree);
 	trt_key_put_tree(hi, tree + 1);
-	w = tidx_iter_open(lo, 8, hi, 8);
+	w = trt_iter_open(lo, 8, hi, 8, "read an index");
 	PG_TRY();
 	{
-		for (tides_iter_first(w->it); tides_iter_valid(w->it); tidx_iter_next(w))
+		for (tides_iter_first(w->it); tides_iter_valid(w->it); trt_iter_next(w))
 		{
 			size_t		klen;
 			const uint8 *k = tides_iter_key(w->it, &klen);
@@ -74,14 +74,14 @@ tidx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			else
 				remaining += 1;
 		}
-		tidx_iter_check(w);
+		trt_iter_check(w);
 		if (tides_batch_count(b) > 0)
 			trt_write_batch(b);
 	}
 	PG_FINALLY();
 	{
 		tides_batch_free(b);
-		tidx_iter_close(w);
+		trt_iter_close(w);
 	}
 	PG_END_TRY();
 	stats->num_index_tuples = remaining;

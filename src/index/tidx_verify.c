@@ -134,7 +134,7 @@ tides_verify_index(PG_FUNCTION_ARGS)
 	bool		isnull[INDEX_MAX_KEYS];
 	uint8		lo[8],
 				hi[8];
-	TidxIter   *w;
+	TrtIter   *w;
 	char	   *prev = NULL;
 	int			prevlen = 0;
 	MemoryContext rowcxt;
@@ -180,8 +180,8 @@ tides_verify_index(PG_FUNCTION_ARGS)
 	trt_key_put_tree(lo, d.tree);
 	trt_key_put_tree(hi, d.tree + 1);
 	fetch = table_index_fetch_begin(heap);
-	w = tidx_iter_open(lo, 8, hi, 8);
-	for (tides_iter_first(w->it); tides_iter_valid(w->it); tidx_iter_next(w))
+	w = trt_iter_open(lo, 8, hi, 8, "read an index");
+	for (tides_iter_first(w->it); tides_iter_valid(w->it); trt_iter_next(w))
 	{
 		bool		found;
 		size_t		klen,
@@ -270,8 +270,8 @@ tides_verify_index(PG_FUNCTION_ARGS)
 		MemoryContextSwitchTo(old);
 		MemoryContextReset(rowcxt);
 	}
-	tidx_iter_check(w);
-	tidx_iter_close(w);
+	trt_iter_check(w);
+	trt_iter_close(w);
 	table_index_fetch_end(fetch);
 
 	ExecDropSingleTupleTableSlot(slot);
@@ -296,7 +296,7 @@ tides_index_entries(PG_FUNCTION_ARGS)
 	uint64		tree;
 	uint8		lo[8],
 				hi[8];
-	TidxIter   *w;
+	TrtIter   *w;
 	int64		n = 0;
 
 	if (!trt_is_tides_index(index))
@@ -306,14 +306,14 @@ tides_index_entries(PG_FUNCTION_ARGS)
 	tree = tidx_index_tree(index);
 	trt_key_put_tree(lo, tree);
 	trt_key_put_tree(hi, tree + 1);
-	w = tidx_iter_open(lo, 8, hi, 8);
-	for (tides_iter_first(w->it); tides_iter_valid(w->it); tidx_iter_next(w))
+	w = trt_iter_open(lo, 8, hi, 8, "read an index");
+	for (tides_iter_first(w->it); tides_iter_valid(w->it); trt_iter_next(w))
 	{
 		CHECK_FOR_INTERRUPTS();
 		n++;
 	}
-	tidx_iter_check(w);
-	tidx_iter_close(w);
+	trt_iter_check(w);
+	trt_iter_close(w);
 	index_close(index, AccessShareLock);
 	PG_RETURN_INT64(n);
 }

@@ -26,6 +26,7 @@
 #include "storage/spin.h"
 #include "utils/rel.h"
 #include "utils/resowner.h"
+#include "utils/timestamp.h"
 
 #include "tides_engine.h"
 
@@ -341,6 +342,43 @@ extern tides_iter *trt_open_range_iter(tides_db *db, const void *lower, size_t l
 extern void trt_close_iter(tides_iter *it);
 /* background workers, after an error: close every iterator of this process */
 extern void trt_close_all_iters(void);
+/*
+ * The refreshing iterator: an engine iterator over [lower, upper) (bounds
+ * copied) owned by the resource owner, replaced by a fresh one every
+ * TRT_ITER_REFRESH_MS so that a long walk pins no memtable for long
+ * (iterators.c explains the positioning).  Read it with tides_iter_* on
+ * ->it; step it with trt_iter_next/prev, or check trt_iter_refresh_due and
+ * trt_iter_reopen to position the fresh one yourself.
+ */
+#define TRT_ITER_REFRESH_MS 200
+
+typedef struct TrtIter
+{
+	tides_iter *it;				/* the engine iterator of the moment */
+	uint8	   *lower;			/* copies of the bounds, for refreshes */
+	size_t		llen;
+	uint8	   *upper;
+	size_t		ulen;
+	const char *what;			/* "scan a table": the ERROR of trt_iter_check */
+	TimestampTz opened_at;
+	uint32		steps;
+} TrtIter;
+
+extern TrtIter *trt_iter_open(const void *lower, size_t llen, const void *upper, size_t ulen,
+							  const char *what);
+/* close the engine iterator (again: a no-op); the TrtIter's memory stays */
+extern void trt_iter_close(TrtIter *w);
+/* close and free */
+extern void trt_iter_free(TrtIter *w);
+/* ERROR if the iterator stopped because of an engine error */
+extern void trt_iter_check(TrtIter *w);
+/* has the iterator lived long enough to be replaced? (counts a step) */
+extern bool trt_iter_refresh_due(TrtIter *w);
+/* replace the iterator by a fresh one over the same bounds (not positioned) */
+extern void trt_iter_reopen(TrtIter *w);
+/* step, replacing the iterator first when it is due */
+extern void trt_iter_next(TrtIter *w);
+extern void trt_iter_prev(TrtIter *w);
 /* the resource-release callback that closes iterators (registered by src/module) */
 extern void trt_release_iterators(ResourceReleasePhase phase, bool isCommit, bool isTopLevel,
 								  void *arg);
