@@ -17,13 +17,13 @@
 #include "storage/shmem.h"
 
 #include "runtime/trt.h"
-#include "env/vfs_keep.h"
+#include "vfs_keep.h"			/* TEMPORARY: test/vfs, see the Makefile */
 
 TrtShared *trt_shared = NULL;
 
 /*
  * tides.test_keep_unsynced: the engine's unsynced log writes are kept in this
- * separate shared memory area (env/vfs_keep.h), so that a kill of every
+ * separate shared memory area (test/vfs/vfs_keep.h), so that a kill of every
  * server process loses them as an OS crash would.  Test only; see
  * docs/durability.md.
  */

@@ -63,7 +63,7 @@ const char *tides_status_name(tides_status s);
 
 /*
  * All file I/O goes through a vfs table.  tides_vfs_posix() is the default;
- * test/engine builds a fault-injecting vfs on top of it (see env/vfs_fault.h).
+ * test/engine builds a fault-injecting vfs on top of it (test/vfs/vfs_fault.h).
  * Every function returns 0 or a negative errno value.
  */
 typedef struct tides_vfs tides_vfs;

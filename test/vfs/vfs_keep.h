@@ -39,8 +39,8 @@
  *
  * Nothing here includes a PostgreSQL header.
  */
-#ifndef TIDES_ENV_VFS_KEEP_H
-#define TIDES_ENV_VFS_KEEP_H
+#ifndef TIDES_TEST_VFS_KEEP_H
+#define TIDES_TEST_VFS_KEEP_H
 
 #include <stddef.h>
 #include <stdint.h>
