@@ -25,7 +25,6 @@ int			trt_l0_slowdown = 12;
 int			trt_l0_stop = 20;
 int			trt_max_relations = 16384;
 int			trt_row_lock_stripes = 4096;
-bool		trt_keep_unsynced = false;
 
 static const struct config_enum_entry sync_mode_options[] = {
 	{"none", TIDES_SYNC_NONE, false},
@@ -101,10 +100,5 @@ trt_define_settings(void)
 							"Relations with tides storage that can be in use at once.",
 							NULL, &trt_max_relations, 16384, 128, 1 << 24,
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);
-	DefineCustomBoolVariable("tides.test_keep_unsynced",
-							 "Test only: keep unsynced engine writes in memory so a server kill loses them.",
-							 "Simulates an operating system crash for the engine's files while PostgreSQL's WAL stays intact.",
-							 &trt_keep_unsynced, false,
-							 PGC_POSTMASTER, GUC_SUPERUSER_ONLY, NULL, NULL, NULL);
 }
 

@@ -17,18 +17,11 @@
 #include "storage/shmem.h"
 
 #include "runtime/trt.h"
-#include "vfs_keep.h"			/* TEMPORARY: test/vfs, see the Makefile */
 
 TrtShared *trt_shared = NULL;
 
-/*
- * tides.test_keep_unsynced: the engine's unsynced log writes are kept in this
- * separate shared memory area (test/vfs/vfs_keep.h), so that a kill of every
- * server process loses them as an OS crash would.  Test only; see
- * docs/durability.md.
- */
-#define TRT_KEEP_BYTES ((Size) 64 << 20)
-static void *keep_mem = NULL;
+/* a test module's file system (trt_set_vfs_provider), or NULL */
+static const TrtVfsProvider *vfs_provider = NULL;
 
 static Size
 engine_region_size(void)
@@ -47,34 +40,27 @@ trt_shmem_request(void)
 	RequestAddinShmemSpace(trt_trees_shmem_size());
 	RequestNamedLWLockTranche("tides", 4);
 	RequestNamedLWLockTranche("tides_row", trt_row_lock_stripes);
-	if (trt_keep_unsynced)
-		RequestAddinShmemSpace(tides_vfs_keep_shared_size(TRT_KEEP_BYTES));
+}
+
+void
+trt_set_vfs_provider(const TrtVfsProvider *provider)
+{
+	if (!process_shared_preload_libraries_in_progress || trt_shared != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("a tides vfs provider can only be set while shared_preload_libraries are loaded")));
+	if (vfs_provider != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("tides vfs provider \"%s\" is already set", vfs_provider->name)));
+	vfs_provider = provider;
 }
 
 /* the vfs every process opens the engine with: NULL (POSIX) unless testing */
 tides_vfs *
 trt_engine_vfs(void)
 {
-	return keep_mem != NULL ? tides_vfs_keep_attach(keep_mem, NULL) : NULL;
-}
-
-/*
- * Postmaster, before its shared memory goes away (shutdown, or the restart
- * after a backend crash): the machine is still up, so the kept writes reach
- * their files.  Only a kill of the postmaster itself loses them.
- */
-static void
-keep_write_back(int code, Datum arg)
-{
-	int64		n;
-
-	if (keep_mem == NULL)
-		return;
-	n = tides_vfs_keep_apply_all(keep_mem);
-	if (n != 0)
-		ereport(LOG, (errmsg("tides: wrote back %lld bytes of unsynced log writes kept in memory (tides.test_keep_unsynced)",
-							 (long long) n)));
-	keep_mem = NULL;
+	return vfs_provider != NULL ? vfs_provider->vfs() : NULL;
 }
 
 /* recover the engine (postmaster, before any backend exists) */
@@ -147,25 +133,17 @@ trt_shmem_startup(void)
 		pg_atomic_init_u64(&trt_shared->durable_horizon, 0);
 	}
 	trt_trees_shmem_init();
-	if (trt_keep_unsynced)
-	{
-		Size		ksize = tides_vfs_keep_shared_size(TRT_KEEP_BYTES);
-		bool		kfound;
-
-		keep_mem = ShmemInitStruct("tides keep unsynced", ksize, &kfound);
-		if (!kfound)
-			tides_vfs_keep_init(keep_mem, ksize);
-	}
+	/* a test file system's shared state, before recovery opens the engine over it */
+	if (vfs_provider != NULL)
+		vfs_provider->shmem_startup();
 	LWLockRelease(AddinShmemInitLock);
 
 	if (!found && !IsUnderPostmaster)
 	{
-		if (keep_mem != NULL)
-		{
-			on_shmem_exit(keep_write_back, 0);
+		if (vfs_provider != NULL)
 			ereport(LOG,
-					(errmsg("tides: tides.test_keep_unsynced is on: unsynced engine log writes are kept in shared memory and lost if the postmaster is killed (test only)")));
-		}
+					(errmsg("tides: the engine opens its files through the test file system \"%s\"",
+							vfs_provider->name)));
 		trt_capture_control_file();
 		recover_engine();
 		trt_reset_after_crash();

@@ -45,7 +45,6 @@ extern int	trt_l0_slowdown;
 extern int	trt_l0_stop;
 extern int	trt_max_relations;
 extern int	trt_row_lock_stripes;
-extern bool trt_keep_unsynced;	/* test-only: see docs/durability.md */
 
 /* ------------------------------------------------------------ keys */
 
@@ -213,8 +212,35 @@ extern uint64 trt_write_batch_now(tides_batch *b);
 /* point read into a palloc'd buffer; false if absent (deferred entries go first) */
 extern bool trt_read(const uint8 *key, size_t klen, char **val, size_t *vlen);
 
-/* the vfs to open the engine with: NULL (POSIX), or a test vfs (module.c) */
+/* the vfs to open the engine with: NULL (POSIX), or a test module's (shmem.c) */
 extern tides_vfs *trt_engine_vfs(void);
+
+/*
+ * A test file system for the engine, from a separately built test module --
+ * never linked into tidesam.so.  test/crash/keepvfs (tidesam_keepvfs.so,
+ * shared_preload_libraries = 'tidesam,tidesam_keepvfs') is the one user.
+ *
+ * The module calls trt_set_vfs_provider in its _PG_init (it must be loaded
+ * after tidesam, in shared_preload_libraries), requests its own shared
+ * memory in its own shmem_request hook, and does nothing in
+ * shmem_startup_hook: tidesam calls it instead, at the right moment --
+ *   shmem_startup  in tidesam's shmem startup (postmaster; again after each
+ *                  crash-restart), under AddinShmemInitLock, after tidesam's
+ *                  own shared state and before engine recovery, which
+ *                  already opens the engine over the provider's vfs;
+ *   vfs            every time a process opens the engine (recovery, the
+ *                  reset after a crash, each process's attach): the vfs.
+ * A hook of the module's own would run before or after tidesam's by the
+ * order of the libraries, which is why tidesam calls it.
+ */
+typedef struct TrtVfsProvider
+{
+	const char *name;			/* for the server log */
+	void		(*shmem_startup) (void);
+	tides_vfs  *(*vfs) (void);
+} TrtVfsProvider;
+
+extern PGDLLEXPORT void trt_set_vfs_provider(const TrtVfsProvider *provider);
 
 /*
  * A reusable backend-local batch, cleared on each get.  Whoever fills it
