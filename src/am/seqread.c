@@ -40,6 +40,7 @@
 
 struct TamSeqReader
 {
+	MemoryContext cxt;			/* the reader's, which its iterator shares */
 	TrtIter    *w;				/* NULL until the vids came in order */
 	uint64		tree;
 	uint64		last_vid;		/* the vid asked for last (0: none yet) */
@@ -49,7 +50,10 @@ struct TamSeqReader
 TamSeqReader *
 tam_seq_reader_create(MemoryContext cxt)
 {
-	return MemoryContextAllocZero(cxt, sizeof(TamSeqReader));
+	TamSeqReader *r = MemoryContextAllocZero(cxt, sizeof(TamSeqReader));
+
+	r->cxt = cxt;
+	return r;
 }
 
 static void
@@ -73,10 +77,14 @@ open_iterator(TamSeqReader *r, uint64 tree)
 {
 	uint8		lower[TRT_ROW_KEY_LEN];
 	uint8		upper[TRT_ROW_KEY_LEN];
+	MemoryContext old;
 
 	trt_row_key(lower, tree, 0);
 	trt_row_key(upper, tree + 1, 0);
+	/* reads come in short-lived contexts; the iterator lives as long as the reader */
+	old = MemoryContextSwitchTo(r->cxt);
 	r->w = trt_iter_open(lower, sizeof(lower), upper, sizeof(upper), "read a table");
+	MemoryContextSwitchTo(old);
 	r->tree = tree;
 }
 
