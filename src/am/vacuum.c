@@ -16,7 +16,7 @@
  *   - a live version whose inserter is older than the freeze limit is
  *     rewritten frozen, and expired lockers are cleared;
  *   - the oldest xid and multixact still stored are tracked, so that the
- *     relfrozenxid/relminmxid reported are true (DESIGN.md D7).
+ *     relfrozenxid/relminmxid reported are true (docs/durability.md, D7).
  * When the collected TIDs fill maintenance_work_mem, an index pass runs
  * before the scan goes on.  Statistics go to pg_class and to the
  * cumulative stats system.

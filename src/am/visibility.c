@@ -11,7 +11,7 @@
  *     cmax), so there are no combo command ids;
  *   - hint bits are set on the in-memory copy only.  Persisting them would
  *     mean writing the version again; compaction does that in bulk, under
- *     the conditions of DESIGN.md D5.
+ *     the conditions of D5 (docs/durability.md).
  *
  * Writers PostgreSQL forgot in a crash were already marked invalid when the
  * version was loaded (tuple.c), so they need no case here.

@@ -163,8 +163,6 @@ extern Oid	tidx_am_oid(void);
 /* the index's heap is a tides table (TIDs are never reused) */
 extern bool tidx_heap_is_tides(Relation heap);
 
-/* read the mapping relfilenode -> tree without creating one */
-extern bool tidx_lookup_tree(const RelFileNode *rnode, BackendId backend, uint64 *tree);
 
 /* ---- build.c */
 

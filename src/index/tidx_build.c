@@ -105,7 +105,7 @@ drop_replaced_trees(Relation index)
 		old.relNode = c->relfilenode;
 		if (RelFileNodeEquals(old, index->rd_node))
 			continue;
-		if (tidx_lookup_tree(&old, index->rd_backend, &tree))
+		if (trt_lookup_tree(&old, index->rd_backend, &tree))
 			drop_at_commit_once(tree);
 	}
 	systable_endscan(scan);
@@ -118,7 +118,7 @@ new_storage(Relation index)
 	uint64		tree;
 
 	trt_xact_note_write();
-	if (tidx_lookup_tree(&index->rd_node, index->rd_backend, &tree))
+	if (trt_lookup_tree(&index->rd_node, index->rd_backend, &tree))
 	{
 		/* rebuilt in place: the old contents go whatever happens */
 		return trt_replace_tree(index);

@@ -38,44 +38,6 @@ tidx_desc_init(TidxDesc *d, Relation index, bool for_build)
 	d->tree = for_build ? 0 : tidx_index_tree(index);
 }
 
-/*
- * The relfilenode -> tree mapping, read without creating one.  This mirrors
- * the TRT_META_RELMAP key of src/runtime/trees.c (relmap_key: tree 0, 'R', db, spc,
- * relnode, backend, each 4 bytes big-endian; value starts with the tree).
- */
-bool
-tidx_lookup_tree(const RelFileNode *rnode, BackendId backend, uint64 *tree)
-{
-	uint8		key[25];
-	char	   *val;
-	size_t		vlen;
-	uint32		parts[4];
-
-	trt_key_put_tree(key, TRT_TREE_META);
-	key[8] = TRT_META_RELMAP;
-	parts[0] = rnode->dbNode;
-	parts[1] = rnode->spcNode;
-	parts[2] = rnode->relNode;
-	parts[3] = (uint32) backend;
-	for (int i = 0; i < 4; i++)
-	{
-		key[9 + i * 4] = parts[i] >> 24;
-		key[10 + i * 4] = parts[i] >> 16;
-		key[11 + i * 4] = parts[i] >> 8;
-		key[12 + i * 4] = parts[i];
-	}
-	if (!trt_read(key, sizeof(key), &val, &vlen))
-		return false;
-	if (vlen < sizeof(uint64))
-	{
-		pfree(val);
-		return false;
-	}
-	memcpy(tree, val, sizeof(uint64));
-	pfree(val);
-	return true;
-}
-
 uint64
 tidx_index_tree(Relation index)
 {
@@ -88,7 +50,7 @@ tidx_index_tree(Relation index)
 	{
 		uint64		tree;
 
-		if (!tidx_lookup_tree(&index->rd_node, index->rd_backend, &tree))
+		if (!trt_lookup_tree(&index->rd_node, index->rd_backend, &tree))
 			ereport(ERROR,
 					(errcode(ERRCODE_INDEX_CORRUPTED),
 					 errmsg("index \"%s\" has no storage in the tides engine",

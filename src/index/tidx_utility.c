@@ -597,7 +597,7 @@ rebuild_if_storage_missing(Oid indexoid)
 	Relation	index = index_open(indexoid, AccessExclusiveLock);
 	uint64		tree;
 	bool		missing = trt_is_tides_index(index) &&
-		!tidx_lookup_tree(&index->rd_node, index->rd_backend, &tree);
+		!trt_lookup_tree(&index->rd_node, index->rd_backend, &tree);
 	char		persistence = index->rd_rel->relpersistence;
 
 	index_close(index, NoLock);
@@ -662,7 +662,7 @@ concurrent_drop_trees(DropStmt *stmt)
 		rel = try_relation_open(relid, NoLock);
 		if (rel == NULL)
 			continue;
-		if (trt_is_tides_index(rel) && tidx_lookup_tree(&rel->rd_node, rel->rd_backend, &tree))
+		if (trt_is_tides_index(rel) && trt_lookup_tree(&rel->rd_node, rel->rd_backend, &tree))
 		{
 			uint64	   *p = palloc(sizeof(uint64));
 

@@ -1,6 +1,6 @@
 /*
  * incarnation.c -- transactions PostgreSQL forgot, and transactions whose
- * tides writes were cut short (DESIGN.md D1 and D4).
+ * tides writes were cut short (docs/durability.md, D1 and D4).
  *
  * After a crash, PostgreSQL hands out again every xid at or above the
  * nextXid its own recovery ended with: transactions that had those xids
@@ -39,31 +39,9 @@
 #include <unistd.h>
 
 #include "runtime/trt.h"
+#include "runtime/meta.h"
 
 #define TRT_RMGR_ID 143
-
-static size_t
-meta_key(uint8 *key, char kind)
-{
-	trt_key_put_tree(key, TRT_TREE_META);
-	key[8] = (uint8) kind;
-	return 9;
-}
-
-static void
-put32be(uint8 *p, uint32 v)
-{
-	p[0] = v >> 24;
-	p[1] = v >> 16;
-	p[2] = v >> 8;
-	p[3] = v;
-}
-
-static uint32
-get32be(const uint8 *p)
-{
-	return ((uint32) p[0] << 24) | ((uint32) p[1] << 16) | ((uint32) p[2] << 8) | p[3];
-}
 
 /* ---- capturing where PostgreSQL's recovery ended */
 
@@ -159,17 +137,16 @@ empty_tree(tides_db *db, uint64 tree)
 static void
 mark_suspect(tides_db *db, uint64 tree, tides_batch **marks)
 {
-	uint8		key[17];
+	uint8		key[TRT_META_TREE_KEY_LEN];
 	uint64		reserved = 0,
 				mark = 0;
 	size_t		vlen;
 
-	meta_key(key, TRT_META_VID_RESERVED);
-	trt_key_put_tree(key + 9, tree);
+	trt_meta_tree_key(key, TRT_META_VID_RESERVED, tree);
 	if (tides_get_into(db, NULL, key, sizeof(key), &reserved, sizeof(reserved), &vlen) != TIDES_OK ||
 		vlen != sizeof(reserved) || reserved == 0)
 		return;
-	key[8] = TRT_META_SUSPECT;
+	trt_meta_tree_key(key, TRT_META_SUSPECT, tree);
 	if (tides_get_into(db, NULL, key, sizeof(key), &mark, sizeof(mark), &vlen) == TIDES_OK &&
 		vlen == sizeof(mark) && mark >= reserved)
 		return;
@@ -198,8 +175,8 @@ trt_reset_after_crash(void)
 	tides_options o;
 	tides_db   *db = NULL;
 	char		dir[MAXPGPATH];
-	uint8		lower[9],
-				upper[9];
+	uint8		lower[TRT_META_HEAD_LEN],
+				upper[TRT_META_HEAD_LEN];
 	tides_iter_options io;
 	tides_iter *it;
 	int			nmaps = 0;
@@ -216,8 +193,7 @@ trt_reset_after_crash(void)
 		ereport(FATAL,
 				(errmsg("tides: could not open the engine to reset it after a crash: %s",
 						db ? tides_errmsg(db) : "out of memory")));
-	meta_key(lower, TRT_META_TREEMAP);
-	meta_key(upper, TRT_META_TREEMAP + 1);
+	trt_meta_kind_range(lower, upper, TRT_META_TREEMAP);
 	memset(&io, 0, sizeof(io));
 	io.lower = lower;
 	io.lower_len = sizeof(lower);
@@ -233,26 +209,26 @@ trt_reset_after_crash(void)
 		const uint8 *k = tides_iter_key(it, &klen);
 		const char *v = tides_iter_value(it, &vlen);
 		RelFileNode rnode;
-		int32		backend;
+		TrtTreeOwnerValue ov;
+		uint64		tree;
 		char	   *path;
 
-		/* TreeOwnerValue: db, spc, rel, backend, persistence */
-		if (klen != 17 || vlen < 17)
+		if (!trt_meta_parse_tree_key(k, klen, TRT_META_TREEMAP, &tree) ||
+			!trt_meta_owner_value(v, vlen, &ov))
 			continue;
-		memcpy(&rnode.dbNode, v, 4);
-		memcpy(&rnode.spcNode, v + 4, 4);
-		memcpy(&rnode.relNode, v + 8, 4);
-		memcpy(&backend, v + 12, 4);
-		path = relpathbackend(rnode, backend, VISIBILITYMAP_FORKNUM);
+		rnode.dbNode = ov.db;
+		rnode.spcNode = ov.spc;
+		rnode.relNode = ov.rel;
+		path = relpathbackend(rnode, ov.backend, VISIBILITYMAP_FORKNUM);
 		unlink_fork(path);
 		pfree(path);
 		nmaps++;
-		mark_suspect(db, trt_key_get_tree(k + 9), &marks);
-		if (v[16] == RELPERSISTENCE_UNLOGGED)
+		mark_suspect(db, tree, &marks);
+		if (ov.persistence == RELPERSISTENCE_UNLOGGED)
 		{
 			unlogged = unlogged ? repalloc(unlogged, (nunlogged + 1) * sizeof(uint64))
 				: palloc(sizeof(uint64));
-			unlogged[nunlogged++] = trt_key_get_tree(k + 9);
+			unlogged[nunlogged++] = tree;
 		}
 	}
 	s = tides_iter_status(it);
@@ -342,24 +318,17 @@ cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : (x > y);
 }
 
-/* iterate keys of one META kind: fn(key, klen, val, vlen) */
+/* iterate keys of one metadata kind: fn(key, klen, val, vlen) */
 static void
-scan_meta(tides_db *db, char kind, void (*fn) (const uint8 *, size_t, const void *, size_t, void *),
-		  void *arg)
+scan_meta(tides_db *db, TrtMetaKind kind,
+		  void (*fn) (const uint8 *, size_t, const void *, size_t, void *), void *arg)
 {
-	uint8		lower[9],
-				upper[9];
-	tides_iter_options o;
+	uint8		lower[TRT_META_HEAD_LEN],
+				upper[TRT_META_HEAD_LEN];
 	tides_iter *it;
 
-	meta_key(lower, kind);
-	meta_key(upper, kind + 1);
-	memset(&o, 0, sizeof(o));
-	o.lower = lower;
-	o.lower_len = sizeof(lower);
-	o.upper = upper;
-	o.upper_len = sizeof(upper);
-	it = trt_open_iter(db, &o);
+	trt_meta_kind_range(lower, upper, kind);
+	it = trt_open_range_iter(db, lower, sizeof(lower), upper, sizeof(upper), false);
 	for (tides_iter_first(it); tides_iter_valid(it); tides_iter_next(it))
 	{
 		size_t		klen,
@@ -384,11 +353,13 @@ load_inc_start(const uint8 *k, size_t klen, const void *v, size_t vlen, void *ar
 {
 	TrtShared *ts = trt_shared;
 	IncStartValue sv;
+	uint32		inc;
 
-	if (klen != 13 || vlen < sizeof(sv) || ts->n_inc_start >= TRT_MAX_INCARNATIONS)
+	if (!trt_meta_parse_inc_start_key(k, klen, &inc) || vlen < sizeof(sv) ||
+		ts->n_inc_start >= TRT_MAX_INCARNATIONS)
 		return;
 	memcpy(&sv, v, sizeof(sv));
-	ts->inc_start[ts->n_inc_start].inc = get32be(k + 9);
+	ts->inc_start[ts->n_inc_start].inc = inc;
 	ts->inc_start[ts->n_inc_start].next_fxid = sv.next_fxid;
 	ts->inc_start[ts->n_inc_start].next_multi = sv.next_multi;
 	ts->n_inc_start++;
@@ -398,15 +369,17 @@ static void
 load_aborted(const uint8 *k, size_t klen, const void *v, size_t vlen, void *arg)
 {
 	TrtShared *ts = trt_shared;
+	uint32		inc;
+	TransactionId top;
 
-	if (klen != 17)
+	if (!trt_meta_parse_aborted_key(k, klen, &inc, &top))
 		return;
 	if (ts->n_aborted >= TRT_MAX_ABORTED)
 	{
 		*(bool *) arg = true;
 		return;
 	}
-	ts->aborted[ts->n_aborted++] = ((uint64) get32be(k + 9) << 32) | get32be(k + 13);
+	ts->aborted[ts->n_aborted++] = trt_make_tag(inc, top);
 }
 
 static void
@@ -420,7 +393,7 @@ void
 trt_finalize_startup(tides_db *db)
 {
 	TrtShared *ts = trt_shared;
-	uint8		key[32];
+	uint8		key[TRT_META_KEY_MAX];
 	size_t		klen;
 	void	   *val;
 	size_t		vlen;
@@ -438,7 +411,7 @@ trt_finalize_startup(tides_db *db)
 		return;
 	}
 
-	klen = meta_key(key, TRT_META_INCARNATION);
+	klen = trt_meta_key(key, TRT_META_INCARNATION);
 	s = tides_get(db, NULL, key, klen, &val, &vlen);
 	if (s == TIDES_OK)
 	{
@@ -454,20 +427,19 @@ trt_finalize_startup(tides_db *db)
 	if (b == NULL)
 		elog(ERROR, "out of memory");
 	tides_batch_put(b, key, klen, &inc, sizeof(inc));
-	klen = meta_key(key, TRT_META_INC_START);
-	put32be(key + klen, inc);
+	klen = trt_meta_inc_start_key(key, inc);
 	memset(&sv, 0, sizeof(sv));
 	sv.next_fxid = ts->start_next_fxid;
 	sv.next_multi = ts->start_next_multi;
-	tides_batch_put(b, key, klen + 4, &sv, sizeof(sv));
+	tides_batch_put(b, key, klen, &sv, sizeof(sv));
 	for (uint32 i = 0; i < ts->n_unsealed; i++)
 	{
 		uint8		one = 1;
 
-		klen = meta_key(key, TRT_META_ABORTED);
-		put32be(key + klen, (uint32) (ts->unsealed[i] >> 32));
-		put32be(key + klen + 4, (uint32) ts->unsealed[i]);
-		tides_batch_put(b, key, klen + 8, &one, 1);
+		/* a tag is (incarnation << 32) | top xid */
+		klen = trt_meta_aborted_key(key, (uint32) (ts->unsealed[i] >> 32),
+									(TransactionId) ts->unsealed[i]);
+		tides_batch_put(b, key, klen, &one, 1);
 	}
 	for (;;)
 	{

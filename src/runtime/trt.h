@@ -50,8 +50,9 @@ extern int	trt_row_lock_stripes;
 
 /*
  * Every key starts with an 8-byte big-endian tree id.  Tree 0 holds the
- * access method's own metadata (META_*); relation storage gets trees from
- * TRT_TREE_FIRST (ids below it are reserved).
+ * runtime's own metadata (its keys: runtime/meta.h, private to the
+ * runtime); relation storage gets trees from TRT_TREE_FIRST (ids below it
+ * are reserved).
  */
 #define TRT_TREE_META			UINT64CONST(0)
 #define TRT_TREE_FIRST		UINT64CONST(16)
@@ -59,17 +60,6 @@ extern int	trt_row_lock_stripes;
 #define TRT_ROW_KEY_LEN		14	/* tree (8) + vid (6) */
 #define TRT_VID_MAX			((UINT64CONST(1) << 40) - 1)	/* keeps block < 2^32 */
 #define TRT_ROWS_PER_BLOCK	MaxHeapTuplesPerPage	/* 291 */
-
-/* META kinds: the byte after the tree id of tree 0 */
-#define TRT_META_VID_RESERVED		'V' /* + tree: vids below are handed out */
-#define TRT_META_TREE_RESERVED		'T' /* tree ids below are handed out */
-#define TRT_META_RELMAP				'R' /* + db, spc, relnode, backend: tree */
-#define TRT_META_TREEMAP			'r' /* + tree: which relation storage */
-#define TRT_META_DROP				'D' /* + tree: drop when a transaction ends */
-#define TRT_META_INCARNATION		'I' /* the current incarnation */
-#define TRT_META_INC_START			'N' /* + inc: nextXid/nextMulti at start */
-#define TRT_META_ABORTED			'A' /* + inc + top xid: incomplete transaction */
-#define TRT_META_SUSPECT			'S' /* + tree: row ids below may have lost rows (vacuum.c) */
 
 static inline void
 trt_key_put_tree(uint8 *p, uint64 tree)
@@ -274,16 +264,13 @@ extern bool trt_is_tides_relation(Relation rel);
 extern bool trt_is_tides_index(Relation rel);
 
 
-/* ------------------------------------------------------ trees (trees.c) */
-
-typedef struct TrtRelInfo
-{
-	uint64		tree;
-	char		persistence;
-} TrtRelInfo;
+/* ------------------------------------------------------ trees (trees.c, vids.c, copies.c, drops.c) */
 
 /* tree of a relation's current storage (cached in rd_amcache) */
 extern uint64 trt_rel_tree(Relation rel);
+
+/* the tree a relfilenode maps to, without creating one; false if none */
+extern bool trt_lookup_tree(const RelFileNode *rnode, BackendId backend, uint64 *tree);
 
 /* create a tree for new storage of rel and map rnode to it */
 extern uint64 trt_create_tree(Relation rel, const RelFileNode *rnode, char persistence);

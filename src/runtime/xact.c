@@ -5,7 +5,7 @@
  * xid).  Before PostgreSQL writes the commit (or prepare) record, an empty
  * batch seals the tag: after a crash the engine reports every tag whose seal
  * did not survive, and such a transaction's rows are invisible even if its
- * commit record survived (DESIGN.md D1).
+ * commit record survived (docs/durability.md, D1).
  *
  * The seal is written with write(), so it reaches the kernel before the
  * commit record exists (D3).  Then, by sync mode:
