@@ -27,6 +27,7 @@
 
 #include "access/heapam.h"
 #include "access/htup_details.h"
+#include "access/multixact.h"
 #include "access/tableam.h"
 #include "storage/lmgr.h"
 #include "utils/snapmgr.h"
@@ -207,6 +208,10 @@ extern bool tam_acquire_tuplock(Relation rel, ItemPointer tid, LockTupleMode mod
 extern void tam_release_tuplock(Relation rel, ItemPointer tid, LockTupleMode mode, bool *have);
 extern void tam_inherited_xmax_bits(TransactionId xmax, uint16 old_infomask,
 									  uint16 *infomask, uint16 *infomask2);
+/* what an xmax stands for: a plain one's status, a status's tuple lock mode, its heavyweight lock */
+extern MultiXactStatus tam_status_of_plain_xmax(uint16 infomask, uint16 infomask2);
+extern LockTupleMode tam_mode_of_status(MultiXactStatus st);
+extern LOCKMODE tam_hwlock_of_mode(LockTupleMode mode);
 
 /* ---- scan.c */
 

@@ -23,31 +23,6 @@
 
 #include "am/row.h"
 
-static LOCKMODE
-hwlock_of_mode(LockTupleMode m)
-{
-	static const LOCKMODE map[] = {AccessShareLock, RowShareLock, ExclusiveLock, AccessExclusiveLock};
-
-	return map[m];
-}
-
-static LockTupleMode
-mode_of_member(MultiXactStatus st)
-{
-	switch (st)
-	{
-		case MultiXactStatusForKeyShare:
-			return LockTupleKeyShare;
-		case MultiXactStatusForShare:
-			return LockTupleShare;
-		case MultiXactStatusForNoKeyUpdate:
-		case MultiXactStatusNoKeyUpdate:
-			return LockTupleNoKeyExclusive;
-		default:
-			return LockTupleExclusive;
-	}
-}
-
 /* does the current transaction already hold a lock at least this strong? */
 static bool
 already_locked(TransactionId xwait, uint16 infomask, uint16 infomask2, LockTupleMode mode,
@@ -63,7 +38,7 @@ already_locked(TransactionId xwait, uint16 infomask, uint16 infomask2, LockTuple
 		{
 			if (!TransactionIdIsCurrentTransactionId(members[i].xid))
 				continue;
-			if (mode_of_member(members[i].status) >= mode)
+			if (tam_mode_of_status(members[i].status) >= mode)
 				held = true;
 			else
 				*skip_tuple_lock = true;	/* we hold a weaker one: don't queue behind others */
@@ -97,7 +72,7 @@ static TM_Result
 holder_conflict(TransactionId xid, MultiXactStatus status, LockTupleMode mode, TamTuple *t,
 				bool *needwait)
 {
-	bool		conflict = DoLockModesConflict(hwlock_of_mode(mode_of_member(status)), hwlock_of_mode(mode));
+	bool		conflict = DoLockModesConflict(tam_hwlock_of_mode(tam_mode_of_status(status)), tam_hwlock_of_mode(mode));
 
 	*needwait = false;
 	if (TransactionIdIsCurrentTransactionId(xid))
@@ -112,18 +87,6 @@ holder_conflict(TransactionId xid, MultiXactStatus status, LockTupleMode mode, T
 	if (TransactionIdDidCommit(xid) && ISUPDATE_from_mxstatus(status) && conflict)
 		return ItemPointerEquals(&t->htup.t_self, &t->htup.t_data->t_ctid) ? TM_Deleted : TM_Updated;
 	return TM_Ok;				/* committed locker, or crashed */
-}
-
-static MultiXactStatus
-status_of_plain(uint16 infomask, uint16 infomask2)
-{
-	if (!HEAP_XMAX_IS_LOCKED_ONLY(infomask))
-		return (infomask2 & HEAP_KEYS_UPDATED) ? MultiXactStatusUpdate : MultiXactStatusNoKeyUpdate;
-	if (HEAP_XMAX_IS_KEYSHR_LOCKED(infomask))
-		return MultiXactStatusForKeyShare;
-	if (HEAP_XMAX_IS_SHR_LOCKED(infomask))
-		return MultiXactStatusForShare;
-	return (infomask2 & HEAP_KEYS_UPDATED) ? MultiXactStatusForUpdate : MultiXactStatusForNoKeyUpdate;
 }
 
 /* set xmax for a lock taken by the current transaction and write it */
@@ -210,7 +173,7 @@ lock_update_chain(Relation rel, TransactionId prior_xmax, ItemPointerData ctid, 
 			}
 			else
 			{
-				res = holder_conflict(rawxmax, status_of_plain(t->htup.t_data->t_infomask,
+				res = holder_conflict(rawxmax, tam_status_of_plain_xmax(t->htup.t_data->t_infomask,
 															   t->htup.t_data->t_infomask2),
 									  mode, t, &needwait);
 				if (res == TM_SelfModified)
