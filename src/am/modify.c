@@ -452,6 +452,111 @@ key_columns_changed(Relation rel, Bitmapset *keys, HeapTuple oldtup, HeapTuple n
 	return changed;
 }
 
+/* the xmax an update leaves on the old version and starts the new one with */
+typedef struct UpdateXmax
+{
+	TransactionId old_xmax;		/* us, next to the lockers it keeps */
+	uint16		old_infomask;
+	uint16		old_infomask2;
+	TransactionId new_xmax;		/* key-share lockers still there, or invalid */
+	uint16		new_infomask;
+	uint16		new_infomask2;
+} UpdateXmax;
+
+static void
+update_xmaxes(TamTuple *t, TransactionId xid, LockTupleMode mode, bool checked_lockers,
+			  bool locker_remains, UpdateXmax *x)
+{
+	HeapTupleHeader h = t->htup.t_data;
+
+	/* the old version keeps its lockers next to us */
+	tam_compute_new_xmax(HeapTupleHeaderGetRawXmax(h), h->t_infomask, h->t_infomask2, xid, mode,
+						 true, &x->old_xmax, &x->old_infomask, &x->old_infomask2);
+	/* and the new version inherits key-share lockers that are still there */
+	if ((h->t_infomask & HEAP_XMAX_INVALID) || HEAP_LOCKED_UPGRADED(h->t_infomask) ||
+		(checked_lockers && !locker_remains))
+		x->new_xmax = InvalidTransactionId;
+	else
+		x->new_xmax = HeapTupleHeaderGetRawXmax(h);
+	if (!TransactionIdIsValid(x->new_xmax))
+	{
+		x->new_infomask = HEAP_XMAX_INVALID;
+		x->new_infomask2 = 0;
+	}
+	else
+		tam_inherited_xmax_bits(x->new_xmax, h->t_infomask, &x->new_infomask, &x->new_infomask2);
+}
+
+/*
+ * Build the new version of an update from newtup: header bits, toasting,
+ * a new vid, and its meta (a HOT update also marks the old version t, held
+ * in r, HOT-updated).  Returns the tuple to store (newtup, or a toasted
+ * copy).
+ */
+static HeapTuple
+build_new_version(Relation rel, RowRef *r, HeapTuple newtup, CommandId cid, TransactionId xid,
+				  const UpdateXmax *x, bool hot, HeapTuple oldcopy, uint64 *new_vid,
+				  TamVersionMeta *newmeta)
+{
+	TamTuple   *t = r->t;
+	HeapTuple	heaptup;
+
+	Assert(r->locked);
+	newtup->t_data->t_infomask &= ~(HEAP_XACT_MASK);
+	newtup->t_data->t_infomask2 &= ~(HEAP2_XACT_MASK);
+	HeapTupleHeaderSetXmin(newtup->t_data, xid);
+	HeapTupleHeaderSetCmin(newtup->t_data, cid);
+	newtup->t_data->t_infomask |= HEAP_UPDATED | x->new_infomask;
+	newtup->t_data->t_infomask2 |= x->new_infomask2;
+	HeapTupleHeaderSetXmax(newtup->t_data, x->new_xmax);
+	newtup->t_tableOid = RelationGetRelid(rel);
+	if ((rel->rd_rel->relkind == RELKIND_RELATION || rel->rd_rel->relkind == RELKIND_MATVIEW) &&
+		(HeapTupleHasExternal(oldcopy) || HeapTupleHasExternal(newtup) ||
+		 newtup->t_len > TOAST_TUPLE_THRESHOLD))
+	{
+		/* toasting may wait on nothing of ours, but keep the stripe short anyway */
+		heaptup = heap_toast_insert_or_update(rel, newtup, oldcopy, 0);
+	}
+	else
+		heaptup = newtup;
+	check_row_size(rel, heaptup);
+	*new_vid = trt_alloc_vids(r->tree, 1);
+	trt_vid_to_tid(*new_vid, &heaptup->t_self);
+	heaptup->t_data->t_ctid = heaptup->t_self;
+	tam_meta_init_insert(newmeta);
+	if (hot)
+	{
+		/* the new version joins the old one's chain: no index entries */
+		HeapTupleHeaderSetHotUpdated(t->htup.t_data);
+		HeapTupleHeaderSetHeapOnly(heaptup->t_data);
+		newmeta->link = tam_root_vid(t);
+		newmeta->hot_depth = t->meta.hot_depth + 1;
+	}
+	else
+		HeapTupleHeaderClearHotUpdated(t->htup.t_data);
+	if (TransactionIdIsValid(x->new_xmax))
+	{
+		/* the inherited lockers were written by other transactions */
+		newmeta->xmax_inc = t->meta.xmax_inc;
+		newmeta->xmax_top = t->meta.xmax_top;
+	}
+	return heaptup;
+}
+
+/* the old version of an update: deleted by us, pointing at the new one */
+static void
+mark_old_version(TamTuple *t, CommandId cid, const UpdateXmax *x, ItemPointer new_tid)
+{
+	t->htup.t_data->t_infomask &= ~(HEAP_XMAX_BITS | HEAP_MOVED);
+	t->htup.t_data->t_infomask2 &= ~HEAP_KEYS_UPDATED;
+	t->htup.t_data->t_infomask |= x->old_infomask;
+	t->htup.t_data->t_infomask2 |= x->old_infomask2;
+	HeapTupleHeaderSetXmax(t->htup.t_data, x->old_xmax);
+	set_cmax(t, cid);
+	tam_meta_set_xmax_writer(&t->meta, true);
+	t->htup.t_data->t_ctid = *new_tid;
+}
+
 TM_Result
 tam_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot, CommandId cid,
 				   Snapshot snapshot, Snapshot crosscheck, bool wait, TM_FailureData *tmfd,
@@ -462,19 +567,14 @@ tam_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot, CommandId
 	bool		have_tuple_lock = false;
 	bool		checked_lockers,
 				locker_remains;
-	TamTuple *t;
+	TamTuple   *t;
 	TransactionId xid = GetCurrentTransactionId();
 	bool		should_free;
 	HeapTuple	newtup = ExecFetchSlotHeapTuple(slot, true, &should_free);
 	HeapTuple	heaptup;
 	HeapTuple	oldcopy;
 	bool		key_intact;
-	TransactionId xmax_old,
-				xmax_new;
-	uint16		im_old,
-				im2_old,
-				im_new,
-				im2_new;
+	UpdateXmax	x;
 	uint64		new_vid;
 	TamVersionMeta newmeta;
 	bool		hot;
@@ -526,75 +626,10 @@ tam_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot, CommandId
 	MultiXactIdSetOldestMember();
 	hot = tam_hot_update_allowed(rel, hot_attrs, t, newtup);
 
-	/* the old version keeps its lockers next to us */
-	tam_compute_new_xmax(HeapTupleHeaderGetRawXmax(t->htup.t_data), t->htup.t_data->t_infomask,
-						   t->htup.t_data->t_infomask2, xid, *lockmode, true,
-						   &xmax_old, &im_old, &im2_old);
-	/* and the new version inherits key-share lockers that are still there */
-	if ((t->htup.t_data->t_infomask & HEAP_XMAX_INVALID) ||
-		HEAP_LOCKED_UPGRADED(t->htup.t_data->t_infomask) ||
-		(checked_lockers && !locker_remains))
-		xmax_new = InvalidTransactionId;
-	else
-		xmax_new = HeapTupleHeaderGetRawXmax(t->htup.t_data);
-	if (!TransactionIdIsValid(xmax_new))
-	{
-		im_new = HEAP_XMAX_INVALID;
-		im2_new = 0;
-	}
-	else
-		tam_inherited_xmax_bits(xmax_new, t->htup.t_data->t_infomask, &im_new, &im2_new);
-
-	/* build the new version */
-	newtup->t_data->t_infomask &= ~(HEAP_XACT_MASK);
-	newtup->t_data->t_infomask2 &= ~(HEAP2_XACT_MASK);
-	HeapTupleHeaderSetXmin(newtup->t_data, xid);
-	HeapTupleHeaderSetCmin(newtup->t_data, cid);
-	newtup->t_data->t_infomask |= HEAP_UPDATED | im_new;
-	newtup->t_data->t_infomask2 |= im2_new;
-	HeapTupleHeaderSetXmax(newtup->t_data, xmax_new);
-	newtup->t_tableOid = RelationGetRelid(rel);
+	update_xmaxes(t, xid, *lockmode, checked_lockers, locker_remains, &x);
 	oldcopy = tam_tuple_copy_heap(t);
-	if ((rel->rd_rel->relkind == RELKIND_RELATION || rel->rd_rel->relkind == RELKIND_MATVIEW) &&
-		(HeapTupleHasExternal(oldcopy) || HeapTupleHasExternal(newtup) ||
-		 newtup->t_len > TOAST_TUPLE_THRESHOLD))
-	{
-		/* toasting may wait on nothing of ours, but keep the stripe short anyway */
-		heaptup = heap_toast_insert_or_update(rel, newtup, oldcopy, 0);
-	}
-	else
-		heaptup = newtup;
-	check_row_size(rel, heaptup);
-	new_vid = trt_alloc_vids(r.tree, 1);
-	trt_vid_to_tid(new_vid, &heaptup->t_self);
-	heaptup->t_data->t_ctid = heaptup->t_self;
-	tam_meta_init_insert(&newmeta);
-	if (hot)
-	{
-		/* the new version joins the old one's chain: no index entries */
-		HeapTupleHeaderSetHotUpdated(t->htup.t_data);
-		HeapTupleHeaderSetHeapOnly(heaptup->t_data);
-		newmeta.link = tam_root_vid(t);
-		newmeta.hot_depth = t->meta.hot_depth + 1;
-	}
-	else
-		HeapTupleHeaderClearHotUpdated(t->htup.t_data);
-	if (TransactionIdIsValid(xmax_new))
-	{
-		/* the inherited lockers were written by other transactions */
-		newmeta.xmax_inc = t->meta.xmax_inc;
-		newmeta.xmax_top = t->meta.xmax_top;
-	}
-
-	/* the old version: deleted by us, pointing at the new one */
-	t->htup.t_data->t_infomask &= ~(HEAP_XMAX_BITS | HEAP_MOVED);
-	t->htup.t_data->t_infomask2 &= ~HEAP_KEYS_UPDATED;
-	t->htup.t_data->t_infomask |= im_old;
-	t->htup.t_data->t_infomask2 |= im2_old;
-	HeapTupleHeaderSetXmax(t->htup.t_data, xmax_old);
-	set_cmax(t, cid);
-	tam_meta_set_xmax_writer(&t->meta, true);
-	t->htup.t_data->t_ctid = heaptup->t_self;
+	heaptup = build_new_version(rel, &r, newtup, cid, xid, &x, hot, oldcopy, &new_vid, &newmeta);
+	mark_old_version(t, cid, &x, &heaptup->t_self);
 
 	root_vid = tam_root_vid(t);
 	tam_row_write(&r, t, new_vid, heaptup, &newmeta);
