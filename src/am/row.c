@@ -91,6 +91,9 @@ tam_row_write(RowRef *r, TamTuple *t, uint64 new_vid, HeapTuple newtup, const Ta
 	tides_batch *b = trt_local_batch();
 	const uint16 xmin_hints = HEAP_XMIN_COMMITTED | HEAP_XMIN_INVALID;
 
+	/* read-decide-write: the state decided on was read under the stripe lock */
+	Assert(r->locked && LWLockHeldByMeInMode(r->stripe, LW_EXCLUSIVE));
+
 	/*
 	 * Visibility checks set xmin hints in memory only: a "committed" hint may
 	 * be persisted only once the commit is durable (D5), so keep what was stored.

@@ -124,6 +124,8 @@ check_unique(Relation index, Relation heap, const StringInfo prefix, ItemPointer
 	SnapshotData SnapshotDirty;
 	bool		can_kill = tidx_heap_is_tides(heap);
 
+	/* under the key's stripe lock, which no write may wait under: nothing deferred to write */
+	Assert(trt_deferred_entries == 0);
 	memcpy(upper, prefix->data, prefix->len);
 	if (!tidx_prefix_successor(upper, &ulen))
 		elog(ERROR, "tides_btree: key prefix without successor");

@@ -498,9 +498,11 @@ inc_start(uint32 inc)
 bool
 trt_writer_lost(uint32 inc, TransactionId top, TransactionId xid)
 {
-	TrtShared *ts = trt_shared;
+	TrtShared  *ts = trt_shared;
 	const TrtIncStart *next;
 
+	/* the start values and the aborted set are loaded (trt_engine() finalises) */
+	Assert(ts->finalized);
 	if (inc == ts->incarnation || inc == 0 || !TransactionIdIsNormal(xid))
 		return false;
 	next = inc_start(inc + 1);

@@ -155,6 +155,8 @@ trt_alloc_vids(uint64 tree, uint32 n)
 		SpinLockAcquire(&c->mutex);
 		c->reserved = new_reserved;
 	}
+	/* D6: every vid handed out is below a durable reservation */
+	Assert(c->next + n <= c->reserved);
 	v = c->next;
 	c->next += n;
 	SpinLockRelease(&c->mutex);

@@ -140,6 +140,8 @@ trt_xact_flush_deferred(void)
 {
 	if (trt_deferred_entries == 0)
 		return;
+	/* deferred entries are never left behind a seal: they go with it */
+	Assert(!xact_sealed && xact_wrote);
 	(void) trt_write_batch_now(deferred);
 	tides_batch_clear(deferred);
 	trt_deferred_entries = 0;
@@ -187,6 +189,8 @@ seal(void)
 	tides_batch *b = trt_deferred_entries > 0 ? deferred : trt_local_batch();
 	uint64		lsn;
 
+	/* a tag is sealed once, by the transaction that wrote under it */
+	Assert(xact_wrote && !xact_sealed && xact_tag != 0);
 	tides_batch_set_tag(b, xact_tag, true);
 	lsn = trt_write_batch_now(b);
 	if (b == deferred)
@@ -232,6 +236,7 @@ seal_quietly(void)
 			pg_usleep(1000L);
 	}
 	tides_batch_free(b);
+	Assert(trt_deferred_entries == 0);	/* discarded before */
 	if (s != TIDES_OK)
 		elog(WARNING, "tides: could not close an aborted transaction's records: %s",
 			 tides_status_name(s));
