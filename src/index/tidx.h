@@ -103,7 +103,7 @@ typedef struct TidxDesc
 	TidxCol		cols[INDEX_MAX_KEYS];
 } TidxDesc;
 
-/* ---- encode.c */
+/* ---- tidx_encode.c */
 
 /* the kind of an opclass's comparison function, or TK_INVALID */
 extern TidxKind tidx_kind_of_cmp_proc(Oid procid);
@@ -122,7 +122,7 @@ extern const char *tidx_kind_name(TidxKind kind);
 extern bool tidx_col_init(TidxCol *col, Oid cmpproc, Oid typid, Oid collation,
 						  bool desc, bool nulls_first, int flags, const char *what);
 
-/* setting tides.trust_strxfrm (init.c) */
+/* setting tides.trust_strxfrm (tidx_init.c) */
 extern bool tidx_trust_strxfrm;
 
 /* append the ascending, marker-less encoding of a non-NULL value */
@@ -149,7 +149,7 @@ extern void tidx_decode_tid(const uint8 *key, size_t klen, ItemPointer tid);
 /* smallest byte string greater than every string that starts with p; false if none */
 extern bool tidx_prefix_successor(uint8 *p, int *len);
 
-/* ---- desc.c */
+/* ---- tidx_desc.c */
 
 /* describe an index (tree, columns); with for_build, unsupported columns error */
 extern void tidx_desc_init(TidxDesc *d, Relation index, bool for_build);
@@ -164,12 +164,12 @@ extern Oid	tidx_am_oid(void);
 extern bool tidx_heap_is_tides(Relation heap);
 
 
-/* ---- build.c */
+/* ---- tidx_build.c */
 
 extern IndexBuildResult *tidx_build(Relation heap, Relation index, IndexInfo *indexInfo);
 extern void tidx_buildempty(Relation index);
 
-/* ---- insert.c */
+/* ---- tidx_insert.c */
 
 extern bool tidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid,
 						Relation heap, IndexUniqueCheck checkUnique, bool indexUnchanged,
@@ -179,7 +179,7 @@ extern bool tidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer
 extern void tidx_delete_keys(uint8 **keys, size_t *lens, int n);
 extern void tidx_check_key_size(Relation index, Relation heap, int klen, ItemPointer tid);
 
-/* ---- scankeys.c */
+/* ---- tidx_scankeys.c */
 
 /* an interval [lo, hi) of encoded keys that a scan reads */
 typedef struct TidxKeyRange
@@ -217,7 +217,7 @@ tidx_cmp_bytes(const char *a, int alen, const char *b, int blen)
 	return alen < blen ? -1 : (alen > blen);
 }
 
-/* ---- scan.c */
+/* ---- tidx_scan.c */
 
 extern IndexScanDesc tidx_beginscan(Relation index, int nkeys, int norderbys);
 extern void tidx_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int norderbys);
@@ -227,7 +227,7 @@ extern void tidx_endscan(IndexScanDesc scan);
 extern void tidx_markpos(IndexScanDesc scan);
 extern void tidx_restrpos(IndexScanDesc scan);
 
-/* ---- vacuum.c */
+/* ---- tidx_vacuum.c */
 
 extern IndexBulkDeleteResult *tidx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 											  IndexBulkDeleteCallback callback, void *callback_state);
@@ -243,7 +243,7 @@ extern IndexBulkDeleteResult *tidx_vacuumcleanup(IndexVacuumInfo *info, IndexBul
  * see.
  */
 
-/* ---- compat.c: PostgreSQL 15's b-tree-only corners */
+/* ---- tidx_compat.c: PostgreSQL 15's b-tree-only corners */
 
 /* the ambuild step that lets foreign keys reference the index */
 extern void tidx_use_btree_opclasses(Relation heap, Relation index);
@@ -268,7 +268,7 @@ extern void tidx_unguard_reuse(List *guard);
 extern void tidx_lock_stripes_request(void);
 extern LWLock *tidx_stripe_lock(uint64 tree, const uint8 *prefix, size_t len);
 
-/* the hooks' index parts; src/module/module.c installs the hooks (compat.c) */
+/* the hooks' index parts; src/module/module.c installs the hooks (tidx_compat.c) */
 extern void tidx_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId);
 extern List *tidx_masquerade_for_query(QueryDesc *qd);
 extern bool tidx_planner_begin(void);
@@ -276,7 +276,7 @@ extern void tidx_planner_end(void);
 extern void tidx_relcache_callback(Datum arg, Oid relid);
 extern void tidx_xact_callback(XactEvent event);
 
-/* ---- init.c: settings and shared memory */
+/* ---- tidx_init.c: settings and shared memory */
 
 /* setting tides.index_method */
 #define TIDX_INDEX_METHOD_BTREE		0
@@ -286,7 +286,7 @@ extern int	tidx_index_method;
 extern void tidx_define_settings(void);
 extern void tidx_shmem_request(void);
 
-/* ---- utility.c: the utility hook's index part */
+/* ---- tidx_utility.c: the utility hook's index part */
 
 typedef struct TidxUtilityState
 {

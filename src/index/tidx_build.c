@@ -1,5 +1,5 @@
 /*
- * build.c -- ambuild / ambuildempty for tides_btree, and the life cycle of
+ * tidx_build.c -- ambuild / ambuildempty for tides_btree, and the life cycle of
  * an index's engine tree.
  *
  * PostgreSQL creates an index's storage itself (an empty file) and then

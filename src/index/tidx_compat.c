@@ -1,5 +1,5 @@
 /*
- * compat.c -- the places where PostgreSQL 15 accepts only b-tree indexes.
+ * tidx_compat.c -- the places where PostgreSQL 15 accepts only b-tree indexes.
  *
  * No index access method but btree can back a unique constraint in some
  * code paths of PostgreSQL 15, which test pg_am's btree OID directly:

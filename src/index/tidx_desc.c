@@ -1,5 +1,5 @@
 /*
- * desc.c -- what the access method needs to know about an index: its
+ * tidx_desc.c -- what the access method needs to know about an index: its
  * engine tree and how each key column is encoded; engine iterators.
  */
 #include "postgres.h"

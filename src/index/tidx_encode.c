@@ -1,5 +1,5 @@
 /*
- * encode.c -- memcomparable encodings of index key values.
+ * tidx_encode.c -- memcomparable encodings of index key values.
  *
  * For every supported b-tree operator class, encode(a) and encode(b)
  * compare with memcmp exactly as the class's comparison function compares

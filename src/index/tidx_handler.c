@@ -1,5 +1,5 @@
 /*
- * handler.c -- the IndexAmRoutine of tides_btree, its options, operator
+ * tidx_handler.c -- the IndexAmRoutine of tides_btree, its options, operator
  * class validation and cost estimates.
  */
 #include "postgres.h"

@@ -1,7 +1,7 @@
 /*
- * init.c -- what tides_btree sets up in _PG_init: its two settings, and the
+ * tidx_init.c -- what tides_btree sets up in _PG_init: its two settings, and the
  * shared memory of its unique-check stripe locks.  The hooks that carry the
- * rest (utility.c, compat.c) are installed by src/module/module.c.
+ * rest (tidx_utility.c, tidx_compat.c) are installed by src/module/module.c.
  */
 #include "postgres.h"
 

@@ -1,5 +1,5 @@
 /*
- * insert.c -- aminsert for tides_btree, with nbtree's uniqueness rules.
+ * tidx_insert.c -- aminsert for tides_btree, with nbtree's uniqueness rules.
  *
  * A plain insert writes one entry (tagged with the transaction, like the
  * row it points at).  A unique insert takes the stripe lock of (tree,

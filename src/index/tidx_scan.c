@@ -1,8 +1,8 @@
 /*
- * scan.c -- index scans of tides_btree.
+ * tidx_scan.c -- index scans of tides_btree.
  *
  * amrescan turns the scan keys into a sorted list of disjoint key intervals
- * [lo, hi) over the encoded keys (scankeys.c) and opens one engine
+ * [lo, hi) over the encoded keys (tidx_scankeys.c) and opens one engine
  * iterator: the scan reads the index as of that moment.  Entries
  * inside an interval are checked against every scan key that the interval
  * does not already enforce, with the operator's own function on the datums

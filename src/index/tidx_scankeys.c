@@ -1,5 +1,5 @@
 /*
- * scankeys.c -- from an index scan's keys to the key intervals it reads.
+ * tidx_scankeys.c -- from an index scan's keys to the key intervals it reads.
  *
  * tidx_build_intervals turns the scan keys into a sorted list of disjoint
  * intervals [lo, hi) over encoded keys: equality (or IS NULL) on leading
@@ -8,7 +8,7 @@
  * the cross-type members of the b-tree families are first brought into the
  * column's type, exactly where possible and conservatively otherwise.  Every
  * key the intervals enforce is marked (its sk set to NULL); the others stay
- * to be evaluated on each entry by the scan (scan.c), so an interval may be
+ * to be evaluated on each entry by the scan (tidx_scan.c), so an interval may be
  * wider than the keys but never narrower.
  */
 #include "postgres.h"

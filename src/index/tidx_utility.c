@@ -1,5 +1,5 @@
 /*
- * utility.c -- the setting tides.index_method, and the utility commands
+ * tidx_utility.c -- the setting tides.index_method, and the utility commands
  * that need help with tides_btree indexes.  src/module/module.c owns the
  * ProcessUtility hook and calls tidx_utility_before, _cleanup and _after.
  *

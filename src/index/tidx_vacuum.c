@@ -1,5 +1,5 @@
 /*
- * vacuum.c -- VACUUM for tides_btree: drop the entries whose TIDs the
+ * tidx_vacuum.c -- VACUUM for tides_btree: drop the entries whose TIDs the
  * table's VACUUM reports dead.
  *
  * One pass over the index tree (its iterator replaced now and then, see

@@ -1,5 +1,5 @@
 /*
- * verify.c -- tides_verify_index(regclass): does the index agree with its
+ * tidx_verify.c -- tides_verify_index(regclass): does the index agree with its
  * table?
  *
  * Under one fresh MVCC snapshot:

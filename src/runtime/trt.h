@@ -30,7 +30,7 @@
 
 #include "tides_engine.h"
 
-/* ---------------------------------------------------------------- GUCs */
+/* ------------------------------------------------------ settings (settings.c) */
 
 extern int	trt_memtable_size_mb;
 extern int	trt_memtable_count;
