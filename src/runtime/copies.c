@@ -87,54 +87,20 @@ trt_copy_tree(uint64 from, uint64 to)
 void
 trt_copy_database(Oid src_db, Oid src_spc, Oid dst_db, Oid dst_spc)
 {
-	uint8		lower[TRT_META_RELMAP_DB_LEN],
-				upper[TRT_META_RELMAP_DB_LEN];
-	size_t		llen,
-				ulen;
-	tides_iter *it;
-	typedef struct
-	{
-		RelFileNode rnode;
-		TrtTreeMapValue map;
-	} Source;
-	Source	   *src = NULL;
-	int			n = 0,
-				cap = 0;
+	int			n;
+	TrtRelmapEntry *src;
 
 	trt_xact_note_write();
 	trt_xact_force_durable();
-	trt_meta_relmap_db_range(lower, &llen, upper, &ulen, src_db);
-	it = trt_open_range_iter(trt_engine(), lower, llen, upper, ulen, false);
-	for (tides_iter_first(it); tides_iter_valid(it); tides_iter_next(it))
-	{
-		size_t		klen,
-					vlen;
-		const uint8 *k = tides_iter_key(it, &klen);
-		const char *v = tides_iter_value(it, &vlen);
-		RelFileNode rnode;
-		BackendId	backend;
-		TrtTreeMapValue mv;
-
-		/* temporary relations stay behind */
-		if (!trt_meta_parse_relmap_key(k, klen, &rnode, &backend) ||
-			!trt_meta_map_value(v, vlen, &mv) || backend != InvalidBackendId)
-			continue;
-		if (n == cap)
-		{
-			cap = cap ? cap * 2 : 64;
-			src = src ? repalloc(src, cap * sizeof(Source)) : palloc(cap * sizeof(Source));
-		}
-		src[n].rnode = rnode;
-		src[n].map = mv;
-		n++;
-	}
-	trt_close_iter(it);
-
+	src = trt_meta_relmaps_of_db(src_db, &n);
 	for (int i = 0; i < n; i++)
 	{
 		RelFileNode dst = src[i].rnode;
-		uint64		tree = trt_alloc_tree_id();
+		uint64		tree;
 
+		if (src[i].backend != InvalidBackendId)
+			continue;			/* temporary relations stay behind */
+		tree = trt_alloc_tree_id();
 		dst.dbNode = dst_db;
 		if (dst.spcNode == src_spc)
 			dst.spcNode = dst_spc;
@@ -160,49 +126,40 @@ trt_copy_database(Oid src_db, Oid src_spc, Oid dst_db, Oid dst_spc)
 void
 trt_move_database(Oid db, Oid old_spc, Oid new_spc, bool finish)
 {
-	uint8		lower[TRT_META_RELMAP_DB_LEN],
-				upper[TRT_META_RELMAP_DB_LEN];
-	size_t		llen,
-				ulen;
-	tides_iter *it;
+	int			n;
+	TrtRelmapEntry *maps;
 
 	trt_xact_note_write();
 	trt_xact_force_durable();
-	trt_meta_relmap_db_range(lower, &llen, upper, &ulen, db);
-	it = trt_open_range_iter(trt_engine(), lower, llen, upper, ulen, false);
-	for (tides_iter_first(it); tides_iter_valid(it); tides_iter_next(it))
+	maps = trt_meta_relmaps_of_db(db, &n);
+	for (int i = 0; i < n; i++)
 	{
-		size_t		klen,
-					vlen;
-		const uint8 *k = tides_iter_key(it, &klen);
-		const char *v = tides_iter_value(it, &vlen);
-		RelFileNode rnode;
-		BackendId	backend;
-		TrtTreeMapValue mv;
+		RelFileNode rnode = maps[i].rnode;
 		tides_batch *b;
 		uint8		key[TRT_META_RELMAP_KEY_LEN];
 
-		if (!trt_meta_parse_relmap_key(k, klen, &rnode, &backend) ||
-			!trt_meta_map_value(v, vlen, &mv) || rnode.spcNode != old_spc)
+		if (rnode.spcNode != old_spc)
 			continue;
 		rnode.spcNode = new_spc;
 		if (finish)
 		{
 			/* the new forward mapping exists; now the owner, and the old one goes */
-			trt_write_mapping(&rnode, backend, mv.tree, mv.persistence);
+			trt_write_mapping(&rnode, maps[i].backend, maps[i].map.tree, maps[i].map.persistence);
 			b = trt_local_batch();
 			trt_xact_tag_batch(b);
-			if (tides_batch_delete(b, k, klen) != TIDES_OK)
+			if (tides_batch_delete(b, key, trt_meta_relmap_key(key, &maps[i].rnode, maps[i].backend)) != TIDES_OK)
 				ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
 		}
 		else
 		{
 			b = trt_local_batch();
 			trt_xact_tag_batch(b);
-			if (tides_batch_put(b, key, trt_meta_relmap_key(key, &rnode, backend), v, vlen) != TIDES_OK)
+			if (tides_batch_put(b, key, trt_meta_relmap_key(key, &rnode, maps[i].backend),
+								&maps[i].map, sizeof(maps[i].map)) != TIDES_OK)
 				ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
 		}
 		trt_write_batch(b);
 	}
-	trt_close_iter(it);
+	if (maps)
+		pfree(maps);
 }

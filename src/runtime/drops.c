@@ -323,38 +323,15 @@ trt_process_drops(void)
 void
 trt_schedule_database_drop(Oid dboid)
 {
-	uint8		lower[TRT_META_RELMAP_DB_LEN],
-				upper[TRT_META_RELMAP_DB_LEN];
-	size_t		llen,
-				ulen;
-	tides_iter *it;
-	uint64	   *trees = NULL;
-	int			n = 0,
-				cap = 0;
+	int			n;
+	TrtRelmapEntry *maps;
 
 	/* DROP DATABASE forces a synchronous commit, which xact.c cannot see */
 	trt_xact_note_write();
 	trt_xact_force_durable();
-	trt_meta_relmap_db_range(lower, &llen, upper, &ulen, dboid);
-	it = trt_open_range_iter(trt_engine(), lower, llen, upper, ulen, false);
-	for (tides_iter_first(it); tides_iter_valid(it); tides_iter_next(it))
-	{
-		size_t		vlen;
-		const char *v = tides_iter_value(it, &vlen);
-		TrtTreeMapValue mv;
-
-		if (!trt_meta_map_value(v, vlen, &mv))
-			continue;
-		if (n == cap)
-		{
-			cap = cap ? cap * 2 : 64;
-			trees = trees ? repalloc(trees, cap * sizeof(uint64)) : palloc(cap * sizeof(uint64));
-		}
-		trees[n++] = mv.tree;
-	}
-	trt_close_iter(it);
+	maps = trt_meta_relmaps_of_db(dboid, &n);
 	for (int i = 0; i < n; i++)
-		trt_drop_tree_at_end(trees[i], true);
-	if (trees)
-		pfree(trees);
+		trt_drop_tree_at_end(maps[i].map.tree, true);
+	if (maps)
+		pfree(maps);
 }

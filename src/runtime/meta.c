@@ -169,6 +169,49 @@ trt_meta_owner_value(const void *val, size_t vlen, TrtTreeOwnerValue *ov)
 	return true;
 }
 
+TrtRelmapEntry *
+trt_meta_relmaps_of_db(Oid db, int *n)
+{
+	uint8		lower[TRT_META_RELMAP_DB_LEN],
+				upper[TRT_META_RELMAP_DB_LEN];
+	size_t		llen,
+				ulen;
+	tides_iter *it;
+	TrtRelmapEntry *all = NULL;
+	int			cap = 0;
+
+	*n = 0;
+	trt_meta_relmap_db_range(lower, &llen, upper, &ulen, db);
+	it = trt_open_range_iter(trt_engine(), lower, llen, upper, ulen, false);
+	for (tides_iter_first(it); tides_iter_valid(it); tides_iter_next(it))
+	{
+		size_t		klen,
+					vlen;
+		const uint8 *k = tides_iter_key(it, &klen);
+		const char *v = tides_iter_value(it, &vlen);
+		TrtRelmapEntry e;
+
+		if (!trt_meta_parse_relmap_key(k, klen, &e.rnode, &e.backend) ||
+			!trt_meta_map_value(v, vlen, &e.map))
+			continue;
+		if (*n == cap)
+		{
+			cap = cap ? cap * 2 : 64;
+			all = all ? repalloc(all, cap * sizeof(e)) : palloc(cap * sizeof(e));
+		}
+		all[(*n)++] = e;
+	}
+	if (tides_iter_status(it) != TIDES_OK)
+	{
+		tides_status s = tides_iter_status(it);
+
+		trt_close_iter(it);
+		trt_engine_error(s, "read the relation map");
+	}
+	trt_close_iter(it);
+	return all;
+}
+
 /* ---- values */
 
 /* a uint64 value, or dflt if the key is absent */

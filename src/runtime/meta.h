@@ -98,6 +98,16 @@ extern bool trt_meta_parse_aborted_key(const uint8 *key, size_t klen, uint32 *in
 extern bool trt_meta_map_value(const void *val, size_t vlen, TrtTreeMapValue *mv);
 extern bool trt_meta_owner_value(const void *val, size_t vlen, TrtTreeOwnerValue *ov);
 
+/* every mapping ('R') of database db, palloc'd, in key order */
+typedef struct TrtRelmapEntry
+{
+	RelFileNode rnode;
+	BackendId	backend;
+	TrtTreeMapValue map;
+} TrtRelmapEntry;
+
+extern TrtRelmapEntry *trt_meta_relmaps_of_db(Oid db, int *n);
+
 /* ---- values */
 
 /* a uint64 value ('T', 'V', 'S'), or dflt if the key is absent */
