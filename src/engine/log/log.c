@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "db/version_edit.h"
 #include "util/buf.h"
 #include "util/coding.h"
 
@@ -284,6 +283,30 @@ all_zero(const uint8_t *p, size_t n)
 	return true;
 }
 
+/* is pos inside one of the skips?  then *to is where it ends */
+static bool
+in_skip(const tides_log_skip *skips, uint32_t nskips, uint64_t pos, uint64_t *to)
+{
+	for (uint32_t i = 0; i < nskips; i++)
+		if (skips[i].from <= pos && pos < skips[i].to)
+		{
+			*to = skips[i].to;
+			return true;
+		}
+	return false;
+}
+
+/* the first position at or after pos outside every skip (skips may abut) */
+static uint64_t
+past_skips(const tides_log_skip *skips, uint32_t nskips, uint64_t pos)
+{
+	uint64_t	to;
+
+	while (in_skip(skips, nskips, pos, &to))
+		pos = to;
+	return pos;
+}
+
 tides_status
 tides_log_replay(tides_log *log, uint64_t from, const tides_log_skip *skips, uint32_t nskips,
 				 tides_log_record_fn fn, void *arg, uint64_t *end, bool *damaged,
@@ -306,18 +329,8 @@ tides_log_replay(tides_log *log, uint64_t from, const tides_log_skip *skips, uin
 		int64_t		r;
 		uint32_t	len;
 		tides_rec_type type;
-		bool		jumped = true;
 
-		while (jumped)
-		{
-			jumped = false;
-			for (uint32_t i = 0; i < nskips; i++)
-				if (skips[i].from <= pos && pos < skips[i].to)
-				{
-					pos = skips[i].to;
-					jumped = true;
-				}
-		}
+		pos = past_skips(skips, nskips, pos);
 		seg = pos / size;
 		off = pos % size;
 		if (size - off < TIDES_REC_HEADER)
@@ -412,19 +425,6 @@ tides_log_sync_range(tides_log *log, uint64_t from, uint64_t to, tides_error *er
 			return tides_fail_io(err, r, "fsync log segment", path);
 	}
 	return TIDES_OK;
-}
-
-/* is pos inside one of the skips?  then *to is where it ends */
-static bool
-in_skip(const tides_log_skip *skips, uint32_t nskips, uint64_t pos, uint64_t *to)
-{
-	for (uint32_t i = 0; i < nskips; i++)
-		if (skips[i].from <= pos && pos < skips[i].to)
-		{
-			*to = skips[i].to;
-			return true;
-		}
-	return false;
 }
 
 #define SCAN_CHUNK (1u << 20)
