@@ -354,7 +354,7 @@ tides_write(tides_db *db, tides_batch *b, uint64_t *lsn_out)
 	if (lsn_out)
 		*lsn_out = atomic_load(&sh->published_lsn);
 	/* an empty batch matters only if it carries a tag (typically a seal) */
-	if (b->count == 0 && tides_get64(b->rep.data + TIDES_REC_HEADER + 12) == 0)
+	if (b->count == 0 && tides_batch_tag_of(b) == 0)
 		return TIDES_OK;
 	if (rec_len > seg_size / 2)
 		return tides_fail(&db->err, TIDES_INVALID,
@@ -374,8 +374,8 @@ tides_write(tides_db *db, tides_batch *b, uint64_t *lsn_out)
 		s = tides_fail(&db->err, TIDES_INVALID, "write batch of %zu bytes exceeds a memtable", rec_len);
 		goto out;
 	}
-	tag = tides_get64(b->rep.data + TIDES_REC_HEADER + 12);
-	seal = (b->rep.data[TIDES_REC_HEADER + 20] & TIDES_BATCH_FLAG_SEAL) != 0;
+	tag = tides_batch_tag_of(b);
+	seal = tides_batch_seals(b);
 
 	s = apply_backpressure(db);
 	if (s != TIDES_OK)
@@ -480,7 +480,7 @@ tides_write(tides_db *db, tides_batch *b, uint64_t *lsn_out)
 		tides_db_wakeup(db, TIDES_WORK_MAINT);
 
 	/* log */
-	tides_put64(b->rep.data + TIDES_REC_HEADER, seq0);
+	tides_batch_set_seq(b, seq0);
 	tides_rec_seal_durable(b->rep.data, (uint32_t) payload_len, pos, TIDES_REC_BATCH, durable);
 	s = TIDES_OK;
 	if (pad_at != 0)
@@ -496,7 +496,7 @@ tides_write(tides_db *db, tides_batch *b, uint64_t *lsn_out)
 		ic.heights = heights;
 		ic.i = 0;
 		tides_skip_splice_init(&ic.splice);
-		tides_batch_decode(b->rep.data + TIDES_REC_HEADER, payload_len, &bh, insert_entry, &ic, NULL);
+		tides_batch_decode(tides_batch_payload(b, &payload_len), payload_len, &bh, insert_entry, &ic, NULL);
 		/* a seal counts only once its record is in the log, and before flush can look */
 		if (tag != 0 && seal)
 			tides_tags_note(db, tag, pos, true, mt->first_lsn);

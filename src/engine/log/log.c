@@ -227,7 +227,6 @@ tides_log_write_pad(tides_log *log, uint64_t lsn, tides_error *err)
 	if (room < TIDES_REC_HEADER)
 		return TIDES_OK;
 	/* the pad's payload is whatever follows; only its header is checked */
-	tides_put32(hdr + 4, 0);
 	tides_rec_seal(hdr, 0, lsn, TIDES_REC_PAD);
 	return tides_log_write(log, lsn, hdr, sizeof(hdr), err);
 }
@@ -479,7 +478,7 @@ tides_log_scan_after(tides_log *log, uint64_t end, uint64_t last_segment,
 				uint32_t	len;
 				tides_rec_type type;
 
-				if (buf[q + 8] != (uint8_t) lsn)
+				if (buf[q + TIDES_REC_OFF_LSN] != (uint8_t) lsn)
 				{
 					/*
 					 * Runs of zeros (the unwritten part of a prepared
@@ -498,7 +497,7 @@ tides_log_scan_after(tides_log *log, uint64_t end, uint64_t last_segment,
 					}
 					continue;
 				}
-				if (tides_get64(buf + q + 8) != lsn)
+				if (tides_rec_lsn(buf + q) != lsn)
 					continue;
 				if (in_skip(skips, nskips, lsn, &skip_to))
 					continue;
