@@ -138,8 +138,6 @@ typedef struct tides_options
 	uint32_t	sync_interval_ms;	/* for TIDES_SYNC_INTERVAL (200) */
 
 	uint32_t	max_open_files;		/* per-process SSTable descriptor cache (256) */
-	bool		paranoid_checks;	/* (true) currently has no effect: blocks are
-									 * checksummed whenever read from a file */
 
 	/* called (by the writer) when background work became due; may be NULL */
 	void		(*wakeup) (void *arg, int kind);
