@@ -23,10 +23,13 @@ EXTENSION  = tidesam
 DATA       = tidesam--1.0.sql
 PGFILEDESC = "tidesam - LSM table access method"
 
-TIDES_PG_SRCS := $(sort $(wildcard src/pg/*.c src/am/*.c src/index/*.c))
+# the layers, bottom up: runtime -> am, index -> module (ARCHITECTURE.md)
+TIDES_PG_SRCS := $(sort $(wildcard src/runtime/*.c src/am/*.c src/index/*.c src/module/*.c))
 OBJS = $(TIDES_PG_SRCS:.c=.o) $(ENGINE_SRCS:.c=.o)
 
-PG_CPPFLAGS = -Isrc/engine -Isrc/pg -Isrc/am -Isrc/index
+# every include line names its layer: "runtime/trt.h", "am/tam.h", "index/tidx.h";
+# of the engine only its public API, tides_engine.h, is visible
+PG_CPPFLAGS = -Isrc/engine/include -Isrc
 PG_CFLAGS   = -std=gnu11 -Wno-declaration-after-statement
 SHLIB_LINK  = -llz4 -lzstd
 
@@ -43,5 +46,33 @@ include $(PGXS)
 
 # engine objects built for the extension use the engine's own warnings
 $(ENGINE_SRCS:.c=.o): CFLAGS += -Wno-missing-prototypes
+
+# ---- tidesam_keepvfs, a test module (test/crash/keepvfs/README.md)
+#
+# The keep-unsynced test file system (test/vfs/vfs_keep.c) as a server module
+# of its own, so that tidesam.so holds no test file system; the crash tests
+# preload it after tidesam.  PGXS builds one MODULE_big, so these are plain
+# rules with PGXS's flags; it is built and installed with tidesam.
+KEEPVFS_SO   := test/crash/keepvfs/tidesam_keepvfs$(DLSUFFIX)
+KEEPVFS_OBJS := test/crash/keepvfs/keepvfs.o test/vfs/vfs_keep.o
+
+test/crash/keepvfs/keepvfs.o: CPPFLAGS += -Itest/vfs
+test/vfs/vfs_keep.o: CFLAGS += $(ENGINE_INCLUDES)
+
+$(KEEPVFS_SO): $(KEEPVFS_OBJS)
+	$(CC) $(CFLAGS) -shared -o $@ $(KEEPVFS_OBJS) $(LDFLAGS) $(LDFLAGS_SL)
+
+.PHONY: keepvfs install-keepvfs uninstall-keepvfs clean-keepvfs
+keepvfs: $(KEEPVFS_SO)
+all: keepvfs
+install: install-keepvfs
+install-keepvfs: $(KEEPVFS_SO) installdirs
+	$(INSTALL_SHLIB) $(KEEPVFS_SO) '$(DESTDIR)$(pkglibdir)/'
+uninstall: uninstall-keepvfs
+uninstall-keepvfs:
+	rm -f '$(DESTDIR)$(pkglibdir)/tidesam_keepvfs$(DLSUFFIX)'
+clean: clean-keepvfs
+clean-keepvfs:
+	rm -f $(KEEPVFS_SO) $(KEEPVFS_OBJS)
 
 .DEFAULT_GOAL := all

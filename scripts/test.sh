@@ -52,6 +52,9 @@ build() {
 }
 
 run_suite build            build
+# the layering of ARCHITECTURE.md: include lines, symbols, no cycle, hooks only
+# in src/module, no test file system in tidesam.so (needs the build above)
+run_suite layers           bash scripts/check_layers.sh
 run_suite engine           make -s -j"$jobs" engine-check
 run_suite fuzz             make -s fuzz-smoke
 run_suite pg_suites        bash test/pg_suites/run.sh --tides --quiet --timeout 1800 --outdir "$log_dir/pg_suites"

@@ -22,7 +22,6 @@ SET tides.compaction_workers = 1;
 SET tides.l0_slowdown_files = 12;
 SET tides.l0_stop_files = 20;
 SET tides.max_relations = 16384;
-SET tides.test_keep_unsynced = on;
 -- sighup settings cannot be changed with SET either
 SET tides.sync_mode = 'bogus';
 SET tides.sync_mode = 'none';
@@ -72,7 +71,6 @@ ALTER SYSTEM SET tides.l0_stop_files = 1001;
 ALTER SYSTEM SET tides.max_relations = 127;
 ALTER SYSTEM SET tides.max_relations = 16777217;
 ALTER SYSTEM SET tides.max_relations = 'many';
-ALTER SYSTEM SET tides.test_keep_unsynced = 'maybe';
 -- tides.index_method, a user setting of the tides_btree index access method
 SET tides.index_method = 'hash';
 SET tides.index_method = '';

@@ -1,7 +1,7 @@
 --
 -- index_write_deferral: entries of non-unique tides_btree indexes wait in the
 -- backend until its next engine write or read, a parallel plan, or the
--- commit's sealing batch (src/pg/xact.c).  The transaction itself must see
+-- commit's sealing batch (src/runtime/xact.c).  The transaction itself must see
 -- them at once, in every way it can look; an abort must leave nothing; a
 -- savepoint's rollback must not take the outer transaction's entries along.
 --

@@ -4,124 +4,79 @@
  * Every scan (sequential, TID range, parallel, bitmap lossy pages, analyze,
  * vacuum, index builds) walks versions through this: an engine iterator
  * bounded to [tree|lo_vid, tree|hi_vid), whose entries are turned into
- * TidesTuples in a reused buffer.  The cursor reads the engine as of its
- * creation (a consistent view); visibility is the caller's business.
- * Stubs (redirects and dead items, see tides_am.h) are skipped unless the
+ * TamTuples in a reused buffer.  The cursor reads a consistent view of
+ * the engine (until a refresh, below); visibility is the caller's business.
+ * Stubs (redirects and dead items, see am/tam.h) are skipped unless the
  * caller asks for them.
  *
- * An engine iterator pins the memtables it reads, and a memtable slot is
- * reused only when nothing pins it: a scan that ran for minutes on one
- * iterator would stall every writer once the other slots filled.  So a
- * cursor that has lived longer than CURSOR_REFRESH_MS trades its iterator
- * for a fresh one positioned after the last entry it returned.  Its view is
- * then no longer one instant of the engine -- as heap's scans, which read
- * each page as it is when they reach it; visibility comes from the caller's
- * snapshot either way.
+ * The cursor steps a TrtIter (src/runtime/iterators.c), which trades its
+ * engine iterator for a fresh one every TRT_ITER_REFRESH_MS, positioned
+ * after the last entry it returned, so that a scan that runs for minutes
+ * pins no memtable for long.  Its view is then no longer one instant of the
+ * engine -- as heap's scans, which read each page as it is when they reach
+ * it; visibility comes from the caller's snapshot either way.
  */
 #include "postgres.h"
 
-#include "utils/timestamp.h"
+#include "am/tam.h"
 
-#include "tides_am.h"
-
-#define CURSOR_REFRESH_MS 200
-#define CURSOR_CLOCK_EVERY 256	/* steps between looks at the clock */
-
-struct TidesCursor
+struct TamCursor
 {
-	tides_iter *it;
-	TimestampTz opened_at;
-	uint32		steps;
+	TrtIter    *w;
 	uint64		tree;
 	Oid			relid;
-	uint8		lower[TIDES_ROW_KEY_LEN];
-	uint8		upper[TIDES_ROW_KEY_LEN];
 	bool		started;
 	bool		pending;		/* the iterator is on the next entry to return */
 	bool		stubs;			/* return stubs too */
-	TidesTupleBuf buf;
+	TamTupleBuf buf;
 };
 
-static void
-open_iterator(TidesCursor *c)
+TamCursor *
+tam_cursor_open(uint64 tree, Oid relid, uint64 lo_vid, uint64 hi_vid)
 {
-	c->it = tides_open_range_iter(tides_engine(), c->lower, sizeof(c->lower), c->upper,
-								  sizeof(c->upper), true);
-	c->opened_at = GetCurrentTimestamp();
-}
-
-/* a fresh iterator, positioned so that the next step returns what follows */
-static void
-refresh(TidesCursor *c, ScanDirection dir)
-{
-	uint8		key[TIDES_ROW_KEY_LEN];
-	size_t		klen;
-	const void *k = tides_iter_key(c->it, &klen);
-	const void *now;
-	size_t		nlen;
-
-	Assert(klen == sizeof(key));
-	memcpy(key, k, sizeof(key));
-	tides_close_iter(c->it);
-	open_iterator(c);
-	if (ScanDirectionIsBackward(dir))
-		tides_iter_seek_for_prev(c->it, key, sizeof(key));
-	else
-		tides_iter_seek(c->it, key, sizeof(key));
-	/* on the key itself: step past it as usual; else already on the next one */
-	now = tides_iter_valid(c->it) ? tides_iter_key(c->it, &nlen) : NULL;
-	c->pending = now == NULL || nlen != sizeof(key) || memcmp(now, key, sizeof(key)) != 0;
-}
-
-TidesCursor *
-tides_cursor_open(uint64 tree, Oid relid, uint64 lo_vid, uint64 hi_vid)
-{
-	TidesCursor *c = palloc0(sizeof(TidesCursor));
+	TamCursor *c = palloc0(sizeof(TamCursor));
+	uint8		lower[TRT_ROW_KEY_LEN];
+	uint8		upper[TRT_ROW_KEY_LEN];
 
 	c->tree = tree;
 	c->relid = relid;
-	tides_tuple_buf_init(&c->buf, CurrentMemoryContext);
-	tides_row_key(c->lower, tree, lo_vid);
-	if (hi_vid > TIDES_VID_MAX)
-		tides_row_key(c->upper, tree + 1, 0);	/* to the end of the tree */
+	tam_tuple_buf_init(&c->buf, CurrentMemoryContext);
+	trt_row_key(lower, tree, lo_vid);
+	if (hi_vid > TRT_VID_MAX)
+		trt_row_key(upper, tree + 1, 0);	/* to the end of the tree */
 	else
-		tides_row_key(c->upper, tree, hi_vid);
-	open_iterator(c);
+		trt_row_key(upper, tree, hi_vid);
+	c->w = trt_iter_open(lower, sizeof(lower), upper, sizeof(upper), "scan a table");
 	return c;
 }
 
-static TidesTuple *
-current(TidesCursor *c)
+static TamTuple *
+current(TamCursor *c)
 {
 	size_t		klen,
 				vlen;
 	const uint8 *k;
 	const char *v;
 
-	if (!tides_iter_valid(c->it))
+	if (!tides_iter_valid(c->w->it))
 	{
-		tides_status s = tides_iter_status(c->it);
-
-		if (s != TIDES_OK)
-			tides_engine_error(s, "scan a table");
+		trt_iter_check(c->w);
 		return NULL;
 	}
-	k = tides_iter_key(c->it, &klen);
-	v = tides_iter_value(c->it, &vlen);
-	if (klen != TIDES_ROW_KEY_LEN)
+	k = tides_iter_key(c->w->it, &klen);
+	v = tides_iter_value(c->w->it, &vlen);
+	if (klen != TRT_ROW_KEY_LEN)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("tides: unexpected key of %zu bytes in relation %u", klen, c->relid)));
-	return tides_tuple_from_value(v, vlen, tides_row_key_vid(k), c->relid, &c->buf);
+	return tam_tuple_from_value(v, vlen, trt_row_key_vid(k), c->relid, &c->buf);
 }
 
-static TidesTuple *
-step(TidesCursor *c, ScanDirection dir)
+static TamTuple *
+step(TamCursor *c, ScanDirection dir)
 {
-	if (c->started && !c->pending && ++c->steps % CURSOR_CLOCK_EVERY == 0 &&
-		tides_iter_valid(c->it) &&
-		TimestampDifferenceExceeds(c->opened_at, GetCurrentTimestamp(), CURSOR_REFRESH_MS))
-		refresh(c, dir);
+	tides_iter *it = c->w->it;
+
 	if (c->pending)
 	{
 		c->pending = false;
@@ -131,64 +86,64 @@ step(TidesCursor *c, ScanDirection dir)
 	{
 		c->started = true;
 		if (ScanDirectionIsBackward(dir))
-			tides_iter_last(c->it);
+			tides_iter_last(it);
 		else
-			tides_iter_first(c->it);
+			tides_iter_first(it);
 	}
 	else if (ScanDirectionIsBackward(dir))
 	{
-		if (tides_iter_valid(c->it))
-			tides_iter_prev(c->it);
+		if (tides_iter_valid(it))
+			trt_iter_prev(c->w);
 		else
-			tides_iter_last(c->it);	/* ran off the end going forward: come back */
+			tides_iter_last(it);	/* ran off the end going forward: come back */
 	}
 	else
 	{
-		if (tides_iter_valid(c->it))
-			tides_iter_next(c->it);
+		if (tides_iter_valid(it))
+			trt_iter_next(c->w);
 		else
-			tides_iter_first(c->it);
+			tides_iter_first(it);
 	}
 	return current(c);
 }
 
-TidesTuple *
-tides_cursor_next(TidesCursor *c, ScanDirection dir)
+TamTuple *
+tam_cursor_next(TamCursor *c, ScanDirection dir)
 {
-	TidesTuple *t;
+	TamTuple *t;
 
-	while ((t = step(c, dir)) != NULL && TIDES_IS_STUB(t) && !c->stubs)
+	while ((t = step(c, dir)) != NULL && TAM_IS_STUB(t) && !c->stubs)
 		;
 	return t;
 }
 
 void
-tides_cursor_include_stubs(TidesCursor *c)
+tam_cursor_include_stubs(TamCursor *c)
 {
 	c->stubs = true;
 }
 
-/* position so that the next tides_cursor_next(dir) returns vid (or the next one in dir) */
+/* position so that the next tam_cursor_next(dir) returns vid (or the next one in dir) */
 void
-tides_cursor_seek(TidesCursor *c, uint64 vid, ScanDirection dir)
+tam_cursor_seek(TamCursor *c, uint64 vid, ScanDirection dir)
 {
-	uint8		key[TIDES_ROW_KEY_LEN];
+	uint8		key[TRT_ROW_KEY_LEN];
 
-	tides_row_key(key, c->tree, vid);
+	trt_row_key(key, c->tree, vid);
 	if (ScanDirectionIsBackward(dir))
-		tides_iter_seek_for_prev(c->it, key, sizeof(key));
+		tides_iter_seek_for_prev(c->w->it, key, sizeof(key));
 	else
-		tides_iter_seek(c->it, key, sizeof(key));
+		tides_iter_seek(c->w->it, key, sizeof(key));
 	c->started = true;
 	c->pending = true;
 }
 
 void
-tides_cursor_close(TidesCursor *c)
+tam_cursor_close(TamCursor *c)
 {
 	if (c == NULL)
 		return;
-	tides_close_iter(c->it);
-	tides_tuple_buf_free(&c->buf);
+	trt_iter_free(c->w);
+	tam_tuple_buf_free(&c->buf);
 	pfree(c);
 }

@@ -2,7 +2,7 @@
  * ddl.c -- storage life cycle: new storage, truncation, copies for SET
  * TABLESPACE, CLUSTER and VACUUM FULL; sizes and estimates; TOAST policy.
  *
- * Each relfilenode has its own tree (src/pg/trees.c).  PostgreSQL still gets
+ * Each relfilenode has its own tree (src/runtime/trees.c).  PostgreSQL still gets
  * an empty main fork file for every tides relation, so its own bookkeeping
  * (pending deletes, tablespace directories, pg_relation_filepath) works as
  * for heap; the rows never touch it.
@@ -37,7 +37,7 @@
 #include "utils/typcache.h"
 #include "utils/tuplesort.h"
 
-#include "tides_am.h"
+#include "am/tam.h"
 
 /* an empty main fork (and init fork for unlogged tables), as heap creates */
 static void
@@ -55,7 +55,7 @@ create_storage(const RelFileNode *rnode, char persistence)
 }
 
 void
-tides_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode, char persistence,
+tam_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode, char persistence,
 								TransactionId *freezeXid, MultiXactId *minmulti)
 {
 	bool		replacing = !RelFileNodeEquals(*newrnode, rel->rd_node) &&
@@ -67,32 +67,32 @@ tides_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode, char 
 	if (replacing)
 	{
 		/* TRUNCATE: the old tree goes when the truncation commits */
-		tides_drop_tree_at_end(tides_rel_tree(rel), true);
+		trt_drop_tree_at_end(trt_rel_tree(rel), true);
 	}
-	tides_create_tree(rel, newrnode, persistence);
+	trt_create_tree(rel, newrnode, persistence);
 }
 
 void
-tides_relation_nontransactional_truncate(Relation rel)
+tam_relation_nontransactional_truncate(Relation rel)
 {
-	tides_replace_tree(rel);
+	trt_replace_tree(rel);
 	/* the main fork is empty anyway; this drops the visibility map */
 	RelationTruncate(rel, 0);
 }
 
 void
-tides_relation_copy_data(Relation rel, const RelFileNode *newrnode)
+tam_relation_copy_data(Relation rel, const RelFileNode *newrnode)
 {
-	uint64		old_tree = tides_rel_tree(rel);
+	uint64		old_tree = trt_rel_tree(rel);
 	uint64		new_tree;
 	char		persistence = rel->rd_rel->relpersistence;
 
-	tides_xact_note_write();
+	trt_xact_note_write();
 	create_storage(newrnode, persistence);
-	new_tree = tides_create_tree(rel, newrnode, persistence);
-	tides_copy_vid_counter(old_tree, new_tree);
-	tides_copy_tree(old_tree, new_tree);
-	tides_drop_tree_at_end(old_tree, true);
+	new_tree = trt_create_tree(rel, newrnode, persistence);
+	trt_copy_vid_counter(old_tree, new_tree);
+	trt_copy_tree(old_tree, new_tree);
+	trt_drop_tree_at_end(old_tree, true);
 	/* as heap does: the old files (the visibility map) go at commit */
 	RelationDropStorage(rel);
 }
@@ -138,7 +138,7 @@ typedef struct ClusterState
 
 /* freeze what the new relfilenode's relfrozenxid/relminmxid will promise */
 static void
-freeze_for_rewrite(ClusterState *cs, HeapTupleHeader h, TidesVersionMeta *meta)
+freeze_for_rewrite(ClusterState *cs, HeapTupleHeader h, TamVersionMeta *meta)
 {
 	TransactionId xmin = HeapTupleHeaderGetXmin(h);
 
@@ -159,7 +159,7 @@ freeze_for_rewrite(ClusterState *cs, HeapTupleHeader h, TidesVersionMeta *meta)
 			/*
 			 * The new relminmxid promises no older multixact: one that
 			 * carries an update gives way to its updater (FreezeMultiXactId),
-			 * whose fate is settled and durable (tides_sync_before_freezing).
+			 * whose fate is settled and durable (tam_sync_before_freezing).
 			 */
 			TransactionId upd = HeapTupleGetUpdateXid(h);
 
@@ -198,14 +198,14 @@ freeze_for_rewrite(ClusterState *cs, HeapTupleHeader h, TidesVersionMeta *meta)
 
 /* copy one kept version into the new relation under the next vid */
 static void
-rewrite_one(ClusterState *cs, HeapTuple tup, const TidesVersionMeta *oldmeta, uint64 old_vid)
+rewrite_one(ClusterState *cs, HeapTuple tup, const TamVersionMeta *oldmeta, uint64 old_vid)
 {
 	TupleDesc	desc = RelationGetDescr(cs->old_rel);
 	Datum	   *values = palloc(desc->natts * sizeof(Datum));
 	bool	   *isnull = palloc(desc->natts * sizeof(bool));
 	HeapTuple	copy;
-	uint64		new_vid = tides_alloc_vids(cs->new_tree, 1);
-	TidesVersionMeta meta = *oldmeta;
+	uint64		new_vid = trt_alloc_vids(cs->new_tree, 1);
+	TamVersionMeta meta = *oldmeta;
 	ItemPointerData old_succ = tup->t_data->t_ctid;
 	uint64		succ_vid;
 
@@ -220,7 +220,7 @@ rewrite_one(ClusterState *cs, HeapTuple tup, const TidesVersionMeta *oldmeta, ui
 	copy->t_data->t_infomask |= tup->t_data->t_infomask & HEAP_XACT_MASK;
 	/* every version of the new relation is its own root: no HOT bits */
 	copy->t_data->t_infomask2 &= ~HEAP2_XACT_MASK;
-	meta.flags = TIDES_VF_NONE;
+	meta.flags = TAM_VF_NONE;
 	meta.hot_depth = 0;
 	meta.link = 0;
 	freeze_for_rewrite(cs, copy->t_data, &meta);
@@ -237,11 +237,11 @@ rewrite_one(ClusterState *cs, HeapTuple tup, const TidesVersionMeta *oldmeta, ui
 			copy = toasted;
 		}
 	}
-	tides_vid_to_tid(new_vid, &copy->t_self);
+	trt_vid_to_tid(new_vid, &copy->t_self);
 	copy->t_data->t_ctid = copy->t_self;
 
 	/* remember the successor to repoint once it has its new vid */
-	if (!ItemPointerEquals(&old_succ, &tup->t_self) && tides_tid_to_vid(&old_succ, &succ_vid) &&
+	if (!ItemPointerEquals(&old_succ, &tup->t_self) && trt_tid_to_vid(&old_succ, &succ_vid) &&
 		!(copy->t_data->t_infomask & HEAP_XMAX_INVALID) &&
 		!HEAP_XMAX_IS_LOCKED_ONLY(copy->t_data->t_infomask))
 	{
@@ -265,12 +265,12 @@ rewrite_one(ClusterState *cs, HeapTuple tup, const TidesVersionMeta *oldmeta, ui
 	cs->map[cs->nmap].new_vid = new_vid;
 	cs->nmap++;
 
-	tides_batch_add_version(cs->b, cs->new_tree, new_vid, &meta, copy->t_data, copy->t_len);
+	tam_batch_add_version(cs->b, cs->new_tree, new_vid, &meta, copy->t_data, copy->t_len);
 	if (tides_batch_bytes(cs->b) >= (1 << 20))
 	{
-		tides_write_batch(cs->b);
-		cs->b = tides_local_batch();
-		tides_xact_tag_batch(cs->b);
+		trt_write_batch(cs->b);
+		cs->b = trt_local_batch();
+		trt_xact_tag_batch(cs->b);
 	}
 	heap_freetuple(copy);
 	pfree(values);
@@ -279,12 +279,12 @@ rewrite_one(ClusterState *cs, HeapTuple tup, const TidesVersionMeta *oldmeta, ui
 
 /* is the version kept, and how is it counted (heap's rules)? */
 static bool
-keep_version(Relation rel, TidesTuple *t, TransactionId OldestXmin, double *num_tuples,
+keep_version(Relation rel, TamTuple *t, TransactionId OldestXmin, double *num_tuples,
 			 double *tups_vacuumed, double *tups_recently_dead)
 {
 	TransactionId dead_after;
 
-	switch (tides_satisfies_vacuum(t, OldestXmin, &dead_after))
+	switch (tam_satisfies_vacuum(t, OldestXmin, &dead_after))
 	{
 		case HEAPTUPLE_DEAD:
 			*tups_vacuumed += 1;
@@ -311,31 +311,31 @@ keep_version(Relation rel, TidesTuple *t, TransactionId OldestXmin, double *num_
 }
 
 void
-tides_relation_copy_for_cluster(Relation OldTable, Relation NewTable, Relation OldIndex,
+tam_relation_copy_for_cluster(Relation OldTable, Relation NewTable, Relation OldIndex,
 								bool use_sort, TransactionId OldestXmin,
 								TransactionId *xid_cutoff, MultiXactId *multi_cutoff,
 								double *num_tuples, double *tups_vacuumed,
 								double *tups_recently_dead)
 {
 	ClusterState cs;
-	uint64		old_tree = tides_rel_tree(OldTable);
+	uint64		old_tree = trt_rel_tree(OldTable);
 	Tuplesortstate *sort = NULL;
 	TupleTableSlot *slot = NULL;
 	IndexScanDesc iscan = NULL;
-	TidesTupleBuf buf;
+	TamTupleBuf buf;
 
-	tides_xact_note_write();
+	trt_xact_note_write();
 	/* the rewrite freezes and keeps hint bits: as VACUUM, commits first */
-	tides_sync_before_freezing();
-	tides_tuple_buf_init(&buf, CurrentMemoryContext);
+	tam_sync_before_freezing();
+	tam_tuple_buf_init(&buf, CurrentMemoryContext);
 	memset(&cs, 0, sizeof(cs));
 	cs.old_rel = OldTable;
 	cs.new_rel = NewTable;
-	cs.new_tree = tides_rel_tree(NewTable);
+	cs.new_tree = trt_rel_tree(NewTable);
 	cs.xid_cutoff = *xid_cutoff;
 	cs.multi_cutoff = *multi_cutoff;
-	cs.b = tides_local_batch();
-	tides_xact_tag_batch(cs.b);
+	cs.b = trt_local_batch();
+	trt_xact_tag_batch(cs.b);
 	*num_tuples = *tups_vacuumed = *tups_recently_dead = 0;
 
 	if (OldIndex != NULL && use_sort)
@@ -351,12 +351,12 @@ tides_relation_copy_for_cluster(Relation OldTable, Relation NewTable, Relation O
 		while (index_getnext_slot(iscan, ForwardScanDirection, slot))
 		{
 			uint64		vid;
-			TidesTuple *t;
+			TamTuple *t;
 
 			CHECK_FOR_INTERRUPTS();
-			if (!tides_tid_to_vid(&slot->tts_tid, &vid))
+			if (!trt_tid_to_vid(&slot->tts_tid, &vid))
 				continue;
-			t = tides_fetch_version(old_tree, vid, RelationGetRelid(OldTable), &buf);
+			t = tam_fetch_version(old_tree, vid, RelationGetRelid(OldTable), &buf);
 			if (t == NULL || !keep_version(OldTable, t, OldestXmin, num_tuples, tups_vacuumed,
 										   tups_recently_dead))
 				continue;
@@ -367,10 +367,10 @@ tides_relation_copy_for_cluster(Relation OldTable, Relation NewTable, Relation O
 	}
 	else
 	{
-		TidesCursor *c = tides_cursor_open(old_tree, RelationGetRelid(OldTable), 0, TIDES_VID_MAX + 1);
-		TidesTuple *t;
+		TamCursor *c = tam_cursor_open(old_tree, RelationGetRelid(OldTable), 0, TRT_VID_MAX + 1);
+		TamTuple *t;
 
-		while ((t = tides_cursor_next(c, ForwardScanDirection)) != NULL)
+		while ((t = tam_cursor_next(c, ForwardScanDirection)) != NULL)
 		{
 			CHECK_FOR_INTERRUPTS();
 			if (!keep_version(OldTable, t, OldestXmin, num_tuples, tups_vacuumed, tups_recently_dead))
@@ -383,7 +383,7 @@ tides_relation_copy_for_cluster(Relation OldTable, Relation NewTable, Relation O
 			else
 				rewrite_one(&cs, &t->htup, &t->meta, t->vid);
 		}
-		tides_cursor_close(c);
+		tam_cursor_close(c);
 	}
 
 	if (sort != NULL)
@@ -394,13 +394,13 @@ tides_relation_copy_for_cluster(Relation OldTable, Relation NewTable, Relation O
 		while ((tup = tuplesort_getheaptuple(sort, true)) != NULL)
 		{
 			uint64		vid;
-			TidesTuple *t;
+			TamTuple *t;
 
 			CHECK_FOR_INTERRUPTS();
-			if (!tides_tid_to_vid(&tup->t_self, &vid))
+			if (!trt_tid_to_vid(&tup->t_self, &vid))
 				continue;
 			/* the sorted copy lacks the meta part; take it from the stored version */
-			t = tides_fetch_version(old_tree, vid, RelationGetRelid(OldTable), &buf);
+			t = tam_fetch_version(old_tree, vid, RelationGetRelid(OldTable), &buf);
 			if (t == NULL)
 				continue;
 			rewrite_one(&cs, &t->htup, &t->meta, vid);
@@ -408,7 +408,7 @@ tides_relation_copy_for_cluster(Relation OldTable, Relation NewTable, Relation O
 		tuplesort_end(sort);
 	}
 	if (tides_batch_count(cs.b) > 0)
-		tides_write_batch(cs.b);
+		trt_write_batch(cs.b);
 
 	/* repoint update chains at the successors' new vids */
 	if (cs.nfix > 0)
@@ -418,27 +418,27 @@ tides_relation_copy_for_cluster(Relation OldTable, Relation NewTable, Relation O
 		{
 			VidMap		key = {cs.fix[i].old_successor, 0};
 			VidMap	   *m = bsearch(&key, cs.map, cs.nmap, sizeof(VidMap), cmp_vidmap);
-			TidesTuple *t = tides_fetch_version(cs.new_tree, cs.fix[i].new_vid,
+			TamTuple *t = tam_fetch_version(cs.new_tree, cs.fix[i].new_vid,
 												RelationGetRelid(NewTable), &buf);
 			tides_batch *b;
 
 			if (t == NULL)
 				continue;
 			if (m != NULL)
-				tides_vid_to_tid(m->new_vid, &t->htup.t_data->t_ctid);
+				trt_vid_to_tid(m->new_vid, &t->htup.t_data->t_ctid);
 			else
 				t->htup.t_data->t_ctid = t->htup.t_self;	/* successor was dead: chain ends */
-			b = tides_local_batch();
-			tides_xact_tag_batch(b);
-			tides_batch_add_version(b, cs.new_tree, t->vid, &t->meta, t->htup.t_data, t->htup.t_len);
-			tides_write_batch(b);
+			b = trt_local_batch();
+			trt_xact_tag_batch(b);
+			tam_batch_add_version(b, cs.new_tree, t->vid, &t->meta, t->htup.t_data, t->htup.t_len);
+			trt_write_batch(b);
 		}
 	}
 	if (cs.map)
 		pfree(cs.map);
 	if (cs.fix)
 		pfree(cs.fix);
-	tides_tuple_buf_free(&buf);
+	tam_tuple_buf_free(&buf);
 }
 
 /* ---- sizes */
@@ -449,13 +449,13 @@ tides_relation_copy_for_cluster(Relation OldTable, Relation NewTable, Relation O
  * real files.
  */
 uint64
-tides_relation_size(Relation rel, ForkNumber forkNumber)
+tam_relation_size(Relation rel, ForkNumber forkNumber)
 {
 	uint64		size = 0;
 
 	if (forkNumber == MAIN_FORKNUM || forkNumber == InvalidForkNumber)
-		size = (tides_vid_high_water(tides_rel_tree(rel)) + TIDES_ROWS_PER_BLOCK - 1) /
-			TIDES_ROWS_PER_BLOCK * BLCKSZ;
+		size = (trt_vid_high_water(trt_rel_tree(rel)) + TRT_ROWS_PER_BLOCK - 1) /
+			TRT_ROWS_PER_BLOCK * BLCKSZ;
 	for (ForkNumber f = MAIN_FORKNUM + 1; f <= MAX_FORKNUM; f++)
 	{
 		if (forkNumber != f && forkNumber != InvalidForkNumber)
@@ -467,9 +467,9 @@ tides_relation_size(Relation rel, ForkNumber forkNumber)
 }
 
 /* what a row costs a heap page: header, alignment, line pointer */
-#define TIDES_OVERHEAD_BYTES_PER_TUPLE (MAXALIGN(SizeofHeapTupleHeader) + sizeof(ItemIdData))
-#define TIDES_USABLE_BYTES_PER_PAGE (BLCKSZ - SizeOfPageHeaderData)
-#define TIDES_PHYSICAL_BYTES_PER_PAGE (8.0 * BLCKSZ)
+#define TAM_OVERHEAD_BYTES_PER_TUPLE (MAXALIGN(SizeofHeapTupleHeader) + sizeof(ItemIdData))
+#define TAM_USABLE_BYTES_PER_PAGE (BLCKSZ - SizeOfPageHeaderData)
+#define TAM_PHYSICAL_BYTES_PER_PAGE (8.0 * BLCKSZ)
 
 /*
  * The planner's size estimate.  Row counts follow heap's rules (density
@@ -485,7 +485,7 @@ tides_relation_size(Relation rel, ForkNumber forkNumber)
  * the deletions VACUUM and pruning wrote, until compaction has merged them
  * away -- heap's pages hold dead tuples likewise, and heap's estimate counts
  * the pages they take.  So the bytes the tree actually occupies
- * (tides_rel_bytes_estimate: O(log n), at most a second old) set a floor: an eighth of them
+ * (trt_rel_bytes_estimate: O(log n), at most a second old) set a floor: an eighth of them
  * in pages, since a narrow version in a memtable takes about three times
  * what its heap tuple does (key, sequence, version header, skiplist links),
  * and a fresh table must keep heap's plans (PostgreSQL's regression suite
@@ -496,16 +496,16 @@ tides_relation_size(Relation rel, ForkNumber forkNumber)
  * the planner chose for it waded through hundreds of thousands of entries.
  */
 void
-tides_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNumber *pages,
+tam_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNumber *pages,
 							 double *tuples, double *allvisfrac)
 {
-	uint64		vids = tides_vid_high_water(tides_rel_tree(rel));
-	double		vblocks = ceil((double) vids / TIDES_ROWS_PER_BLOCK);
+	uint64		vids = trt_vid_high_water(trt_rel_tree(rel));
+	double		vblocks = ceil((double) vids / TRT_ROWS_PER_BLOCK);
 	BlockNumber relpages = rel->rd_rel->relpages;
 	double		reltuples = rel->rd_rel->reltuples;
 	BlockNumber relallvisible = rel->rd_rel->relallvisible;
-	double		row_bytes = get_rel_data_width(rel, attr_widths) + TIDES_OVERHEAD_BYTES_PER_TUPLE;
-	double		rows_per_page = Max(1.0, floor(TIDES_USABLE_BYTES_PER_PAGE / row_bytes));
+	double		row_bytes = get_rel_data_width(rel, attr_widths) + TAM_OVERHEAD_BYTES_PER_TUPLE;
+	double		rows_per_page = Max(1.0, floor(TAM_USABLE_BYTES_PER_PAGE / row_bytes));
 	double		curpages;
 
 	if (reltuples >= 0 && relpages > 0)
@@ -521,8 +521,8 @@ tides_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNumber *page
 			curpages = 10;
 		*tuples = rint(rows_per_page * curpages);
 	}
-	curpages = Max(curpages, floor((double) tides_rel_bytes_estimate(rel) /
-								   TIDES_PHYSICAL_BYTES_PER_PAGE));
+	curpages = Max(curpages, floor((double) trt_rel_bytes_estimate(rel) /
+								   TAM_PHYSICAL_BYTES_PER_PAGE));
 	if (curpages == 0)
 	{
 		*pages = 0;
@@ -538,7 +538,7 @@ tides_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNumber *page
 }
 
 bool
-tides_relation_needs_toast_table(Relation rel)
+tam_relation_needs_toast_table(Relation rel)
 {
 	TupleDesc	desc = rel->rd_att;
 	int32		data_length = 0;
@@ -576,7 +576,7 @@ tides_relation_needs_toast_table(Relation rel)
 }
 
 Oid
-tides_relation_toast_am(Relation rel)
+tam_relation_toast_am(Relation rel)
 {
 	return HEAP_TABLE_AM_OID;
 }

@@ -3,7 +3,7 @@
  * re-fetches, TID scans, and the index AM's questions about dead entries.
  *
  * An index TID names the root of a HOT chain: an index fetch walks the
- * chain to the member its snapshot sees (tides_hot_search, hot.c), and "all
+ * chain to the member its snapshot sees (tam_hot_search, hot.c), and "all
  * dead" means every member is dead to everyone (or already removed by
  * VACUUM).  A fetch by a version's own TID (EvalPlanQual, TID scans) reads
  * exactly that version.
@@ -18,64 +18,64 @@
 #include "storage/predicate.h"
 #include "utils/snapmgr.h"
 
-#include "tides_am.h"
+#include "am/tam.h"
 
-typedef struct TidesIndexFetchData
+typedef struct TamIndexFetchData
 {
 	IndexFetchTableData base;
 	uint64		tree;
-	TidesTupleBuf buf;
-	TidesSeqReader *reader;		/* for TIDs that come in vid order */
-} TidesIndexFetchData;
+	TamTupleBuf buf;
+	TamSeqReader *reader;		/* for TIDs that come in vid order */
+} TamIndexFetchData;
 
 IndexFetchTableData *
-tides_index_fetch_begin(Relation rel)
+tam_index_fetch_begin(Relation rel)
 {
-	TidesIndexFetchData *f = palloc0(sizeof(TidesIndexFetchData));
+	TamIndexFetchData *f = palloc0(sizeof(TamIndexFetchData));
 
 	f->base.rel = rel;
-	f->tree = tides_rel_tree(rel);
-	tides_tuple_buf_init(&f->buf, CurrentMemoryContext);
-	f->reader = tides_seq_reader_create(CurrentMemoryContext);
+	f->tree = trt_rel_tree(rel);
+	tam_tuple_buf_init(&f->buf, CurrentMemoryContext);
+	f->reader = tam_seq_reader_create(CurrentMemoryContext);
 	return &f->base;
 }
 
 void
-tides_index_fetch_reset(IndexFetchTableData *scan)
+tam_index_fetch_reset(IndexFetchTableData *scan)
 {
 }
 
 void
-tides_index_fetch_end(IndexFetchTableData *scan)
+tam_index_fetch_end(IndexFetchTableData *scan)
 {
-	TidesIndexFetchData *f = (TidesIndexFetchData *) scan;
+	TamIndexFetchData *f = (TamIndexFetchData *) scan;
 
-	tides_tuple_buf_free(&f->buf);
-	tides_seq_reader_free(f->reader);
+	tam_tuple_buf_free(&f->buf);
+	tam_seq_reader_free(f->reader);
 	pfree(f);
 }
 
-static TidesTuple *
-fetch(uint64 tree, Relation rel, ItemPointer tid, TidesTupleBuf *buf)
+static TamTuple *
+fetch(uint64 tree, Relation rel, ItemPointer tid, TamTupleBuf *buf)
 {
 	uint64		vid;
 
-	if (!tides_tid_to_vid(tid, &vid))
+	if (!trt_tid_to_vid(tid, &vid))
 		return NULL;
-	return tides_fetch_version(tree, vid, RelationGetRelid(rel), buf);
+	return tam_fetch_version(tree, vid, RelationGetRelid(rel), buf);
 }
 
 bool
-tides_index_fetch_tuple(IndexFetchTableData *scan, ItemPointer tid, Snapshot snapshot,
+tam_index_fetch_tuple(IndexFetchTableData *scan, ItemPointer tid, Snapshot snapshot,
 						TupleTableSlot *slot, bool *call_again, bool *all_dead)
 {
-	TidesIndexFetchData *f = (TidesIndexFetchData *) scan;
+	TamIndexFetchData *f = (TamIndexFetchData *) scan;
 	Relation	rel = f->base.rel;
-	TidesTuple *t;
+	TamTuple *t;
 
 	pgstat_count_buffer_read(rel);
 	pgstat_count_buffer_hit(rel);
-	t = tides_hot_search(rel, f->tree, tid, snapshot, &f->buf, all_dead, !*call_again, true, f->reader);
+	t = tam_hot_search(rel, f->tree, tid, snapshot, &f->buf, all_dead, !*call_again, true, f->reader);
 	if (t == NULL)
 	{
 		/* the end of the chain (a removed root reads as dead: TIDs are never reused) */
@@ -84,56 +84,56 @@ tides_index_fetch_tuple(IndexFetchTableData *scan, ItemPointer tid, Snapshot sna
 	}
 	/* only a non-MVCC snapshot can see more than one member of a chain */
 	*call_again = !IsMVCCSnapshot(snapshot);
-	tides_store_in_slot(t, slot);
+	tam_store_in_slot(t, slot);
 	return true;
 }
 
 bool
-tides_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot, TupleTableSlot *slot)
+tam_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot, TupleTableSlot *slot)
 {
-	TidesTupleBuf buf;
-	TidesTuple *t;
+	TamTupleBuf buf;
+	TamTuple *t;
 	bool		visible = false;
 
-	tides_tuple_buf_init(&buf, CurrentMemoryContext);
-	t = fetch(tides_rel_tree(rel), rel, tid, &buf);
+	tam_tuple_buf_init(&buf, CurrentMemoryContext);
+	t = fetch(trt_rel_tree(rel), rel, tid, &buf);
 	if (t != NULL)
 	{
-		visible = tides_visible(t, snapshot);
-		tides_ssi_conflict_out(visible, rel, t, snapshot);
+		visible = tam_visible(t, snapshot);
+		tam_ssi_conflict_out(visible, rel, t, snapshot);
 		if (visible)
 		{
 			PredicateLockTID(rel, &t->htup.t_self, snapshot, HeapTupleHeaderGetXmin(t->htup.t_data));
-			tides_store_in_slot(t, slot);
+			tam_store_in_slot(t, slot);
 		}
 	}
-	tides_tuple_buf_free(&buf);
+	tam_tuple_buf_free(&buf);
 	return visible;
 }
 
 bool
-tides_tuple_tid_valid(TableScanDesc scan, ItemPointer tid)
+tam_tuple_tid_valid(TableScanDesc scan, ItemPointer tid)
 {
 	uint64		vid;
 
-	return ItemPointerIsValid(tid) && tides_tid_to_vid(tid, &vid) &&
-		vid < tides_vid_high_water(tides_rel_tree(scan->rs_rd));
+	return ItemPointerIsValid(tid) && trt_tid_to_vid(tid, &vid) &&
+		vid < trt_vid_high_water(trt_rel_tree(scan->rs_rd));
 }
 
 void
-tides_tuple_get_latest_tid(TableScanDesc scan, ItemPointer tid)
+tam_tuple_get_latest_tid(TableScanDesc scan, ItemPointer tid)
 {
 	Relation	rel = scan->rs_rd;
 	Snapshot	snapshot = scan->rs_snapshot;
-	uint64		tree = tides_rel_tree(rel);
+	uint64		tree = trt_rel_tree(rel);
 	ItemPointerData ctid = *tid;
 	TransactionId prior_xmax = InvalidTransactionId;
-	TidesTupleBuf buf;
+	TamTupleBuf buf;
 
-	tides_tuple_buf_init(&buf, CurrentMemoryContext);
+	tam_tuple_buf_init(&buf, CurrentMemoryContext);
 	for (;;)
 	{
-		TidesTuple *t = fetch(tree, rel, &ctid, &buf);
+		TamTuple *t = fetch(tree, rel, &ctid, &buf);
 		bool		visible;
 
 		if (t == NULL)
@@ -141,8 +141,8 @@ tides_tuple_get_latest_tid(TableScanDesc scan, ItemPointer tid)
 		if (TransactionIdIsValid(prior_xmax) &&
 			!TransactionIdEquals(prior_xmax, HeapTupleHeaderGetXmin(t->htup.t_data)))
 			break;
-		visible = tides_visible(t, snapshot);
-		tides_ssi_conflict_out(visible, rel, t, snapshot);
+		visible = tam_visible(t, snapshot);
+		tam_ssi_conflict_out(visible, rel, t, snapshot);
 		if (visible)
 			*tid = ctid;
 		if ((t->htup.t_data->t_infomask & HEAP_XMAX_INVALID) ||
@@ -153,22 +153,22 @@ tides_tuple_get_latest_tid(TableScanDesc scan, ItemPointer tid)
 		ctid = t->htup.t_data->t_ctid;
 		prior_xmax = HeapTupleHeaderGetUpdateXid(t->htup.t_data);
 	}
-	tides_tuple_buf_free(&buf);
+	tam_tuple_buf_free(&buf);
 }
 
 bool
-tides_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot, Snapshot snapshot)
+tam_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot, Snapshot snapshot)
 {
-	TidesTupleBuf buf;
-	TidesTuple *t;
+	TamTupleBuf buf;
+	TamTuple *t;
 	bool		visible = false;
 
-	tides_tuple_buf_init(&buf, CurrentMemoryContext);
+	tam_tuple_buf_init(&buf, CurrentMemoryContext);
 	/* the slot holds a copy: judge the version as it is now */
-	t = fetch(tides_rel_tree(rel), rel, &slot->tts_tid, &buf);
+	t = fetch(trt_rel_tree(rel), rel, &slot->tts_tid, &buf);
 	if (t != NULL)
-		visible = tides_visible(t, snapshot);
-	tides_tuple_buf_free(&buf);
+		visible = tam_visible(t, snapshot);
+	tam_tuple_buf_free(&buf);
 	return visible;
 }
 
@@ -204,9 +204,9 @@ bottomup_order(const void *a, const void *b, void *arg)
 #define BOTTOMUP_MAX_READS 64
 
 TransactionId
-tides_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate)
+tam_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate)
 {
-	uint64		tree = tides_rel_tree(rel);
+	uint64		tree = trt_rel_tree(rel);
 	GlobalVisState *vistest = GlobalVisTestFor(rel);
 	TransactionId latest_removed = InvalidTransactionId;
 	int			freed = 0;
@@ -227,8 +227,8 @@ tides_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate)
 		if (delstate->bottomup && (n >= BOTTOMUP_MAX_READS || freed >= delstate->bottomupfreespace))
 			break;
 		n++;
-		dead = tides_tid_to_vid(&d->tid, &vid) &&
-			tides_hot_chain_dead(rel, tree, vid, vistest, &latest_removed);
+		dead = trt_tid_to_vid(&d->tid, &vid) &&
+			tam_hot_chain_dead(rel, tree, vid, vistest, &latest_removed);
 		if (delstate->bottomup)
 		{
 			st->knowndeletable = dead;

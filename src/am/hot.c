@@ -13,7 +13,7 @@
  * Where tides differs from heap:
  *   - no page: a chain may span virtual blocks.  Nothing bounds a chain but
  *     VACUUM, so an update that would make a chain longer than
- *     TIDES_MAX_HOT_DEPTH is not HOT: it starts a new chain with new index
+ *     TAM_MAX_HOT_DEPTH is not HOT: it starts a new chain with new index
  *     entries, and a walk never reads more than that many versions.
  *   - each heap-only version stores its root's vid (meta.link): the
  *     visibility-map bit of the root's block covers the whole chain, and
@@ -21,8 +21,8 @@
  *   - pruning removes a prefix of the chain -- up to its last dead member --
  *     and makes the root a redirect stub to the member after it, in one
  *     batch.  VACUUM prunes every chain (prune_chain); a reader that had to
- *     walk TIDES_PRUNE_WALK members or more prunes the chain it walked
- *     (tides_hot_prune_opt), as heap_page_prune_opt prunes a page on access.  There is no buffer pin to keep a reader's walk and a prune
+ *     walk TAM_PRUNE_WALK members or more prunes the chain it walked
+ *     (tam_hot_prune_opt), as heap_page_prune_opt prunes a page on access.  There is no buffer pin to keep a reader's walk and a prune
  *     apart, so a walk that finds a member gone re-reads the root: if the
  *     root changed, the chain was pruned under it and it walks again; if not,
  *     the chain really ends there (an aborted tail was removed).
@@ -40,7 +40,7 @@
 #include "utils/rel.h"
 #include "utils/relcache.h"
 
-#include "tides_am.h"
+#include "am/tam.h"
 
 /* what a walk saw at the root, to tell whether a prune happened since */
 typedef struct RootState
@@ -51,7 +51,7 @@ typedef struct RootState
 } RootState;
 
 static RootState
-root_state(TidesTuple *t)
+root_state(TamTuple *t)
 {
 	RootState	r;
 
@@ -62,7 +62,7 @@ root_state(TidesTuple *t)
 }
 
 /*
- * Is a walk worth following with tides_hot_prune_opt?  Only a long one, and,
+ * Is a walk worth following with tam_hot_prune_opt?  Only a long one, and,
  * as heap's PageIsPrunable checks pd_prune_xid, only if the first member's
  * updater is already removable: otherwise nothing can go (the rare chain
  * whose later updater has the older xid waits for VACUUM), and a reader held
@@ -71,7 +71,7 @@ root_state(TidesTuple *t)
 static bool
 worth_pruning(Relation rel, int walked, TransactionId first_updater)
 {
-	return walked >= TIDES_PRUNE_WALK && TransactionIdIsNormal(first_updater) &&
+	return walked >= TAM_PRUNE_WALK && TransactionIdIsNormal(first_updater) &&
 		GlobalVisTestIsRemovableXid(GlobalVisTestFor(rel), first_updater);
 }
 
@@ -85,10 +85,10 @@ worth_pruning(Relation rel, int walked, TransactionId first_updater)
  * engine view older than now: only to an MVCC snapshot, and only for the
  * first walk's first read (see there why that is safe).
  */
-TidesTuple *
-tides_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
-				 TidesTupleBuf *buf, bool *all_dead, bool first_call, bool may_prune,
-				 TidesSeqReader *reader)
+TamTuple *
+tam_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
+				 TamTupleBuf *buf, bool *all_dead, bool first_call, bool may_prune,
+				 TamSeqReader *reader)
 {
 	Oid			relid = RelationGetRelid(rel);
 	GlobalVisState *vistest = NULL;
@@ -97,7 +97,7 @@ tides_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 
 	if (all_dead)
 		*all_dead = first_call;
-	if (!tides_tid_to_vid(tid, &start))
+	if (!trt_tid_to_vid(tid, &start))
 		return NULL;
 	if (!first_call || snapshot->snapshot_type != SNAPSHOT_MVCC)
 		reader = NULL;
@@ -116,16 +116,16 @@ tides_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 			*all_dead = first_call;
 		for (;;)
 		{
-			TidesTuple *t = NULL;
+			TamTuple *t = NULL;
 			uint64		next;
 
 			if (reader != NULL)
 			{
-				t = tides_seq_reader_read(reader, tree, vid, relid, buf);
+				t = tam_seq_reader_read(reader, tree, vid, relid, buf);
 				reader = NULL;
 			}
 			if (t == NULL)
-				t = tides_fetch_entry(tree, vid, relid, buf);
+				t = tam_fetch_entry(tree, vid, relid, buf);
 			walked++;
 			if (at_chain_start)
 				root = root_state(t);
@@ -134,9 +134,9 @@ tides_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 				vanished = !at_chain_start;
 				break;
 			}
-			if (TIDES_IS_STUB(t))
+			if (TAM_IS_STUB(t))
 			{
-				if (at_chain_start && TIDES_IS_REDIRECT(t))
+				if (at_chain_start && TAM_IS_REDIRECT(t))
 				{
 					vid = t->meta.link;
 					at_chain_start = false;
@@ -155,13 +155,13 @@ tides_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 			{
 				bool		valid;
 
-				/* (a non-vacuumable snapshot knows no relation: see tides_surely_dead) */
+				/* (a non-vacuumable snapshot knows no relation: see tam_surely_dead) */
 				if (snapshot->snapshot_type == SNAPSHOT_NON_VACUUMABLE)
-					valid = !tides_surely_dead(t, snapshot->vistest, durable);
+					valid = !tam_surely_dead(t, snapshot->vistest, durable);
 				else
-					valid = tides_visible(t, snapshot);
+					valid = tam_visible(t, snapshot);
 
-				tides_ssi_conflict_out(valid, rel, t, snapshot);
+				tam_ssi_conflict_out(valid, rel, t, snapshot);
 				if (valid)
 				{
 					*tid = t->htup.t_self;
@@ -170,7 +170,7 @@ tides_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 					if (all_dead)
 						*all_dead = false;
 					if (may_prune && first_call && worth_pruning(rel, walked, first_updater))
-						tides_hot_prune_opt(rel, tree, start);
+						tam_hot_prune_opt(rel, tree, start);
 					return t;
 				}
 			}
@@ -179,11 +179,11 @@ tides_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 			{
 				if (vistest == NULL)
 					vistest = GlobalVisTestFor(rel);
-				if (!tides_surely_dead(t, vistest, durable))
+				if (!tam_surely_dead(t, vistest, durable))
 					*all_dead = false;
 			}
 			if (!HeapTupleHeaderIsHotUpdated(t->htup.t_data) ||
-				!tides_tid_to_vid(&t->htup.t_data->t_ctid, &next))
+				!trt_tid_to_vid(&t->htup.t_data->t_ctid, &next))
 				break;
 			vid = next;
 			at_chain_start = false;
@@ -200,11 +200,11 @@ tides_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 		if (!vanished || !first_call)
 		{
 			if (may_prune && first_call && worth_pruning(rel, walked, first_updater))
-				tides_hot_prune_opt(rel, tree, start);
+				tam_hot_prune_opt(rel, tree, start);
 			return NULL;
 		}
 		{
-			RootState	now = root_state(tides_fetch_entry(tree, start, relid, buf));
+			RootState	now = root_state(tam_fetch_entry(tree, start, relid, buf));
 
 			if (now.present == root.present && now.flags == root.flags && now.link == root.link)
 				return NULL;
@@ -238,7 +238,7 @@ attr_unchanged(TupleDesc desc, int attno, HeapTuple a, HeapTuple b)
 
 /*
  * Would a member after old leave the walk from its chain's root at most
- * TIDES_MAX_HOT_DEPTH + 1 reads long?  hot_depth counts updates from the
+ * TAM_MAX_HOT_DEPTH + 1 reads long?  hot_depth counts updates from the
  * original root; once pruning has made the root a redirect, a walk starts
  * at the redirect's target, whose depth the stub keeps, so only the members
  * from there count.  Reading the root costs a point read, paid only by
@@ -248,23 +248,23 @@ attr_unchanged(TupleDesc desc, int attno, HeapTuple a, HeapTuple b)
  * of dead chains that every lookup walked.
  */
 static bool
-chain_has_room(Relation rel, TidesTuple *old)
+chain_has_room(Relation rel, TamTuple *old)
 {
 	uint64		root_vid;
-	TidesTupleBuf buf;
-	TidesTuple *root;
+	TamTupleBuf buf;
+	TamTuple *root;
 	bool		room;
 
-	if (old->meta.hot_depth < TIDES_MAX_HOT_DEPTH)
+	if (old->meta.hot_depth < TAM_MAX_HOT_DEPTH)
 		return true;
 	if (old->meta.hot_depth >= PG_UINT16_MAX - 1 || !HeapTupleHeaderIsHeapOnly(old->htup.t_data))
 		return false;
-	root_vid = tides_root_vid(old);
-	tides_tuple_buf_init(&buf, CurrentMemoryContext);
-	root = tides_fetch_entry(tides_rel_tree(rel), root_vid, RelationGetRelid(rel), &buf);
-	room = root != NULL && TIDES_IS_REDIRECT(root) &&
-		old->meta.hot_depth < root->meta.hot_depth + TIDES_MAX_HOT_DEPTH;
-	tides_tuple_buf_free(&buf);
+	root_vid = tam_root_vid(old);
+	tam_tuple_buf_init(&buf, CurrentMemoryContext);
+	root = tam_fetch_entry(trt_rel_tree(rel), root_vid, RelationGetRelid(rel), &buf);
+	room = root != NULL && TAM_IS_REDIRECT(root) &&
+		old->meta.hot_depth < root->meta.hot_depth + TAM_MAX_HOT_DEPTH;
+	tam_tuple_buf_free(&buf);
 	return room;
 }
 
@@ -274,7 +274,7 @@ chain_has_room(Relation rel, TidesTuple *old)
  * heap_update's test -- and the chain has room (chain_has_room)?
  */
 bool
-tides_hot_update_allowed(Relation rel, Bitmapset *hot_attrs, TidesTuple *old, HeapTuple newtup)
+tam_hot_update_allowed(Relation rel, Bitmapset *hot_attrs, TamTuple *old, HeapTuple newtup)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
 	bool		allowed = true;
@@ -290,35 +290,35 @@ tides_hot_update_allowed(Relation rel, Bitmapset *hot_attrs, TidesTuple *old, He
  * rooted at root_vid dead to everyone?  Advances *latest_removed over them.
  */
 bool
-tides_hot_chain_dead(Relation rel, uint64 tree, uint64 root_vid, GlobalVisState *vistest,
+tam_hot_chain_dead(Relation rel, uint64 tree, uint64 root_vid, GlobalVisState *vistest,
 					 TransactionId *latest_removed)
 {
-	TidesTupleBuf buf;
+	TamTupleBuf buf;
 	ItemPointerData tid;
 	bool		all_dead;
-	TidesTuple *t;
+	TamTuple *t;
 	uint64		vid;
 	TransactionId prev_xmax = InvalidTransactionId;
 	SnapshotData nonvacuumable;
 
-	tides_tuple_buf_init(&buf, CurrentMemoryContext);
-	tides_vid_to_tid(root_vid, &tid);
+	tam_tuple_buf_init(&buf, CurrentMemoryContext);
+	trt_vid_to_tid(root_vid, &tid);
 	InitNonVacuumableSnapshot(nonvacuumable, vistest);
-	if (tides_hot_search(rel, tree, &tid, &nonvacuumable, &buf, NULL, true, false, NULL) != NULL)
+	if (tam_hot_search(rel, tree, &tid, &nonvacuumable, &buf, NULL, true, false, NULL) != NULL)
 	{
-		tides_tuple_buf_free(&buf);
+		tam_tuple_buf_free(&buf);
 		return false;
 	}
 	all_dead = true;
 
 	/* walk it again for latestRemovedXid (as heap does, after deciding) */
-	t = tides_fetch_entry(tree, root_vid, RelationGetRelid(rel), &buf);
-	if (t != NULL && TIDES_IS_REDIRECT(t))
+	t = tam_fetch_entry(tree, root_vid, RelationGetRelid(rel), &buf);
+	if (t != NULL && TAM_IS_REDIRECT(t))
 	{
 		vid = t->meta.link;
-		t = tides_fetch_version(tree, vid, RelationGetRelid(rel), &buf);
+		t = tam_fetch_version(tree, vid, RelationGetRelid(rel), &buf);
 	}
-	while (t != NULL && !TIDES_IS_STUB(t))
+	while (t != NULL && !TAM_IS_STUB(t))
 	{
 		uint64		next;
 
@@ -327,12 +327,12 @@ tides_hot_chain_dead(Relation rel, uint64 tree, uint64 root_vid, GlobalVisState 
 			break;
 		HeapTupleHeaderAdvanceLatestRemovedXid(t->htup.t_data, latest_removed);
 		if (!HeapTupleHeaderIsHotUpdated(t->htup.t_data) ||
-			!tides_tid_to_vid(&t->htup.t_data->t_ctid, &next))
+			!trt_tid_to_vid(&t->htup.t_data->t_ctid, &next))
 			break;
 		prev_xmax = HeapTupleHeaderGetUpdateXid(t->htup.t_data);
-		t = tides_fetch_version(tree, next, RelationGetRelid(rel), &buf);
+		t = tam_fetch_version(tree, next, RelationGetRelid(rel), &buf);
 	}
-	tides_tuple_buf_free(&buf);
+	tam_tuple_buf_free(&buf);
 	return all_dead;
 }
 
@@ -348,20 +348,20 @@ tides_hot_chain_dead(Relation rel, uint64 tree, uint64 root_vid, GlobalVisState 
  * holds the root's stripe lock, which every writer of the root holds too.
  */
 bool
-tides_hot_prune_plan(Relation rel, uint64 tree, uint64 root_vid, TidesTupleBuf *buf,
-					 TidesMemberJudge judge, void *arg, TidesHotPrune *p)
+tam_hot_prune_plan(Relation rel, uint64 tree, uint64 root_vid, TamTupleBuf *buf,
+					 TamMemberJudge judge, void *arg, TamHotPrune *p)
 {
 	Oid			relid = RelationGetRelid(rel);
 	TransactionId prev_xmax = InvalidTransactionId;
-	TidesTuple *t = tides_fetch_entry(tree, root_vid, relid, buf);
+	TamTuple *t = tam_fetch_entry(tree, root_vid, relid, buf);
 	uint64		vid;
 	int			cap = 0;
 
 	memset(p, 0, sizeof(*p));
 	p->latestdead = -1;
-	if (t == NULL || (TIDES_IS_STUB(t) && !TIDES_IS_REDIRECT(t)))
+	if (t == NULL || (TAM_IS_STUB(t) && !TAM_IS_REDIRECT(t)))
 		return false;
-	p->root_is_stub = TIDES_IS_STUB(t);
+	p->root_is_stub = TAM_IS_STUB(t);
 	if (p->root_is_stub)
 	{
 		p->old_target = t->meta.link;
@@ -372,12 +372,12 @@ tides_hot_prune_plan(Relation rel, uint64 tree, uint64 root_vid, TidesTupleBuf *
 		vid = root_vid;
 	for (;;)
 	{
-		TidesMemberFate fate;
+		TamMemberFate fate;
 		uint64		next;
 
 		if (t == NULL)
 		{
-			t = tides_fetch_version(tree, vid, relid, buf);
+			t = tam_fetch_version(tree, vid, relid, buf);
 			if (t == NULL || !HeapTupleHeaderIsHeapOnly(t->htup.t_data) ||
 				(TransactionIdIsValid(prev_xmax) &&
 				 !TransactionIdEquals(prev_xmax, HeapTupleHeaderGetXmin(t->htup.t_data))))
@@ -396,12 +396,12 @@ tides_hot_prune_plan(Relation rel, uint64 tree, uint64 root_vid, TidesTupleBuf *
 		p->depths[p->n] = t->meta.hot_depth;
 		p->n++;
 		fate = judge(t, arg);
-		if (fate == TIDES_MEMBER_DEAD)
+		if (fate == TAM_MEMBER_DEAD)
 			p->latestdead = p->n - 1;
-		else if (fate != TIDES_MEMBER_RECENTLY_DEAD)
+		else if (fate != TAM_MEMBER_RECENTLY_DEAD)
 			break;				/* a member that stays, and so do all after it */
 		if (!HeapTupleHeaderIsHotUpdated(t->htup.t_data) ||
-			!tides_tid_to_vid(&t->htup.t_data->t_ctid, &next))
+			!trt_tid_to_vid(&t->htup.t_data->t_ctid, &next))
 			break;
 		prev_xmax = HeapTupleHeaderGetUpdateXid(t->htup.t_data);
 		vid = next;
@@ -416,25 +416,25 @@ tides_hot_prune_plan(Relation rel, uint64 tree, uint64 root_vid, TidesTupleBuf *
  * redirect the root to it.  Without one the caller decides the root's fate.
  */
 void
-tides_hot_prune_members(tides_batch *b, uint64 tree, uint64 root_vid, TidesHotPrune *p)
+tam_hot_prune_members(tides_batch *b, uint64 tree, uint64 root_vid, TamHotPrune *p)
 {
 	Assert(p->latestdead >= 0);
 	if (p->latestdead + 1 < p->n &&
 		(!p->root_is_stub || p->chain[p->latestdead + 1] != p->old_target))
-		tides_batch_add_stub(b, tree, root_vid, TIDES_VF_REDIRECT, p->chain[p->latestdead + 1],
+		tam_batch_add_stub(b, tree, root_vid, TAM_VF_REDIRECT, p->chain[p->latestdead + 1],
 							 p->depths[p->latestdead + 1]);
 	for (int i = p->root_is_stub ? 0 : 1; i <= p->latestdead; i++)
 	{
-		uint8		key[TIDES_ROW_KEY_LEN];
+		uint8		key[TRT_ROW_KEY_LEN];
 
-		tides_row_key(key, tree, p->chain[i]);
+		trt_row_key(key, tree, p->chain[i]);
 		if (tides_batch_delete(b, key, sizeof(key)) != TIDES_OK)
 			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory building a tides batch")));
 	}
 }
 
 void
-tides_hot_prune_free(TidesHotPrune *p)
+tam_hot_prune_free(TamHotPrune *p)
 {
 	if (p->chain)
 		pfree(p->chain);
@@ -448,29 +448,29 @@ tides_hot_prune_free(TidesHotPrune *p)
 }
 
 /* on access: dead by the global horizon (heap_page_prune_opt's test) */
-static TidesMemberFate
-judge_on_access(TidesTuple *t, void *arg)
+static TamMemberFate
+judge_on_access(TamTuple *t, void *arg)
 {
 	GlobalVisState *vistest = (GlobalVisState *) arg;
 	TransactionId dead_after;
 
-	switch (tides_satisfies_vacuum(t, InvalidTransactionId, &dead_after))
+	switch (tam_satisfies_vacuum(t, InvalidTransactionId, &dead_after))
 	{
 		case HEAPTUPLE_DEAD:
-			return TIDES_MEMBER_DEAD;
+			return TAM_MEMBER_DEAD;
 		case HEAPTUPLE_RECENTLY_DEAD:
 			return GlobalVisTestIsRemovableXid(vistest, dead_after) ?
-				TIDES_MEMBER_DEAD : TIDES_MEMBER_RECENTLY_DEAD;
+				TAM_MEMBER_DEAD : TAM_MEMBER_RECENTLY_DEAD;
 		default:
-			return TIDES_MEMBER_STAYS;
+			return TAM_MEMBER_STAYS;
 	}
 }
 
 static bool
-updaters_durable(const TidesHotPrune *p)
+updaters_durable(const TamHotPrune *p)
 {
 	for (int i = 0; i < p->n; i++)
-		if (TransactionIdIsNormal(p->updaters[i]) && !tides_xid_durable(p->updaters[i]))
+		if (TransactionIdIsNormal(p->updaters[i]) && !trt_xid_durable(p->updaters[i]))
 			return false;
 	return true;
 }
@@ -490,12 +490,12 @@ updaters_durable(const TidesHotPrune *p)
  * goes only if its updater's commit record is flushed.
  */
 void
-tides_hot_prune_opt(Relation rel, uint64 tree, uint64 root_vid)
+tam_hot_prune_opt(Relation rel, uint64 tree, uint64 root_vid)
 {
 	static tides_batch *prune_batch = NULL;
-	LWLock	   *stripe = tides_row_lock(tree, root_vid);
-	TidesTupleBuf buf;
-	TidesHotPrune p;
+	LWLock	   *stripe = trt_row_lock(tree, root_vid);
+	TamTupleBuf buf;
+	TamHotPrune p;
 	int			removed = 0;
 
 	if (!LWLockConditionalAcquire(stripe, LW_EXCLUSIVE))
@@ -508,8 +508,8 @@ tides_hot_prune_opt(Relation rel, uint64 tree, uint64 root_vid)
 	tides_batch_clear(prune_batch);
 	/* losing a prune in a crash only leaves the chain longer: no sync of its own */
 	tides_batch_defer_sync(prune_batch);
-	tides_tuple_buf_init(&buf, CurrentMemoryContext);
-	if (tides_hot_prune_plan(rel, tree, root_vid, &buf, judge_on_access, GlobalVisTestFor(rel), &p))
+	tam_tuple_buf_init(&buf, CurrentMemoryContext);
+	if (tam_hot_prune_plan(rel, tree, root_vid, &buf, judge_on_access, GlobalVisTestFor(rel), &p))
 	{
 		/*
 		 * A member may go only once its updater's commit record is flushed
@@ -528,7 +528,7 @@ tides_hot_prune_opt(Relation rel, uint64 tree, uint64 root_vid)
 			p.latestdead--;
 		if (p.latestdead >= 0)
 		{
-			tides_hot_prune_members(prune_batch, tree, root_vid, &p);
+			tam_hot_prune_members(prune_batch, tree, root_vid, &p);
 
 			/*
 			 * A chain dead to the end (its row was deleted, or updated out of
@@ -536,19 +536,19 @@ tides_hot_prune_opt(Relation rel, uint64 tree, uint64 root_vid)
 			 * walk then reads one entry, and VACUUM removes the stub with the
 			 * index entries.  A dead stub tells index scans they may forget
 			 * their entry, so only once every updater's tides records are
-			 * durable (tides_surely_dead's rule: a crash must not bring a
+			 * durable (tam_surely_dead's rule: a crash must not bring a
 			 * version back that an index forgot).  Until then the root stays
 			 * a redirect to the last member, and a walk reads two entries.
 			 */
 			if (p.latestdead == p.n - 1)
-				tides_batch_add_stub(prune_batch, tree, root_vid, TIDES_VF_DEAD, 0, 0);
-			if (tides_write(tides_engine(), prune_batch, NULL) == TIDES_OK)
+				tam_batch_add_stub(prune_batch, tree, root_vid, TAM_VF_DEAD, 0, 0);
+			if (tides_write(trt_engine(), prune_batch, NULL) == TIDES_OK)
 				removed = p.latestdead + 1;	/* the root's version included */
 		}
-		tides_hot_prune_free(&p);
+		tam_hot_prune_free(&p);
 	}
 	LWLockRelease(stripe);
-	tides_tuple_buf_free(&buf);
+	tam_tuple_buf_free(&buf);
 	if (removed > 0)
 		pgstat_update_heap_dead_tuples(rel, removed);
 }

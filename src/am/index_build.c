@@ -34,7 +34,7 @@
 #include "utils/snapmgr.h"
 #include "utils/tuplesort.h"
 
-#include "tides_am.h"
+#include "am/tam.h"
 
 /* how one chain member is to be indexed */
 typedef struct BuildState
@@ -47,7 +47,7 @@ typedef struct BuildState
 	bool		is_system_catalog;
 	TransactionId OldestXmin;
 	double		reltuples;
-	TidesTupleBuf rbuf;
+	TamTupleBuf rbuf;
 } BuildState;
 
 /*
@@ -56,14 +56,14 @@ typedef struct BuildState
  * the member again; *tp then points at its fresh state (NULL: it is gone).
  */
 static bool
-judge_member(BuildState *bs, TidesTuple **tp, bool *alive)
+judge_member(BuildState *bs, TamTuple **tp, bool *alive)
 {
-	TidesTuple *t = *tp;
+	TamTuple *t = *tp;
 	TransactionId dead_after;
 	TransactionId xwait;
 
 recheck:
-	switch (tides_satisfies_vacuum(t, bs->OldestXmin, &dead_after))
+	switch (tam_satisfies_vacuum(t, bs->OldestXmin, &dead_after))
 	{
 		case HEAPTUPLE_DEAD:
 			return false;
@@ -101,7 +101,7 @@ recheck:
 				/* the outcome decides whether the entry may conflict */
 				XactLockTableWait(xwait, bs->heap, &t->htup.t_self, XLTW_InsertIndexUnique);
 				CHECK_FOR_INTERRUPTS();
-				t = *tp = tides_fetch_version(bs->tree, t->vid, RelationGetRelid(bs->heap), &bs->rbuf);
+				t = *tp = tam_fetch_version(bs->tree, t->vid, RelationGetRelid(bs->heap), &bs->rbuf);
 				if (t == NULL)
 					return false;
 				goto recheck;
@@ -131,7 +131,7 @@ recheck:
 			{
 				XactLockTableWait(xwait, bs->heap, &t->htup.t_self, XLTW_InsertIndexUnique);
 				CHECK_FOR_INTERRUPTS();
-				t = *tp = tides_fetch_version(bs->tree, t->vid, RelationGetRelid(bs->heap), &bs->rbuf);
+				t = *tp = tam_fetch_version(bs->tree, t->vid, RelationGetRelid(bs->heap), &bs->rbuf);
 				if (t == NULL)
 					return false;
 				goto recheck;
@@ -143,7 +143,7 @@ recheck:
 }
 
 double
-tides_index_build_range_scan(Relation heapRelation, Relation indexRelation,
+tam_index_build_range_scan(Relation heapRelation, Relation indexRelation,
 							 struct IndexInfo *indexInfo, bool allow_sync, bool anyvisible,
 							 bool progress, BlockNumber start_blockno, BlockNumber numblocks,
 							 IndexBuildCallback callback, void *callback_state,
@@ -158,21 +158,21 @@ tides_index_build_range_scan(Relation heapRelation, Relation indexRelation,
 	Snapshot	snapshot;
 	bool		need_unregister_snapshot = false;
 	bool		own_scan = scan == NULL;
-	TidesTuple *root;
+	TamTuple *root;
 	BuildState	bs;
-	TidesTupleBuf walkbuf;
+	TamTupleBuf walkbuf;
 	Oid			relid = RelationGetRelid(heapRelation);
 
 	memset(&bs, 0, sizeof(bs));
 	bs.heap = heapRelation;
-	bs.tree = tides_rel_tree(heapRelation);
+	bs.tree = trt_rel_tree(heapRelation);
 	bs.index_info = indexInfo;
 	bs.anyvisible = anyvisible;
 	bs.checking_uniqueness = indexInfo->ii_Unique || indexInfo->ii_ExclusionOps != NULL;
 	bs.is_system_catalog = IsSystemRelation(heapRelation);
 	bs.OldestXmin = InvalidTransactionId;
-	tides_tuple_buf_init(&bs.rbuf, CurrentMemoryContext);
-	tides_tuple_buf_init(&walkbuf, CurrentMemoryContext);
+	tam_tuple_buf_init(&bs.rbuf, CurrentMemoryContext);
+	tam_tuple_buf_init(&walkbuf, CurrentMemoryContext);
 	econtext->ecxt_scantuple = slot;
 	predicate = ExecPrepareQual(indexInfo->ii_Predicate, estate);
 	if (!IsBootstrapProcessingMode() && !indexInfo->ii_Concurrent)
@@ -188,18 +188,18 @@ tides_index_build_range_scan(Relation heapRelation, Relation indexRelation,
 			snapshot = SnapshotAny;
 		scan = table_beginscan_strat(heapRelation, snapshot, 0, NULL, true, allow_sync);
 		if (!allow_sync)
-			tides_scan_set_block_range(scan, start_blockno, numblocks);
+			tam_scan_set_block_range(scan, start_blockno, numblocks);
 	}
 	else
 		snapshot = scan->rs_snapshot;
 	if (progress)
 		pgstat_progress_update_param(PROGRESS_SCAN_BLOCKS_TOTAL,
-									 (tides_vid_high_water(bs.tree) + TIDES_ROWS_PER_BLOCK - 1) / TIDES_ROWS_PER_BLOCK);
+									 (trt_vid_high_water(bs.tree) + TRT_ROWS_PER_BLOCK - 1) / TRT_ROWS_PER_BLOCK);
 
-	while ((root = tides_scan_next_root(scan)) != NULL)
+	while ((root = tam_scan_next_root(scan)) != NULL)
 	{
 		ItemPointerData root_tid = root->htup.t_self;
-		TidesTuple *t;
+		TamTuple *t;
 		TransactionId prev_xmax = InvalidTransactionId;
 
 		CHECK_FOR_INTERRUPTS();
@@ -211,12 +211,12 @@ tides_index_build_range_scan(Relation heapRelation, Relation indexRelation,
 			/* an MVCC build indexes the one member its snapshot sees */
 			ItemPointerData tid = root_tid;
 
-			t = tides_hot_search(heapRelation, bs.tree, &tid, snapshot, &walkbuf, NULL, true, false, NULL);
+			t = tam_hot_search(heapRelation, bs.tree, &tid, snapshot, &walkbuf, NULL, true, false, NULL);
 			if (t == NULL)
 				continue;
 			bs.reltuples += 1;
 			MemoryContextReset(econtext->ecxt_per_tuple_memory);
-			tides_store_in_slot(t, slot);
+			tam_store_in_slot(t, slot);
 			if (predicate != NULL && !ExecQual(predicate, econtext))
 				continue;
 			FormIndexDatum(indexInfo, slot, estate, values, isnull);
@@ -225,7 +225,7 @@ tides_index_build_range_scan(Relation heapRelation, Relation indexRelation,
 		}
 
 		/* SnapshotAny: every member that some snapshot may still need */
-		t = TIDES_IS_STUB(root) ? tides_fetch_version(bs.tree, root->meta.link, relid, &walkbuf) : root;
+		t = TAM_IS_STUB(root) ? tam_fetch_version(bs.tree, root->meta.link, relid, &walkbuf) : root;
 		while (t != NULL)
 		{
 			bool		alive = true;
@@ -238,7 +238,7 @@ tides_index_build_range_scan(Relation heapRelation, Relation indexRelation,
 			if (judge_member(&bs, &t, &alive))
 			{
 				MemoryContextReset(econtext->ecxt_per_tuple_memory);
-				tides_store_in_slot(t, slot);
+				tam_store_in_slot(t, slot);
 				if (predicate == NULL || ExecQual(predicate, econtext))
 				{
 					FormIndexDatum(indexInfo, slot, estate, values, isnull);
@@ -248,18 +248,18 @@ tides_index_build_range_scan(Relation heapRelation, Relation indexRelation,
 			if (t == NULL)
 				break;
 			more = HeapTupleHeaderIsHotUpdated(t->htup.t_data) &&
-				tides_tid_to_vid(&t->htup.t_data->t_ctid, &next);
+				trt_tid_to_vid(&t->htup.t_data->t_ctid, &next);
 			if (!more)
 				break;
 			prev_xmax = HeapTupleHeaderGetUpdateXid(t->htup.t_data);
-			t = tides_fetch_version(bs.tree, next, relid, &walkbuf);
+			t = tam_fetch_version(bs.tree, next, relid, &walkbuf);
 			if (t != NULL && !HeapTupleHeaderIsHeapOnly(t->htup.t_data))
 				break;
 		}
 	}
 
-	tides_tuple_buf_free(&bs.rbuf);
-	tides_tuple_buf_free(&walkbuf);
+	tam_tuple_buf_free(&bs.rbuf);
+	tam_tuple_buf_free(&walkbuf);
 	/* as heap does, the scan ends here even when the caller began it */
 	table_endscan(scan);
 	if (need_unregister_snapshot)
@@ -279,7 +279,7 @@ tides_index_build_range_scan(Relation heapRelation, Relation indexRelation,
  * TID.
  */
 void
-tides_index_validate_scan(Relation heapRelation, Relation indexRelation,
+tam_index_validate_scan(Relation heapRelation, Relation indexRelation,
 						  struct IndexInfo *indexInfo, Snapshot snapshot,
 						  struct ValidateIndexState *state)
 {
@@ -292,21 +292,21 @@ tides_index_validate_scan(Relation heapRelation, Relation indexRelation,
 	ExprState  *predicate;
 	ItemPointerData indexcursor;
 	bool		tuplesort_empty = false;
-	TidesTuple *root;
-	TidesTupleBuf walkbuf;
-	uint64		tree = tides_rel_tree(heapRelation);
+	TamTuple *root;
+	TamTupleBuf walkbuf;
+	uint64		tree = trt_rel_tree(heapRelation);
 
 	econtext->ecxt_scantuple = slot;
 	predicate = ExecPrepareQual(indexInfo->ii_Predicate, estate);
-	tides_tuple_buf_init(&walkbuf, CurrentMemoryContext);
+	tam_tuple_buf_init(&walkbuf, CurrentMemoryContext);
 	scan = table_beginscan_strat(heapRelation, snapshot, 0, NULL, true, false);
 	ItemPointerSetInvalid(&indexcursor);
 
-	while ((root = tides_scan_next_root(scan)) != NULL)
+	while ((root = tam_scan_next_root(scan)) != NULL)
 	{
 		ItemPointerData root_tid = root->htup.t_self;
 		ItemPointerData tid = root_tid;
-		TidesTuple *t;
+		TamTuple *t;
 
 		CHECK_FOR_INTERRUPTS();
 		state->htups += 1;
@@ -322,11 +322,11 @@ tides_index_validate_scan(Relation heapRelation, Relation indexRelation,
 		}
 		if (!tuplesort_empty && ItemPointerEquals(&indexcursor, &root_tid))
 			continue;			/* already in the index */
-		t = tides_hot_search(heapRelation, tree, &tid, snapshot, &walkbuf, NULL, true, false, NULL);
+		t = tam_hot_search(heapRelation, tree, &tid, snapshot, &walkbuf, NULL, true, false, NULL);
 		if (t == NULL)
 			continue;
 		MemoryContextReset(econtext->ecxt_per_tuple_memory);
-		tides_store_in_slot(t, slot);
+		tam_store_in_slot(t, slot);
 		if (predicate != NULL && !ExecQual(predicate, econtext))
 			continue;
 		FormIndexDatum(indexInfo, slot, estate, values, isnull);
@@ -336,7 +336,7 @@ tides_index_validate_scan(Relation heapRelation, Relation indexRelation,
 		state->tups_inserted += 1;
 	}
 	table_endscan(scan);
-	tides_tuple_buf_free(&walkbuf);
+	tam_tuple_buf_free(&walkbuf);
 	ExecDropSingleTupleTableSlot(slot);
 	FreeExecutorState(estate);
 	indexInfo->ii_ExpressionsState = NIL;

@@ -30,9 +30,9 @@
 #include "utils/datum.h"
 #include "utils/relcache.h"
 
-#include "tides_am.h"
+#include "am/tam.h"
 
-#include "row.h"
+#include "am/row.h"
 
 static void
 check_row_size(Relation rel, HeapTuple tup)
@@ -51,7 +51,7 @@ check_row_size(Relation rel, HeapTuple tup)
  * transaction), so the cmin/cmax system columns read as they do for heap.
  */
 static void
-set_cmax(TidesTuple *t, CommandId cid)
+set_cmax(TamTuple *t, CommandId cid)
 {
 	CommandId	c = cid;
 	bool		iscombo;
@@ -90,27 +90,27 @@ insert_one(Relation rel, TupleTableSlot *slot, CommandId cid, int options, uint3
 	HeapTuple	tup = ExecFetchSlotHeapTuple(slot, true, &should_free);
 	TransactionId xid = GetCurrentTransactionId();
 	HeapTuple	heaptup;
-	uint64		tree = tides_rel_tree(rel);
+	uint64		tree = trt_rel_tree(rel);
 	uint64		vid;
-	TidesVersionMeta meta;
+	TamVersionMeta meta;
 	tides_batch *b;
 
-	tides_xact_note_write();
+	trt_xact_note_write();
 	heaptup = prepare_insert(rel, tup, xid, cid, options);
-	vid = tides_alloc_vids(tree, 1);
-	tides_vid_to_tid(vid, &heaptup->t_self);
+	vid = trt_alloc_vids(tree, 1);
+	trt_vid_to_tid(vid, &heaptup->t_self);
 	if (spec_token != 0)
 		HeapTupleHeaderSetSpeculativeToken(heaptup->t_data, spec_token);
 	else
 		heaptup->t_data->t_ctid = heaptup->t_self;
 
 	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
-	tides_meta_init_insert(&meta);
-	b = tides_local_batch();
-	tides_batch_add_version(b, tree, vid, &meta, heaptup->t_data, heaptup->t_len);
-	tides_xact_tag_batch(b);
-	tides_write_batch(b);
-	tides_vm_clear(rel, vid);
+	tam_meta_init_insert(&meta);
+	b = trt_local_batch();
+	tam_batch_add_version(b, tree, vid, &meta, heaptup->t_data, heaptup->t_len);
+	trt_xact_tag_batch(b);
+	trt_write_batch(b);
+	tam_vm_clear(rel, vid);
 	pgstat_count_heap_insert(rel, 1);
 
 	if (heaptup != tup)
@@ -125,40 +125,40 @@ insert_one(Relation rel, TupleTableSlot *slot, CommandId cid, int options, uint3
 }
 
 void
-tides_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
+tam_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
 				   BulkInsertState bistate)
 {
 	insert_one(rel, slot, cid, options, 0);
 }
 
 void
-tides_tuple_insert_speculative(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
+tam_tuple_insert_speculative(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
 							   BulkInsertState bistate, uint32 specToken)
 {
 	insert_one(rel, slot, cid, options, specToken);
 }
 
 void
-tides_tuple_complete_speculative(Relation rel, TupleTableSlot *slot, uint32 specToken,
+tam_tuple_complete_speculative(Relation rel, TupleTableSlot *slot, uint32 specToken,
 								 bool succeeded)
 {
 	RowRef		r;
-	TidesTuple *t;
+	TamTuple *t;
 
-	tides_row_open(&r, rel, &slot->tts_tid);
-	t = tides_row_lock_and_load(&r);
+	tam_row_open(&r, rel, &slot->tts_tid);
+	t = tam_row_lock_and_load(&r);
 	if (t == NULL || !HeapTupleHeaderIsSpeculative(t->htup.t_data))
 	{
-		tides_row_close(&r);
+		tam_row_close(&r);
 		elog(ERROR, "tides: speculatively inserted row (%u,%u) not found",
 			 ItemPointerGetBlockNumber(&slot->tts_tid), ItemPointerGetOffsetNumber(&slot->tts_tid));
 	}
 	if (succeeded)
 	{
 		t->htup.t_data->t_ctid = t->htup.t_self;
-		tides_row_write(&r, t, 0, NULL, NULL);
-		tides_row_close(&r);
-		tides_vm_clear(rel, r.vid);
+		tam_row_write(&r, t, 0, NULL, NULL);
+		tam_row_close(&r);
+		tam_vm_clear(rel, r.vid);
 		return;
 	}
 
@@ -168,14 +168,14 @@ tides_tuple_complete_speculative(Relation rel, TupleTableSlot *slot, uint32 spec
 	 * makes the tuple dead; an index-only scan must not trust the block).
 	 */
 	{
-		tides_batch *b = tides_local_batch();
-		HeapTuple	copy = HeapTupleHasExternal(&t->htup) ? tides_tuple_copy_heap(t) : NULL;
+		tides_batch *b = trt_local_batch();
+		HeapTuple	copy = HeapTupleHasExternal(&t->htup) ? tam_tuple_copy_heap(t) : NULL;
 
-		tides_batch_add_stub(b, r.tree, r.vid, TIDES_VF_DEAD, 0, 0);
-		tides_xact_tag_batch(b);
-		tides_write_batch(b);
-		tides_row_close(&r);
-		tides_vm_clear(rel, r.vid);
+		tam_batch_add_stub(b, r.tree, r.vid, TAM_VF_DEAD, 0, 0);
+		trt_xact_tag_batch(b);
+		trt_write_batch(b);
+		tam_row_close(&r);
+		tam_vm_clear(rel, r.vid);
 		if (copy != NULL)
 		{
 			heap_toast_delete(rel, copy, true);
@@ -185,33 +185,33 @@ tides_tuple_complete_speculative(Relation rel, TupleTableSlot *slot, uint32 spec
 }
 
 void
-tides_multi_insert(Relation rel, TupleTableSlot **slots, int nslots, CommandId cid, int options,
+tam_multi_insert(Relation rel, TupleTableSlot **slots, int nslots, CommandId cid, int options,
 				   BulkInsertState bistate)
 {
 	TransactionId xid = GetCurrentTransactionId();
-	uint64		tree = tides_rel_tree(rel);
+	uint64		tree = trt_rel_tree(rel);
 	uint64		vid;
-	TidesVersionMeta meta;
+	TamVersionMeta meta;
 	tides_batch *b;
 	size_t		batch_limit = (size_t) 1 << 20;
 
 	if (nslots <= 0)
 		return;
-	tides_xact_note_write();
-	vid = tides_alloc_vids(tree, nslots);
+	trt_xact_note_write();
+	vid = trt_alloc_vids(tree, nslots);
 	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
-	tides_meta_init_insert(&meta);
-	b = tides_local_batch();
-	tides_xact_tag_batch(b);
+	tam_meta_init_insert(&meta);
+	b = trt_local_batch();
+	trt_xact_tag_batch(b);
 	for (int i = 0; i < nslots; i++)
 	{
 		bool		should_free;
 		HeapTuple	tup = ExecFetchSlotHeapTuple(slots[i], true, &should_free);
 		HeapTuple	heaptup = prepare_insert(rel, tup, xid, cid, options);
 
-		tides_vid_to_tid(vid + i, &heaptup->t_self);
+		trt_vid_to_tid(vid + i, &heaptup->t_self);
 		heaptup->t_data->t_ctid = heaptup->t_self;
-		tides_batch_add_version(b, tree, vid + i, &meta, heaptup->t_data, heaptup->t_len);
+		tam_batch_add_version(b, tree, vid + i, &meta, heaptup->t_data, heaptup->t_len);
 		slots[i]->tts_tableOid = RelationGetRelid(rel);
 		slots[i]->tts_tid = heaptup->t_self;
 		if (heaptup != tup)
@@ -220,14 +220,14 @@ tides_multi_insert(Relation rel, TupleTableSlot **slots, int nslots, CommandId c
 			pfree(tup);
 		if (tides_batch_bytes(b) >= batch_limit)
 		{
-			tides_write_batch(b);
-			b = tides_local_batch();
-			tides_xact_tag_batch(b);
+			trt_write_batch(b);
+			b = trt_local_batch();
+			trt_xact_tag_batch(b);
 		}
 	}
 	if (tides_batch_count(b) > 0)
-		tides_write_batch(b);
-	tides_vm_clear_range(rel, vid, nslots);
+		trt_write_batch(b);
+	tam_vm_clear_range(rel, vid, nslots);
 	pgstat_count_heap_insert(rel, nslots);
 }
 
@@ -246,7 +246,7 @@ prepare_change(RowRef *r, CommandId cid, LockTupleMode mode, bool key_intact, Sn
 			   bool *checked_lockers, bool *locker_remains)
 {
 	TM_Result	result;
-	TidesTuple *t;
+	TamTuple *t;
 
 	*checked_lockers = false;
 	*locker_remains = false;
@@ -256,20 +256,20 @@ prepare_change(RowRef *r, CommandId cid, LockTupleMode mode, bool key_intact, Sn
 		uint16		infomask;
 		bool		can_continue = false;
 
-		t = tides_row_lock_and_load(r);
+		t = tam_row_lock_and_load(r);
 		if (t == NULL)
 		{
 			/* removed as dead to everybody (or a failed speculative insert) */
-			tides_row_unlock(r);
+			tam_row_unlock(r);
 			ItemPointerCopy(&r->tid, &tmfd->ctid);
 			tmfd->xmax = InvalidTransactionId;
 			tmfd->cmax = InvalidCommandId;
 			return TM_Deleted;
 		}
-		result = tides_satisfies_update(t, cid);
+		result = tam_satisfies_update(t, cid);
 		if (result == TM_Invisible)
 		{
-			tides_row_unlock(r);
+			tam_row_unlock(r);
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("attempted to %s invisible tuple", oper == XLTW_Delete ? "delete" : "update")));
@@ -284,20 +284,20 @@ prepare_change(RowRef *r, CommandId cid, LockTupleMode mode, bool key_intact, Sn
 			bool		current_is_member = false;
 			TransactionId update_xact;
 
-			if (tides_xmax_conflicts(t, mode, &current_is_member))
+			if (tam_xmax_conflicts(t, mode, &current_is_member))
 			{
 				int			remain = 0;
 
-				tides_row_unlock(r);
+				tam_row_unlock(r);
 				if (!current_is_member)
-					tides_acquire_tuplock(r->rel, &r->tid, mode, LockWaitBlock, have_tuple_lock);
-				tides_wait_for_xmax(r->rel, t, mode, LockWaitBlock, oper, &remain);
+					tam_acquire_tuplock(r->rel, &r->tid, mode, LockWaitBlock, have_tuple_lock);
+				tam_wait_for_xmax(r->rel, t, mode, LockWaitBlock, oper, &remain);
 				*checked_lockers = true;
 				*locker_remains = remain != 0;
-				t = tides_row_lock_and_load(r);
-				if (tides_xmax_changed(t, xwait, infomask))
+				t = tam_row_lock_and_load(r);
+				if (tam_xmax_changed(t, xwait, infomask))
 				{
-					tides_row_unlock(r);
+					tam_row_unlock(r);
 					continue;
 				}
 			}
@@ -322,17 +322,17 @@ prepare_change(RowRef *r, CommandId cid, LockTupleMode mode, bool key_intact, Sn
 		}
 		else
 		{
-			tides_row_unlock(r);
-			tides_acquire_tuplock(r->rel, &r->tid, mode, LockWaitBlock, have_tuple_lock);
+			tam_row_unlock(r);
+			tam_acquire_tuplock(r->rel, &r->tid, mode, LockWaitBlock, have_tuple_lock);
 			XactLockTableWait(xwait, r->rel, &r->tid, oper);
 			*checked_lockers = true;
-			t = tides_row_lock_and_load(r);
-			if (tides_xmax_changed(t, xwait, infomask))
+			t = tam_row_lock_and_load(r);
+			if (tam_xmax_changed(t, xwait, infomask))
 			{
-				tides_row_unlock(r);
+				tam_row_unlock(r);
 				continue;
 			}
-			tides_update_xmax_hints(t, xwait);
+			tam_update_xmax_hints(t, xwait);
 			if (t->htup.t_data->t_infomask & HEAP_XMAX_INVALID)
 				can_continue = true;
 		}
@@ -345,18 +345,18 @@ prepare_change(RowRef *r, CommandId cid, LockTupleMode mode, bool key_intact, Sn
 		break;
 	}
 
-	if (result == TM_Ok && crosscheck != InvalidSnapshot && !tides_visible(t, crosscheck))
+	if (result == TM_Ok && crosscheck != InvalidSnapshot && !tam_visible(t, crosscheck))
 		result = TM_Updated;
 	if (result != TM_Ok)
 	{
-		tides_fill_failure(tmfd, t, result);
-		tides_row_unlock(r);
+		tam_fill_failure(tmfd, t, result);
+		tam_row_unlock(r);
 	}
 	return result;
 }
 
 TM_Result
-tides_tuple_delete(Relation rel, ItemPointer tid, CommandId cid, Snapshot snapshot,
+tam_tuple_delete(Relation rel, ItemPointer tid, CommandId cid, Snapshot snapshot,
 				   Snapshot crosscheck, bool wait, TM_FailureData *tmfd, bool changingPart)
 {
 	RowRef		r;
@@ -364,7 +364,7 @@ tides_tuple_delete(Relation rel, ItemPointer tid, CommandId cid, Snapshot snapsh
 	bool		have_tuple_lock = false;
 	bool		checked,
 				remains;
-	TidesTuple *t;
+	TamTuple *t;
 	uint64		root_vid;
 	TransactionId xid = GetCurrentTransactionId();
 	TransactionId new_xmax;
@@ -376,20 +376,20 @@ tides_tuple_delete(Relation rel, ItemPointer tid, CommandId cid, Snapshot snapsh
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_TRANSACTION_STATE),
 				 errmsg("cannot delete tuples during a parallel operation")));
-	tides_xact_note_write();
-	tides_row_open(&r, rel, tid);
+	trt_xact_note_write();
+	tam_row_open(&r, rel, tid);
 	result = prepare_change(&r, cid, LockTupleExclusive, false, crosscheck, wait, tmfd,
 							XLTW_Delete, &have_tuple_lock, &checked, &remains);
 	if (result != TM_Ok)
 	{
-		tides_release_tuplock(rel, tid, LockTupleExclusive, &have_tuple_lock);
-		tides_row_close(&r);
+		tam_release_tuplock(rel, tid, LockTupleExclusive, &have_tuple_lock);
+		tam_row_close(&r);
 		return result;
 	}
 	t = r.t;
 	CheckForSerializableConflictIn(rel, tid, ItemPointerGetBlockNumber(tid));
 	MultiXactIdSetOldestMember();
-	tides_compute_new_xmax(HeapTupleHeaderGetRawXmax(t->htup.t_data), t->htup.t_data->t_infomask,
+	tam_compute_new_xmax(HeapTupleHeaderGetRawXmax(t->htup.t_data), t->htup.t_data->t_infomask,
 						   t->htup.t_data->t_infomask2, xid, LockTupleExclusive, true,
 						   &new_xmax, &new_infomask, &new_infomask2);
 	t->htup.t_data->t_infomask &= ~(HEAP_XMAX_BITS | HEAP_MOVED);
@@ -398,18 +398,18 @@ tides_tuple_delete(Relation rel, ItemPointer tid, CommandId cid, Snapshot snapsh
 	t->htup.t_data->t_infomask2 |= new_infomask2;
 	HeapTupleHeaderSetXmax(t->htup.t_data, new_xmax);
 	set_cmax(t, cid);
-	tides_meta_set_xmax_writer(&t->meta, true);
+	tam_meta_set_xmax_writer(&t->meta, true);
 	t->htup.t_data->t_ctid = t->htup.t_self;
 	if (changingPart)
 		HeapTupleHeaderSetMovedPartitions(t->htup.t_data);
 	if (HeapTupleHasExternal(&t->htup) &&
 		(rel->rd_rel->relkind == RELKIND_RELATION || rel->rd_rel->relkind == RELKIND_MATVIEW))
-		toast_copy = tides_tuple_copy_heap(t);
-	root_vid = tides_root_vid(t);
-	tides_row_write(&r, t, 0, NULL, NULL);
-	tides_row_close(&r);
-	tides_vm_clear_chain(rel, r.vid, root_vid);
-	tides_release_tuplock(rel, tid, LockTupleExclusive, &have_tuple_lock);
+		toast_copy = tam_tuple_copy_heap(t);
+	root_vid = tam_root_vid(t);
+	tam_row_write(&r, t, 0, NULL, NULL);
+	tam_row_close(&r);
+	tam_vm_clear_chain(rel, r.vid, root_vid);
+	tam_release_tuplock(rel, tid, LockTupleExclusive, &have_tuple_lock);
 	if (toast_copy != NULL)
 	{
 		heap_toast_delete(rel, toast_copy, false);
@@ -452,109 +452,64 @@ key_columns_changed(Relation rel, Bitmapset *keys, HeapTuple oldtup, HeapTuple n
 	return changed;
 }
 
-TM_Result
-tides_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot, CommandId cid,
-				   Snapshot snapshot, Snapshot crosscheck, bool wait, TM_FailureData *tmfd,
-				   LockTupleMode *lockmode, bool *update_indexes)
+/* the xmax an update leaves on the old version and starts the new one with */
+typedef struct UpdateXmax
 {
-	RowRef		r;
-	TM_Result	result;
-	bool		have_tuple_lock = false;
-	bool		checked_lockers,
-				locker_remains;
-	TidesTuple *t;
-	TransactionId xid = GetCurrentTransactionId();
-	bool		should_free;
-	HeapTuple	newtup = ExecFetchSlotHeapTuple(slot, true, &should_free);
-	HeapTuple	heaptup;
-	HeapTuple	oldcopy;
-	bool		key_intact;
-	TransactionId xmax_old,
-				xmax_new;
-	uint16		im_old,
-				im2_old,
-				im_new,
-				im2_new;
-	uint64		new_vid;
-	TidesVersionMeta newmeta;
-	bool		hot;
-	uint64		root_vid;
-	Bitmapset  *key_attrs;
-	Bitmapset  *hot_attrs;
+	TransactionId old_xmax;		/* us, next to the lockers it keeps */
+	uint16		old_infomask;
+	uint16		old_infomask2;
+	TransactionId new_xmax;		/* key-share lockers still there, or invalid */
+	uint16		new_infomask;
+	uint16		new_infomask2;
+} UpdateXmax;
 
-	if (IsInParallelMode())
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_TRANSACTION_STATE),
-				 errmsg("cannot update tuples during a parallel operation")));
-	tides_xact_note_write();
-	/* the relcache's index column sets, read before any stripe lock is held */
-	key_attrs = RelationGetIndexAttrBitmap(rel, INDEX_ATTR_BITMAP_KEY);
-	hot_attrs = RelationGetIndexAttrBitmap(rel, INDEX_ATTR_BITMAP_ALL);
-	tides_row_open(&r, rel, otid);
-
-	/* the lock strength depends on whether key columns change */
-	t = tides_row_lock_and_load(&r);
-	if (t == NULL)
-	{
-		tides_row_close(&r);
-		ItemPointerCopy(otid, &tmfd->ctid);
-		tmfd->xmax = InvalidTransactionId;
-		tmfd->cmax = InvalidCommandId;
-		bms_free(key_attrs);
-		bms_free(hot_attrs);
-		return TM_Deleted;
-	}
-	key_intact = !key_columns_changed(rel, key_attrs, &t->htup, newtup);
-	tides_row_unlock(&r);
-	*lockmode = key_intact ? LockTupleNoKeyExclusive : LockTupleExclusive;
-
-	result = prepare_change(&r, cid, *lockmode, key_intact, crosscheck, wait, tmfd, XLTW_Update,
-							&have_tuple_lock, &checked_lockers, &locker_remains);
-	if (result != TM_Ok)
-	{
-		tides_release_tuplock(rel, otid, *lockmode, &have_tuple_lock);
-		tides_row_close(&r);
-		if (should_free)
-			heap_freetuple(newtup);
-		*update_indexes = false;
-		bms_free(key_attrs);
-		bms_free(hot_attrs);
-		return result;
-	}
-	t = r.t;
-	CheckForSerializableConflictIn(rel, otid, ItemPointerGetBlockNumber(otid));
-	MultiXactIdSetOldestMember();
-	hot = tides_hot_update_allowed(rel, hot_attrs, t, newtup);
+static void
+update_xmaxes(TamTuple *t, TransactionId xid, LockTupleMode mode, bool checked_lockers,
+			  bool locker_remains, UpdateXmax *x)
+{
+	HeapTupleHeader h = t->htup.t_data;
 
 	/* the old version keeps its lockers next to us */
-	tides_compute_new_xmax(HeapTupleHeaderGetRawXmax(t->htup.t_data), t->htup.t_data->t_infomask,
-						   t->htup.t_data->t_infomask2, xid, *lockmode, true,
-						   &xmax_old, &im_old, &im2_old);
+	tam_compute_new_xmax(HeapTupleHeaderGetRawXmax(h), h->t_infomask, h->t_infomask2, xid, mode,
+						 true, &x->old_xmax, &x->old_infomask, &x->old_infomask2);
 	/* and the new version inherits key-share lockers that are still there */
-	if ((t->htup.t_data->t_infomask & HEAP_XMAX_INVALID) ||
-		HEAP_LOCKED_UPGRADED(t->htup.t_data->t_infomask) ||
+	if ((h->t_infomask & HEAP_XMAX_INVALID) || HEAP_LOCKED_UPGRADED(h->t_infomask) ||
 		(checked_lockers && !locker_remains))
-		xmax_new = InvalidTransactionId;
+		x->new_xmax = InvalidTransactionId;
 	else
-		xmax_new = HeapTupleHeaderGetRawXmax(t->htup.t_data);
-	if (!TransactionIdIsValid(xmax_new))
+		x->new_xmax = HeapTupleHeaderGetRawXmax(h);
+	if (!TransactionIdIsValid(x->new_xmax))
 	{
-		im_new = HEAP_XMAX_INVALID;
-		im2_new = 0;
+		x->new_infomask = HEAP_XMAX_INVALID;
+		x->new_infomask2 = 0;
 	}
 	else
-		tides_inherited_xmax_bits(xmax_new, t->htup.t_data->t_infomask, &im_new, &im2_new);
+		tam_inherited_xmax_bits(x->new_xmax, h->t_infomask, &x->new_infomask, &x->new_infomask2);
+}
 
-	/* build the new version */
+/*
+ * Build the new version of an update from newtup: header bits, toasting,
+ * a new vid, and its meta (a HOT update also marks the old version t, held
+ * in r, HOT-updated).  Returns the tuple to store (newtup, or a toasted
+ * copy).
+ */
+static HeapTuple
+build_new_version(Relation rel, RowRef *r, HeapTuple newtup, CommandId cid, TransactionId xid,
+				  const UpdateXmax *x, bool hot, HeapTuple oldcopy, uint64 *new_vid,
+				  TamVersionMeta *newmeta)
+{
+	TamTuple   *t = r->t;
+	HeapTuple	heaptup;
+
+	Assert(r->locked);
 	newtup->t_data->t_infomask &= ~(HEAP_XACT_MASK);
 	newtup->t_data->t_infomask2 &= ~(HEAP2_XACT_MASK);
 	HeapTupleHeaderSetXmin(newtup->t_data, xid);
 	HeapTupleHeaderSetCmin(newtup->t_data, cid);
-	newtup->t_data->t_infomask |= HEAP_UPDATED | im_new;
-	newtup->t_data->t_infomask2 |= im2_new;
-	HeapTupleHeaderSetXmax(newtup->t_data, xmax_new);
+	newtup->t_data->t_infomask |= HEAP_UPDATED | x->new_infomask;
+	newtup->t_data->t_infomask2 |= x->new_infomask2;
+	HeapTupleHeaderSetXmax(newtup->t_data, x->new_xmax);
 	newtup->t_tableOid = RelationGetRelid(rel);
-	oldcopy = tides_tuple_copy_heap(t);
 	if ((rel->rd_rel->relkind == RELKIND_RELATION || rel->rd_rel->relkind == RELKIND_MATVIEW) &&
 		(HeapTupleHasExternal(oldcopy) || HeapTupleHasExternal(newtup) ||
 		 newtup->t_len > TOAST_TUPLE_THRESHOLD))
@@ -565,44 +520,124 @@ tides_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot, Command
 	else
 		heaptup = newtup;
 	check_row_size(rel, heaptup);
-	new_vid = tides_alloc_vids(r.tree, 1);
-	tides_vid_to_tid(new_vid, &heaptup->t_self);
+	*new_vid = trt_alloc_vids(r->tree, 1);
+	trt_vid_to_tid(*new_vid, &heaptup->t_self);
 	heaptup->t_data->t_ctid = heaptup->t_self;
-	tides_meta_init_insert(&newmeta);
+	tam_meta_init_insert(newmeta);
 	if (hot)
 	{
 		/* the new version joins the old one's chain: no index entries */
 		HeapTupleHeaderSetHotUpdated(t->htup.t_data);
 		HeapTupleHeaderSetHeapOnly(heaptup->t_data);
-		newmeta.link = tides_root_vid(t);
-		newmeta.hot_depth = t->meta.hot_depth + 1;
+		newmeta->link = tam_root_vid(t);
+		newmeta->hot_depth = t->meta.hot_depth + 1;
 	}
 	else
 		HeapTupleHeaderClearHotUpdated(t->htup.t_data);
-	if (TransactionIdIsValid(xmax_new))
+	if (TransactionIdIsValid(x->new_xmax))
 	{
 		/* the inherited lockers were written by other transactions */
-		newmeta.xmax_inc = t->meta.xmax_inc;
-		newmeta.xmax_top = t->meta.xmax_top;
+		newmeta->xmax_inc = t->meta.xmax_inc;
+		newmeta->xmax_top = t->meta.xmax_top;
 	}
+	return heaptup;
+}
 
-	/* the old version: deleted by us, pointing at the new one */
+/* the old version of an update: deleted by us, pointing at the new one */
+static void
+mark_old_version(TamTuple *t, CommandId cid, const UpdateXmax *x, ItemPointer new_tid)
+{
 	t->htup.t_data->t_infomask &= ~(HEAP_XMAX_BITS | HEAP_MOVED);
 	t->htup.t_data->t_infomask2 &= ~HEAP_KEYS_UPDATED;
-	t->htup.t_data->t_infomask |= im_old;
-	t->htup.t_data->t_infomask2 |= im2_old;
-	HeapTupleHeaderSetXmax(t->htup.t_data, xmax_old);
+	t->htup.t_data->t_infomask |= x->old_infomask;
+	t->htup.t_data->t_infomask2 |= x->old_infomask2;
+	HeapTupleHeaderSetXmax(t->htup.t_data, x->old_xmax);
 	set_cmax(t, cid);
-	tides_meta_set_xmax_writer(&t->meta, true);
-	t->htup.t_data->t_ctid = heaptup->t_self;
+	tam_meta_set_xmax_writer(&t->meta, true);
+	t->htup.t_data->t_ctid = *new_tid;
+}
 
-	root_vid = tides_root_vid(t);
-	tides_row_write(&r, t, new_vid, heaptup, &newmeta);
-	tides_row_close(&r);
+TM_Result
+tam_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot, CommandId cid,
+				   Snapshot snapshot, Snapshot crosscheck, bool wait, TM_FailureData *tmfd,
+				   LockTupleMode *lockmode, bool *update_indexes)
+{
+	RowRef		r;
+	TM_Result	result;
+	bool		have_tuple_lock = false;
+	bool		checked_lockers,
+				locker_remains;
+	TamTuple   *t;
+	TransactionId xid = GetCurrentTransactionId();
+	bool		should_free;
+	HeapTuple	newtup = ExecFetchSlotHeapTuple(slot, true, &should_free);
+	HeapTuple	heaptup;
+	HeapTuple	oldcopy;
+	bool		key_intact;
+	UpdateXmax	x;
+	uint64		new_vid;
+	TamVersionMeta newmeta;
+	bool		hot;
+	uint64		root_vid;
+	Bitmapset  *key_attrs;
+	Bitmapset  *hot_attrs;
+
+	if (IsInParallelMode())
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TRANSACTION_STATE),
+				 errmsg("cannot update tuples during a parallel operation")));
+	trt_xact_note_write();
+	/* the relcache's index column sets, read before any stripe lock is held */
+	key_attrs = RelationGetIndexAttrBitmap(rel, INDEX_ATTR_BITMAP_KEY);
+	hot_attrs = RelationGetIndexAttrBitmap(rel, INDEX_ATTR_BITMAP_ALL);
+	tam_row_open(&r, rel, otid);
+
+	/* the lock strength depends on whether key columns change */
+	t = tam_row_lock_and_load(&r);
+	if (t == NULL)
+	{
+		tam_row_close(&r);
+		ItemPointerCopy(otid, &tmfd->ctid);
+		tmfd->xmax = InvalidTransactionId;
+		tmfd->cmax = InvalidCommandId;
+		bms_free(key_attrs);
+		bms_free(hot_attrs);
+		return TM_Deleted;
+	}
+	key_intact = !key_columns_changed(rel, key_attrs, &t->htup, newtup);
+	tam_row_unlock(&r);
+	*lockmode = key_intact ? LockTupleNoKeyExclusive : LockTupleExclusive;
+
+	result = prepare_change(&r, cid, *lockmode, key_intact, crosscheck, wait, tmfd, XLTW_Update,
+							&have_tuple_lock, &checked_lockers, &locker_remains);
+	if (result != TM_Ok)
+	{
+		tam_release_tuplock(rel, otid, *lockmode, &have_tuple_lock);
+		tam_row_close(&r);
+		if (should_free)
+			heap_freetuple(newtup);
+		*update_indexes = false;
+		bms_free(key_attrs);
+		bms_free(hot_attrs);
+		return result;
+	}
+	t = r.t;
+	CheckForSerializableConflictIn(rel, otid, ItemPointerGetBlockNumber(otid));
+	MultiXactIdSetOldestMember();
+	hot = tam_hot_update_allowed(rel, hot_attrs, t, newtup);
+
+	update_xmaxes(t, xid, *lockmode, checked_lockers, locker_remains, &x);
+	oldcopy = tam_tuple_copy_heap(t);
+	heaptup = build_new_version(rel, &r, newtup, cid, xid, &x, hot, oldcopy, &new_vid, &newmeta);
+	mark_old_version(t, cid, &x, &heaptup->t_self);
+
+	root_vid = tam_root_vid(t);
+	tam_row_write(&r, t, new_vid, heaptup, &newmeta);
+	tam_row_close(&r);
 	/* the root's bit covers the whole chain, the new version included */
-	tides_vm_clear_chain(rel, r.vid, root_vid);
-	tides_vm_clear(rel, new_vid);
-	tides_release_tuplock(rel, otid, *lockmode, &have_tuple_lock);
+	tam_vm_clear_chain(rel, r.vid, root_vid);
+	tam_vm_clear(rel, new_vid);
+	tam_release_tuplock(rel, otid, *lockmode, &have_tuple_lock);
 	pgstat_count_heap_update(rel, hot);
 
 	slot->tts_tableOid = RelationGetRelid(rel);

@@ -27,25 +27,25 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "tides_am.h"
+#include "am/tam.h"
 
-typedef struct TidesScanDescData
+typedef struct TamScanDescData
 {
 	TableScanDescData base;
 	uint64		tree;
-	TidesCursor *cursor;
+	TamCursor *cursor;
 	/* TID range */
 	uint64		lo_vid;
 	uint64		hi_vid;			/* exclusive */
 	/* parallel: the block being scanned */
 	BlockNumber cur_block;
 	BlockNumber stat_block;		/* last block counted in pg_statio */
-	bool		want_stubs;		/* cursors return stubs (tides_scan_next_root) */
-	bool		ranged;			/* lo_vid/hi_vid set by tides_scan_set_block_range */
+	bool		want_stubs;		/* cursors return stubs (tam_scan_next_root) */
+	bool		ranged;			/* lo_vid/hi_vid set by tam_scan_set_block_range */
 	bool		parallel_started;
 	ParallelBlockTableScanWorkerData pbw;
 	/* bitmap, sample, analyze: visible versions of the current block */
-	TidesTuple **page;
+	TamTuple **page;
 	HeapTuple  *page_heap;
 	int			page_n;
 	int			page_pos;
@@ -54,17 +54,17 @@ typedef struct TidesScanDescData
 	BlockNumber nblocks;		/* for sample scans */
 	MemoryContext cxt;			/* the scan's own context (callbacks run in shorter ones) */
 	MemoryContext page_cxt;
-	TidesTupleBuf fetchbuf;
-	TidesSeqReader *reader;		/* bitmap roots come in vid order (seqread.c) */
-} TidesScanDescData;
+	TamTupleBuf fetchbuf;
+	TamSeqReader *reader;		/* bitmap roots come in vid order (seqread.c) */
+} TamScanDescData;
 
-typedef TidesScanDescData *TidesScanDesc;
+typedef TamScanDescData *TamScanDesc;
 
 /* the first vid of a (virtual) block; b may be one past MaxBlockNumber */
 static uint64
 block_first_vid(uint64 b)
 {
-	return (uint64) b * TIDES_ROWS_PER_BLOCK;
+	return (uint64) b * TRT_ROWS_PER_BLOCK;
 }
 
 /*
@@ -74,18 +74,18 @@ block_first_vid(uint64 b)
  * view, would otherwise chase them).
  */
 static uint64
-seqscan_end(TidesScanDesc s)
+seqscan_end(TamScanDesc s)
 {
 	if ((s->base.rs_flags & SO_TYPE_SEQSCAN) && !s->ranged)
-		return tides_vid_high_water(s->tree);
-	return TIDES_VID_MAX + 1;
+		return trt_vid_high_water(s->tree);
+	return TRT_VID_MAX + 1;
 }
 
 TableScanDesc
-tides_scan_begin(Relation rel, Snapshot snapshot, int nkeys, struct ScanKeyData *key,
+tam_scan_begin(Relation rel, Snapshot snapshot, int nkeys, struct ScanKeyData *key,
 				 ParallelTableScanDesc pscan, uint32 flags)
 {
-	TidesScanDesc s = palloc0(sizeof(TidesScanDescData));
+	TamScanDesc s = palloc0(sizeof(TamScanDescData));
 
 	RelationIncrementReferenceCount(rel);
 	s->base.rs_rd = rel;
@@ -98,7 +98,7 @@ tides_scan_begin(Relation rel, Snapshot snapshot, int nkeys, struct ScanKeyData 
 		s->base.rs_key = palloc(sizeof(ScanKeyData) * nkeys);
 		memcpy(s->base.rs_key, key, sizeof(ScanKeyData) * nkeys);
 	}
-	s->tree = tides_rel_tree(rel);
+	s->tree = trt_rel_tree(rel);
 	s->lo_vid = 0;
 	s->hi_vid = seqscan_end(s);
 	s->cur_block = InvalidBlockNumber;
@@ -106,7 +106,7 @@ tides_scan_begin(Relation rel, Snapshot snapshot, int nkeys, struct ScanKeyData 
 	s->page_block = InvalidBlockNumber;
 	s->cxt = CurrentMemoryContext;
 	s->page_cxt = AllocSetContextCreate(CurrentMemoryContext, "tides scan page", ALLOCSET_DEFAULT_SIZES);
-	tides_tuple_buf_init(&s->fetchbuf, s->cxt);
+	tam_tuple_buf_init(&s->fetchbuf, s->cxt);
 	if (flags & (SO_TYPE_SEQSCAN | SO_TYPE_SAMPLESCAN))
 		PredicateLockRelation(rel, snapshot);
 	if (flags & SO_TYPE_SEQSCAN)
@@ -115,14 +115,14 @@ tides_scan_begin(Relation rel, Snapshot snapshot, int nkeys, struct ScanKeyData 
 }
 
 void
-tides_scan_end(TableScanDesc sscan)
+tam_scan_end(TableScanDesc sscan)
 {
-	TidesScanDesc s = (TidesScanDesc) sscan;
+	TamScanDesc s = (TamScanDesc) sscan;
 
-	tides_cursor_close(s->cursor);
+	tam_cursor_close(s->cursor);
 	MemoryContextDelete(s->page_cxt);
-	tides_tuple_buf_free(&s->fetchbuf);
-	tides_seq_reader_free(s->reader);
+	tam_tuple_buf_free(&s->fetchbuf);
+	tam_seq_reader_free(s->reader);
 	if (s->base.rs_key)
 		pfree(s->base.rs_key);
 	if (s->base.rs_flags & SO_TEMP_SNAPSHOT)
@@ -132,10 +132,10 @@ tides_scan_end(TableScanDesc sscan)
 }
 
 void
-tides_scan_rescan(TableScanDesc sscan, struct ScanKeyData *key, bool set_params, bool allow_strat,
+tam_scan_rescan(TableScanDesc sscan, struct ScanKeyData *key, bool set_params, bool allow_strat,
 				  bool allow_sync, bool allow_pagemode)
 {
-	TidesScanDesc s = (TidesScanDesc) sscan;
+	TamScanDesc s = (TamScanDesc) sscan;
 
 	if (key != NULL && s->base.rs_nkeys > 0)
 		memcpy(s->base.rs_key, key, sizeof(ScanKeyData) * s->base.rs_nkeys);
@@ -154,7 +154,7 @@ tides_scan_rescan(TableScanDesc sscan, struct ScanKeyData *key, bool set_params,
 		else
 			s->base.rs_flags &= ~SO_ALLOW_PAGEMODE;
 	}
-	tides_cursor_close(s->cursor);
+	tam_cursor_close(s->cursor);
 	s->cursor = NULL;
 	if (!s->ranged && (s->base.rs_flags & SO_TYPE_SEQSCAN))
 		s->hi_vid = seqscan_end(s);
@@ -170,7 +170,7 @@ tides_scan_rescan(TableScanDesc sscan, struct ScanKeyData *key, bool set_params,
 
 /* does the version pass the scan keys (catalog-style scans only)? */
 static bool
-passes_keys(TidesScanDesc s, TidesTuple *t)
+passes_keys(TamScanDesc s, TamTuple *t)
 {
 	bool		ok;
 
@@ -181,11 +181,11 @@ passes_keys(TidesScanDesc s, TidesTuple *t)
 }
 
 void
-tides_store_in_slot(TidesTuple *t, TupleTableSlot *slot)
+tam_store_in_slot(TamTuple *t, TupleTableSlot *slot)
 {
 	/* the slot frees its tuple later, from its own context */
 	MemoryContext old = MemoryContextSwitchTo(slot->tts_mcxt);
-	HeapTuple	copy = tides_tuple_copy_heap(t);
+	HeapTuple	copy = tam_tuple_copy_heap(t);
 
 	MemoryContextSwitchTo(old);
 	ExecStoreHeapTuple(copy, slot, true);
@@ -195,26 +195,26 @@ tides_store_in_slot(TidesTuple *t, TupleTableSlot *slot)
 /* ---- parallel scans: blocks handed out by PostgreSQL's block allocator */
 
 Size
-tides_parallelscan_estimate(Relation rel)
+tam_parallelscan_estimate(Relation rel)
 {
 	return table_block_parallelscan_estimate(rel);
 }
 
 Size
-tides_parallelscan_initialize(Relation rel, ParallelTableScanDesc pscan)
+tam_parallelscan_initialize(Relation rel, ParallelTableScanDesc pscan)
 {
 	return table_block_parallelscan_initialize(rel, pscan);
 }
 
 void
-tides_parallelscan_reinitialize(Relation rel, ParallelTableScanDesc pscan)
+tam_parallelscan_reinitialize(Relation rel, ParallelTableScanDesc pscan)
 {
 	table_block_parallelscan_reinitialize(rel, pscan);
 }
 
 /* next block of a parallel scan, or InvalidBlockNumber */
 static BlockNumber
-parallel_next_block(TidesScanDesc s)
+parallel_next_block(TamScanDesc s)
 {
 	ParallelBlockTableScanDesc pbscan = (ParallelBlockTableScanDesc) s->base.rs_parallel;
 	ParallelBlockTableScanWorker pbw = &s->pbw;
@@ -227,11 +227,11 @@ parallel_next_block(TidesScanDesc s)
 	return table_block_parallelscan_nextpage(s->base.rs_rd, pbw, pbscan);
 }
 
-static bool open_next_range_in_cxt(TidesScanDesc s);
+static bool open_next_range_in_cxt(TamScanDesc s);
 
 /* the cursor for the next unit of work; false when the scan is done */
 static bool
-open_next_range(TidesScanDesc s)
+open_next_range(TamScanDesc s)
 {
 	MemoryContext old = MemoryContextSwitchTo(s->cxt);
 	bool		ok = open_next_range_in_cxt(s);
@@ -241,33 +241,33 @@ open_next_range(TidesScanDesc s)
 }
 
 static bool
-open_next_range_in_cxt(TidesScanDesc s)
+open_next_range_in_cxt(TamScanDesc s)
 {
-	tides_cursor_close(s->cursor);
+	tam_cursor_close(s->cursor);
 	s->cursor = NULL;
 	if (s->base.rs_parallel == NULL)
 	{
 		if (s->cur_block != InvalidBlockNumber)
 			return false;		/* the one range was done */
 		s->cur_block = 0;
-		s->cursor = tides_cursor_open(s->tree, RelationGetRelid(s->base.rs_rd), s->lo_vid, s->hi_vid);
+		s->cursor = tam_cursor_open(s->tree, RelationGetRelid(s->base.rs_rd), s->lo_vid, s->hi_vid);
 	}
 	else
 	{
 		s->cur_block = parallel_next_block(s);
 		if (s->cur_block == InvalidBlockNumber)
 			return false;
-		s->cursor = tides_cursor_open(s->tree, RelationGetRelid(s->base.rs_rd),
+		s->cursor = tam_cursor_open(s->tree, RelationGetRelid(s->base.rs_rd),
 									  block_first_vid(s->cur_block),
 									  block_first_vid((uint64) s->cur_block + 1));
 	}
 	if (s->want_stubs)
-		tides_cursor_include_stubs(s->cursor);
+		tam_cursor_include_stubs(s->cursor);
 	return true;
 }
 
 static bool
-next_visible(TidesScanDesc s, ScanDirection dir, TupleTableSlot *slot)
+next_visible(TamScanDesc s, ScanDirection dir, TupleTableSlot *slot)
 {
 	Snapshot	snap = s->base.rs_snapshot;
 	Relation	rel = s->base.rs_rd;
@@ -279,11 +279,11 @@ next_visible(TidesScanDesc s, ScanDirection dir, TupleTableSlot *slot)
 	}
 	for (;;)
 	{
-		TidesTuple *t;
+		TamTuple *t;
 		bool		visible;
 
 		CHECK_FOR_INTERRUPTS();
-		t = tides_cursor_next(s->cursor, dir);
+		t = tam_cursor_next(s->cursor, dir);
 		if (t == NULL)
 		{
 			if (s->base.rs_parallel == NULL || !open_next_range(s))
@@ -293,18 +293,18 @@ next_visible(TidesScanDesc s, ScanDirection dir, TupleTableSlot *slot)
 			}
 			continue;
 		}
-		if (t->vid / TIDES_ROWS_PER_BLOCK != s->stat_block)
+		if (t->vid / TRT_ROWS_PER_BLOCK != s->stat_block)
 		{
 			/* pg_statio counts the (virtual) blocks a scan visits */
-			s->stat_block = t->vid / TIDES_ROWS_PER_BLOCK;
+			s->stat_block = t->vid / TRT_ROWS_PER_BLOCK;
 			pgstat_count_buffer_read(rel);
 			pgstat_count_buffer_hit(rel);
 		}
-		visible = tides_visible(t, snap);
-		tides_ssi_conflict_out(visible, rel, t, snap);
+		visible = tam_visible(t, snap);
+		tam_ssi_conflict_out(visible, rel, t, snap);
 		if (visible && passes_keys(s, t))
 		{
-			tides_store_in_slot(t, slot);
+			tam_store_in_slot(t, slot);
 			pgstat_count_heap_getnext(rel);
 			return true;
 		}
@@ -316,21 +316,21 @@ next_visible(TidesScanDesc s, ScanDirection dir, TupleTableSlot *slot)
  * is not heap-only, or a redirect stub (index builds walk each chain from
  * its root, see index_build.c).
  */
-TidesTuple *
-tides_scan_next_root(TableScanDesc sscan)
+TamTuple *
+tam_scan_next_root(TableScanDesc sscan)
 {
-	TidesScanDesc s = (TidesScanDesc) sscan;
+	TamScanDesc s = (TamScanDesc) sscan;
 
 	s->want_stubs = true;
 	if (s->cursor == NULL && !open_next_range(s))
 		return NULL;
 	for (;;)
 	{
-		TidesTuple *t = tides_cursor_next(s->cursor, ForwardScanDirection);
+		TamTuple *t = tam_cursor_next(s->cursor, ForwardScanDirection);
 
 		if (t != NULL)
 		{
-			if (TIDES_IS_STUB(t) ? TIDES_IS_REDIRECT(t) : !HeapTupleHeaderIsHeapOnly(t->htup.t_data))
+			if (TAM_IS_STUB(t) ? TAM_IS_REDIRECT(t) : !HeapTupleHeaderIsHeapOnly(t->htup.t_data))
 				return t;
 			continue;
 		}
@@ -341,60 +341,60 @@ tides_scan_next_root(TableScanDesc sscan)
 
 /* limit a (non-parallel) scan to a range of virtual blocks */
 void
-tides_scan_set_block_range(TableScanDesc sscan, BlockNumber start, BlockNumber nblocks)
+tam_scan_set_block_range(TableScanDesc sscan, BlockNumber start, BlockNumber nblocks)
 {
-	TidesScanDesc s = (TidesScanDesc) sscan;
+	TamScanDesc s = (TamScanDesc) sscan;
 
 	s->ranged = true;
 	s->lo_vid = block_first_vid(start);
-	s->hi_vid = nblocks == InvalidBlockNumber ? TIDES_VID_MAX + 1
+	s->hi_vid = nblocks == InvalidBlockNumber ? TRT_VID_MAX + 1
 		: block_first_vid((uint64) start + nblocks);
-	tides_cursor_close(s->cursor);
+	tam_cursor_close(s->cursor);
 	s->cursor = NULL;
 	s->cur_block = InvalidBlockNumber;
 }
 
 bool
-tides_scan_getnextslot(TableScanDesc sscan, ScanDirection direction, TupleTableSlot *slot)
+tam_scan_getnextslot(TableScanDesc sscan, ScanDirection direction, TupleTableSlot *slot)
 {
-	return next_visible((TidesScanDesc) sscan, direction, slot);
+	return next_visible((TamScanDesc) sscan, direction, slot);
 }
 
 void
-tides_scan_set_tidrange(TableScanDesc sscan, ItemPointer mintid, ItemPointer maxtid)
+tam_scan_set_tidrange(TableScanDesc sscan, ItemPointer mintid, ItemPointer maxtid)
 {
-	TidesScanDesc s = (TidesScanDesc) sscan;
+	TamScanDesc s = (TamScanDesc) sscan;
 	uint64		lo = 0,
 				hi;
 
 	/* offsets outside 1..291 are rounded inward, as heap would find no row there */
 	if (ItemPointerGetOffsetNumberNoCheck(mintid) == 0)
 		lo = block_first_vid(ItemPointerGetBlockNumberNoCheck(mintid));
-	else if (!tides_tid_to_vid(mintid, &lo))
+	else if (!trt_tid_to_vid(mintid, &lo))
 		lo = block_first_vid(ItemPointerGetBlockNumberNoCheck(mintid) + (uint64) 1);
 	if (ItemPointerGetOffsetNumberNoCheck(maxtid) == 0)
 		hi = block_first_vid(ItemPointerGetBlockNumberNoCheck(maxtid));
-	else if (!tides_tid_to_vid(maxtid, &hi))
+	else if (!trt_tid_to_vid(maxtid, &hi))
 		hi = block_first_vid((uint64) ItemPointerGetBlockNumberNoCheck(maxtid) + 1);
 	else
 		hi = hi + 1;
 	s->lo_vid = lo;
 	s->hi_vid = Max(lo, hi);
-	tides_cursor_close(s->cursor);
+	tam_cursor_close(s->cursor);
 	s->cursor = NULL;
 	s->cur_block = InvalidBlockNumber;
 }
 
 bool
-tides_scan_getnextslot_tidrange(TableScanDesc sscan, ScanDirection direction, TupleTableSlot *slot)
+tam_scan_getnextslot_tidrange(TableScanDesc sscan, ScanDirection direction, TupleTableSlot *slot)
 {
-	return next_visible((TidesScanDesc) sscan, direction, slot);
+	return next_visible((TamScanDesc) sscan, direction, slot);
 }
 
 /* ---- per-block collections (bitmap, sample, analyze) */
 
 static void
-page_reset(TidesScanDesc s, BlockNumber block)
+page_reset(TamScanDesc s, BlockNumber block)
 {
 	MemoryContextReset(s->page_cxt);
 	s->page = NULL;
@@ -405,53 +405,53 @@ page_reset(TidesScanDesc s, BlockNumber block)
 }
 
 static void
-page_add(TidesScanDesc s, TidesTuple *t)
+page_add(TamScanDesc s, TamTuple *t)
 {
 	MemoryContext old = MemoryContextSwitchTo(s->page_cxt);
-	Size		sz = MAXALIGN(sizeof(TidesTuple)) + t->htup.t_len;
-	TidesTuple *copy = palloc(sz);
+	Size		sz = MAXALIGN(sizeof(TamTuple)) + t->htup.t_len;
+	TamTuple *copy = palloc(sz);
 
 	if (s->page_n == s->page_cap)
 	{
 		s->page_cap = s->page_cap ? s->page_cap * 2 : 32;
-		s->page = s->page ? repalloc(s->page, s->page_cap * sizeof(TidesTuple *))
-			: palloc(s->page_cap * sizeof(TidesTuple *));
+		s->page = s->page ? repalloc(s->page, s->page_cap * sizeof(TamTuple *))
+			: palloc(s->page_cap * sizeof(TamTuple *));
 	}
 	memcpy(copy, t, sz);
-	copy->htup.t_data = TIDES_TUPLE_DATA(copy);
+	copy->htup.t_data = TAM_TUPLE_DATA(copy);
 	s->page[s->page_n++] = copy;
 	MemoryContextSwitchTo(old);
 }
 
 /* collect all versions of a block (no visibility filter) */
 static void
-load_block_versions(TidesScanDesc s, BlockNumber block)
+load_block_versions(TamScanDesc s, BlockNumber block)
 {
-	TidesCursor *c;
+	TamCursor *c;
 
 	page_reset(s, block);
-	c = tides_cursor_open(s->tree, RelationGetRelid(s->base.rs_rd),
+	c = tam_cursor_open(s->tree, RelationGetRelid(s->base.rs_rd),
 									   block_first_vid(block), block_first_vid((uint64) block + 1));
 	{
-		TidesTuple *t;
+		TamTuple *t;
 
-		while ((t = tides_cursor_next(c, ForwardScanDirection)) != NULL)
+		while ((t = tam_cursor_next(c, ForwardScanDirection)) != NULL)
 			page_add(s, t);
 	}
-	tides_cursor_close(c);
+	tam_cursor_close(c);
 }
 
 /* the member of the chain rooted at vid that the scan sees, into the page */
 static void
-add_chain_member(TidesScanDesc s, uint64 vid)
+add_chain_member(TamScanDesc s, uint64 vid)
 {
 	ItemPointerData tid;
-	TidesTuple *t;
+	TamTuple *t;
 
-	tides_vid_to_tid(vid, &tid);
+	trt_vid_to_tid(vid, &tid);
 	if (s->reader == NULL)
-		s->reader = tides_seq_reader_create(s->cxt);
-	t = tides_hot_search(s->base.rs_rd, s->tree, &tid, s->base.rs_snapshot, &s->fetchbuf, NULL, true, true,
+		s->reader = tam_seq_reader_create(s->cxt);
+	t = tam_hot_search(s->base.rs_rd, s->tree, &tid, s->base.rs_snapshot, &s->fetchbuf, NULL, true, true,
 						 s->reader);
 	if (t != NULL)
 		page_add(s, t);
@@ -464,15 +464,15 @@ add_chain_member(TidesScanDesc s, uint64 vid)
  * versions in this block are reached from their own roots.
  */
 bool
-tides_scan_bitmap_next_block(TableScanDesc sscan, struct TBMIterateResult *tbmres)
+tam_scan_bitmap_next_block(TableScanDesc sscan, struct TBMIterateResult *tbmres)
 {
-	TidesScanDesc s = (TidesScanDesc) sscan;
+	TamScanDesc s = (TamScanDesc) sscan;
 	Snapshot	snap = s->base.rs_snapshot;
 	Relation	rel = s->base.rs_rd;
 	BlockNumber block = tbmres->blockno;
 
 	page_reset(s, block);
-	if ((uint64) block * TIDES_ROWS_PER_BLOCK > tides_vid_high_water(s->tree))
+	if ((uint64) block * TRT_ROWS_PER_BLOCK > trt_vid_high_water(s->tree))
 		return false;
 	if (tbmres->ntuples >= 0)
 	{
@@ -482,24 +482,24 @@ tides_scan_bitmap_next_block(TableScanDesc sscan, struct TBMIterateResult *tbmre
 			uint64		vid;
 
 			ItemPointerSet(&tid, block, tbmres->offsets[i]);
-			if (tides_tid_to_vid(&tid, &vid))
+			if (trt_tid_to_vid(&tid, &vid))
 				add_chain_member(s, vid);
 		}
 	}
 	else
 	{
-		TidesCursor *c = tides_cursor_open(s->tree, RelationGetRelid(rel),
+		TamCursor *c = tam_cursor_open(s->tree, RelationGetRelid(rel),
 										   block_first_vid(block), block_first_vid((uint64) block + 1));
-		TidesTuple *t;
+		TamTuple *t;
 
-		tides_cursor_include_stubs(c);
-		while ((t = tides_cursor_next(c, ForwardScanDirection)) != NULL)
+		tam_cursor_include_stubs(c);
+		while ((t = tam_cursor_next(c, ForwardScanDirection)) != NULL)
 		{
 			bool		visible;
 
-			if (TIDES_IS_STUB(t))
+			if (TAM_IS_STUB(t))
 			{
-				if (TIDES_IS_REDIRECT(t))
+				if (TAM_IS_REDIRECT(t))
 					add_chain_member(s, t->vid);
 				continue;
 			}
@@ -511,28 +511,28 @@ tides_scan_bitmap_next_block(TableScanDesc sscan, struct TBMIterateResult *tbmre
 				add_chain_member(s, t->vid);
 				continue;
 			}
-			visible = tides_visible(t, snap);
-			tides_ssi_conflict_out(visible, rel, t, snap);
+			visible = tam_visible(t, snap);
+			tam_ssi_conflict_out(visible, rel, t, snap);
 			if (visible)
 			{
 				PredicateLockTID(rel, &t->htup.t_self, snap, HeapTupleHeaderGetXmin(t->htup.t_data));
 				page_add(s, t);
 			}
 		}
-		tides_cursor_close(c);
+		tam_cursor_close(c);
 	}
 	return s->page_n > 0;
 }
 
 bool
-tides_scan_bitmap_next_tuple(TableScanDesc sscan, struct TBMIterateResult *tbmres,
+tam_scan_bitmap_next_tuple(TableScanDesc sscan, struct TBMIterateResult *tbmres,
 							 TupleTableSlot *slot)
 {
-	TidesScanDesc s = (TidesScanDesc) sscan;
+	TamScanDesc s = (TamScanDesc) sscan;
 
 	if (s->page_pos >= s->page_n)
 		return false;
-	tides_store_in_slot(s->page[s->page_pos++], slot);
+	tam_store_in_slot(s->page[s->page_pos++], slot);
 	pgstat_count_heap_fetch(s->base.rs_rd);
 	return true;
 }
@@ -540,15 +540,15 @@ tides_scan_bitmap_next_tuple(TableScanDesc sscan, struct TBMIterateResult *tbmre
 /* ---- TABLESAMPLE */
 
 bool
-tides_scan_sample_next_block(TableScanDesc sscan, struct SampleScanState *scanstate)
+tam_scan_sample_next_block(TableScanDesc sscan, struct SampleScanState *scanstate)
 {
-	TidesScanDesc s = (TidesScanDesc) sscan;
+	TamScanDesc s = (TamScanDesc) sscan;
 	TsmRoutine *tsm = scanstate->tsmroutine;
 	BlockNumber block;
 
 	if (s->page_block == InvalidBlockNumber && s->nblocks == 0)
-		s->nblocks = (BlockNumber) ((tides_vid_high_water(s->tree) + TIDES_ROWS_PER_BLOCK - 1) /
-									TIDES_ROWS_PER_BLOCK);
+		s->nblocks = (BlockNumber) ((trt_vid_high_water(s->tree) + TRT_ROWS_PER_BLOCK - 1) /
+									TRT_ROWS_PER_BLOCK);
 	if (tsm->NextSampleBlock)
 		block = tsm->NextSampleBlock(scanstate, s->nblocks);
 	else if (s->page_block == InvalidBlockNumber)
@@ -566,10 +566,10 @@ tides_scan_sample_next_block(TableScanDesc sscan, struct SampleScanState *scanst
 }
 
 bool
-tides_scan_sample_next_tuple(TableScanDesc sscan, struct SampleScanState *scanstate,
+tam_scan_sample_next_tuple(TableScanDesc sscan, struct SampleScanState *scanstate,
 							 TupleTableSlot *slot)
 {
-	TidesScanDesc s = (TidesScanDesc) sscan;
+	TamScanDesc s = (TamScanDesc) sscan;
 	TsmRoutine *tsm = scanstate->tsmroutine;
 	BlockNumber block = s->page_block;
 	Snapshot	snap = s->base.rs_snapshot;
@@ -578,10 +578,10 @@ tides_scan_sample_next_tuple(TableScanDesc sscan, struct SampleScanState *scanst
 	{
 		OffsetNumber off;
 		uint64		vid;
-		TidesTuple *t = NULL;
+		TamTuple *t = NULL;
 
 		CHECK_FOR_INTERRUPTS();
-		off = tsm->NextSampleTuple(scanstate, block, TIDES_ROWS_PER_BLOCK);
+		off = tsm->NextSampleTuple(scanstate, block, TRT_ROWS_PER_BLOCK);
 		if (!OffsetNumberIsValid(off))
 		{
 			ExecClearTuple(slot);
@@ -598,13 +598,13 @@ tides_scan_sample_next_tuple(TableScanDesc sscan, struct SampleScanState *scanst
 		if (t == NULL)
 			continue;
 		{
-			bool		visible = tides_visible(t, snap);
+			bool		visible = tam_visible(t, snap);
 
-			tides_ssi_conflict_out(visible, s->base.rs_rd, t, snap);
+			tam_ssi_conflict_out(visible, s->base.rs_rd, t, snap);
 			if (!visible)
 				continue;
 		}
-		tides_store_in_slot(t, slot);
+		tam_store_in_slot(t, slot);
 		pgstat_count_heap_getnext(s->base.rs_rd);
 		return true;
 	}
@@ -613,26 +613,26 @@ tides_scan_sample_next_tuple(TableScanDesc sscan, struct SampleScanState *scanst
 /* ---- ANALYZE */
 
 bool
-tides_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
+tam_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
 							  BufferAccessStrategy bstrategy)
 {
-	load_block_versions((TidesScanDesc) sscan, blockno);
+	load_block_versions((TamScanDesc) sscan, blockno);
 	return true;
 }
 
 bool
-tides_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin, double *liverows,
+tam_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin, double *liverows,
 							  double *deadrows, TupleTableSlot *slot)
 {
-	TidesScanDesc s = (TidesScanDesc) sscan;
+	TamScanDesc s = (TamScanDesc) sscan;
 
 	while (s->page_pos < s->page_n)
 	{
-		TidesTuple *t = s->page[s->page_pos++];
+		TamTuple *t = s->page[s->page_pos++];
 		TransactionId dead_after;
 		bool		sample = false;
 
-		switch (tides_satisfies_vacuum(t, OldestXmin, &dead_after))
+		switch (tam_satisfies_vacuum(t, OldestXmin, &dead_after))
 		{
 			case HEAPTUPLE_LIVE:
 				sample = true;
@@ -662,7 +662,7 @@ tides_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin, dou
 		}
 		if (sample)
 		{
-			tides_store_in_slot(t, slot);
+			tam_store_in_slot(t, slot);
 			return true;
 		}
 	}

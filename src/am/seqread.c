@@ -11,7 +11,7 @@
  * it forward for as long as the vids keep coming that way; any other vid is
  * left to a point read (the reader answers NULL: "don't know").
  *
- * Why a view older than the row may be read (tides_hot_search uses a reader
+ * Why a view older than the row may be read (tam_hot_search uses a reader
  * only for MVCC snapshots, and only for the first read of a walk that
  * starts at the root): the iterator is opened after the scan's snapshot was
  * taken, so it holds every write of every transaction that snapshot sees as
@@ -25,48 +25,46 @@
  * engine.  A walk that restarts because a prune cut the chain it followed
  * reads the engine, not this view again.
  *
- * The iterator is replaced every SEQ_REFRESH_MS, as scans' cursors are
- * (cursor.c), so that it pins no memtable for long; the fresh one is opened
- * later than the snapshot as well.
+ * The iterator is a TrtIter, replaced every TRT_ITER_REFRESH_MS as scans'
+ * are (src/runtime/iterators.c), so that it pins no memtable for long; the
+ * fresh one is opened later than the snapshot as well.
  */
 #include "postgres.h"
 
 #include "utils/snapmgr.h"
-#include "utils/timestamp.h"
 
-#include "tides_am.h"
+#include "am/tam.h"
 
 #define SEQ_RUN 2				/* in-order reads before an iterator opens */
 #define SEQ_WINDOW 16			/* how far ahead (in vids) still counts as in order */
-#define SEQ_REFRESH_MS 200
-#define SEQ_CLOCK_EVERY 64		/* reads between looks at the clock */
 
-struct TidesSeqReader
+struct TamSeqReader
 {
-	tides_iter *it;				/* NULL until the vids came in order */
+	MemoryContext cxt;			/* the reader's, which its iterator shares */
+	TrtIter    *w;				/* NULL until the vids came in order */
 	uint64		tree;
-	TimestampTz opened_at;
-	uint32		reads;			/* through the iterator since it opened */
 	uint64		last_vid;		/* the vid asked for last (0: none yet) */
 	int			run;			/* reads in a row a little ahead of the one before */
 };
 
-TidesSeqReader *
-tides_seq_reader_create(MemoryContext cxt)
+TamSeqReader *
+tam_seq_reader_create(MemoryContext cxt)
 {
-	return MemoryContextAllocZero(cxt, sizeof(TidesSeqReader));
+	TamSeqReader *r = MemoryContextAllocZero(cxt, sizeof(TamSeqReader));
+
+	r->cxt = cxt;
+	return r;
 }
 
 static void
-close_iterator(TidesSeqReader *r)
+close_iterator(TamSeqReader *r)
 {
-	if (r->it != NULL)
-		tides_close_iter(r->it);
-	r->it = NULL;
+	trt_iter_free(r->w);
+	r->w = NULL;
 }
 
 void
-tides_seq_reader_free(TidesSeqReader *r)
+tam_seq_reader_free(TamSeqReader *r)
 {
 	if (r == NULL)
 		return;
@@ -75,40 +73,39 @@ tides_seq_reader_free(TidesSeqReader *r)
 }
 
 static void
-open_iterator(TidesSeqReader *r, uint64 tree)
+open_iterator(TamSeqReader *r, uint64 tree)
 {
-	uint8		lower[TIDES_ROW_KEY_LEN];
-	uint8		upper[TIDES_ROW_KEY_LEN];
+	uint8		lower[TRT_ROW_KEY_LEN];
+	uint8		upper[TRT_ROW_KEY_LEN];
+	MemoryContext old;
 
-	tides_row_key(lower, tree, 0);
-	tides_row_key(upper, tree + 1, 0);
-	r->it = tides_open_range_iter(tides_engine(), lower, sizeof(lower), upper, sizeof(upper), true);
+	trt_row_key(lower, tree, 0);
+	trt_row_key(upper, tree + 1, 0);
+	/* reads come in short-lived contexts; the iterator lives as long as the reader */
+	old = MemoryContextSwitchTo(r->cxt);
+	r->w = trt_iter_open(lower, sizeof(lower), upper, sizeof(upper), "read a table");
+	MemoryContextSwitchTo(old);
 	r->tree = tree;
-	r->opened_at = GetCurrentTimestamp();
-	r->reads = 0;
 }
 
 /* the vid the iterator stands on, or 0 if it stands on none */
 static uint64
-current_vid(TidesSeqReader *r)
+current_vid(TamSeqReader *r)
 {
 	size_t		klen;
 	const uint8 *k;
 
-	if (!tides_iter_valid(r->it))
+	if (!tides_iter_valid(r->w->it))
 	{
-		tides_status s = tides_iter_status(r->it);
-
-		if (s != TIDES_OK)
-			tides_engine_error(s, "read a table");
+		trt_iter_check(r->w);
 		return 0;
 	}
-	k = tides_iter_key(r->it, &klen);
-	return klen == TIDES_ROW_KEY_LEN ? tides_row_key_vid(k) : 0;
+	k = tides_iter_key(r->w->it, &klen);
+	return klen == TRT_ROW_KEY_LEN ? trt_row_key_vid(k) : 0;
 }
 
-TidesTuple *
-tides_seq_reader_read(TidesSeqReader *r, uint64 tree, uint64 vid, Oid relid, TidesTupleBuf *buf)
+TamTuple *
+tam_seq_reader_read(TamSeqReader *r, uint64 tree, uint64 vid, Oid relid, TamTupleBuf *buf)
 {
 	bool		in_order = r->last_vid != 0 && vid > r->last_vid && vid - r->last_vid <= SEQ_WINDOW;
 	uint64		cur;
@@ -119,14 +116,16 @@ tides_seq_reader_read(TidesSeqReader *r, uint64 tree, uint64 vid, Oid relid, Tid
 	r->last_vid = vid;
 	if (r->run < SEQ_RUN)
 		return NULL;
-	if (r->it != NULL &&
-		(r->tree != tree ||
-		 (++r->reads % SEQ_CLOCK_EVERY == 0 &&
-		  TimestampDifferenceExceeds(r->opened_at, GetCurrentTimestamp(), SEQ_REFRESH_MS))))
+	if (r->w != NULL && r->tree != tree)
 		close_iterator(r);
-	if (r->it == NULL)
+	if (r->w == NULL)
 	{
 		open_iterator(r, tree);
+		cur = 0;
+	}
+	else if (trt_iter_refresh_due(r->w))
+	{
+		trt_iter_reopen(r->w);
 		cur = 0;
 	}
 	else
@@ -136,20 +135,20 @@ tides_seq_reader_read(TidesSeqReader *r, uint64 tree, uint64 vid, Oid relid, Tid
 	{
 		while (cur != 0 && cur < vid)
 		{
-			tides_iter_next(r->it);
+			tides_iter_next(r->w->it);
 			cur = current_vid(r);
 		}
 	}
 	else if (cur != vid)
 	{
-		uint8		key[TIDES_ROW_KEY_LEN];
+		uint8		key[TRT_ROW_KEY_LEN];
 
-		tides_row_key(key, tree, vid);
-		tides_iter_seek(r->it, key, sizeof(key));
+		trt_row_key(key, tree, vid);
+		tides_iter_seek(r->w->it, key, sizeof(key));
 		cur = current_vid(r);
 	}
 	if (cur != vid)
 		return NULL;			/* not in this view: maybe newer than it */
-	val = tides_iter_value(r->it, &vlen);
-	return tides_tuple_from_value((const char *) val, vlen, vid, relid, buf);
+	val = tides_iter_value(r->w->it, &vlen);
+	return tam_tuple_from_value((const char *) val, vlen, vid, relid, buf);
 }

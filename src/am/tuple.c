@@ -3,7 +3,7 @@
  *
  * Loading a version also applies what only this layer knows: an xmin or
  * xmax written by a transaction that can never count as committed (forgotten
- * by PostgreSQL in a crash, or cut short: src/pg/incarnation.c) is marked
+ * by PostgreSQL in a crash, or cut short: src/runtime/incarnation.c) is marked
  * invalid in the in-memory copy, so the visibility rules in visibility.c can
  * stay exactly heap's.
  */
@@ -12,21 +12,21 @@
 #include "access/multixact.h"
 #include "access/xact.h"
 
-#include "tides_am.h"
+#include "am/tam.h"
 
 static void
-normalize_lost_writers(TidesTuple *t)
+normalize_lost_writers(TamTuple *t)
 {
 	HeapTupleHeader h = t->htup.t_data;
 
-	if (t->meta.xmin_inc != 0 && t->meta.xmin_inc != tides_shared->incarnation &&
+	if (t->meta.xmin_inc != 0 && t->meta.xmin_inc != trt_shared->incarnation &&
 		!HeapTupleHeaderXminFrozen(h) &&
-		tides_writer_lost(t->meta.xmin_inc, t->meta.xmin_top, HeapTupleHeaderGetRawXmin(h)))
+		trt_writer_lost(t->meta.xmin_inc, t->meta.xmin_top, HeapTupleHeaderGetRawXmin(h)))
 	{
 		h->t_infomask &= ~HEAP_XMIN_COMMITTED;
 		h->t_infomask |= HEAP_XMIN_INVALID;
 	}
-	if (t->meta.xmax_inc != 0 && t->meta.xmax_inc != tides_shared->incarnation &&
+	if (t->meta.xmax_inc != 0 && t->meta.xmax_inc != trt_shared->incarnation &&
 		!(h->t_infomask & HEAP_XMAX_INVALID))
 	{
 		TransactionId xmax = HeapTupleHeaderGetRawXmax(h);
@@ -40,12 +40,12 @@ normalize_lost_writers(TidesTuple *t)
 			 * locker keeps its updater, who is judged on its own (its new
 			 * version carries its fate); the lost lock is harmless.
 			 */
-			lost = tides_multi_lost(t->meta.xmax_inc, xmax) ||
-				((t->meta.flags & TIDES_VF_XMAX_BY_UPDATER) &&
-				 tides_writer_lost(t->meta.xmax_inc, t->meta.xmax_top, t->meta.xmax_top));
+			lost = trt_multi_lost(t->meta.xmax_inc, xmax) ||
+				((t->meta.flags & TAM_VF_XMAX_BY_UPDATER) &&
+				 trt_writer_lost(t->meta.xmax_inc, t->meta.xmax_top, t->meta.xmax_top));
 		}
 		else
-			lost = tides_writer_lost(t->meta.xmax_inc, t->meta.xmax_top, xmax);
+			lost = trt_writer_lost(t->meta.xmax_inc, t->meta.xmax_top, xmax);
 		if (lost)
 		{
 			h->t_infomask &= ~(HEAP_XMAX_COMMITTED | HEAP_XMAX_IS_MULTI | HEAP_XMAX_BITS);
@@ -55,27 +55,27 @@ normalize_lost_writers(TidesTuple *t)
 	}
 }
 
-TidesTuple *
-tides_tuple_from_value(const char *val, size_t vlen, uint64 vid, Oid relid, TidesTupleBuf *buf)
+TamTuple *
+tam_tuple_from_value(const char *val, size_t vlen, uint64 vid, Oid relid, TamTupleBuf *buf)
 {
-	TidesTuple *t;
+	TamTuple *t;
 	uint32		len;
 	Size		need;
-	TidesVersionMeta meta;
+	TamVersionMeta meta;
 
-	if (vlen < TIDES_META_SIZE)
+	if (vlen < TAM_META_SIZE)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("tides: row version %llu of relation %u is too short (%zu bytes)",
 						(unsigned long long) vid, relid, vlen)));
-	memcpy(&meta, val, TIDES_META_SIZE);
-	len = (uint32) (vlen - TIDES_META_SIZE);
-	if ((meta.flags & TIDES_VF_STUB) ? len != 0 : len < SizeofHeapTupleHeader)
+	memcpy(&meta, val, TAM_META_SIZE);
+	len = (uint32) (vlen - TAM_META_SIZE);
+	if ((meta.flags & TAM_VF_STUB) ? len != 0 : len < SizeofHeapTupleHeader)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("tides: row version %llu of relation %u has a bad length (%zu bytes, flags %x)",
 						(unsigned long long) vid, relid, vlen, meta.flags)));
-	need = MAXALIGN(sizeof(TidesTuple)) + len;
+	need = MAXALIGN(sizeof(TamTuple)) + len;
 	if (buf->t == NULL || buf->size < need)
 	{
 		Size		cap = Max(need, 1024);
@@ -90,15 +90,15 @@ tides_tuple_from_value(const char *val, size_t vlen, uint64 vid, Oid relid, Tide
 	t->vid = vid;
 	t->htup.t_len = len;
 	t->htup.t_tableOid = relid;
-	tides_vid_to_tid(vid, &t->htup.t_self);
-	if (meta.flags & TIDES_VF_STUB)
+	trt_vid_to_tid(vid, &t->htup.t_self);
+	if (meta.flags & TAM_VF_STUB)
 	{
 		t->htup.t_data = NULL;
 		t->stored_infomask = 0;
 		return t;
 	}
-	t->htup.t_data = TIDES_TUPLE_DATA(t);
-	memcpy(t->htup.t_data, val + TIDES_META_SIZE, len);
+	t->htup.t_data = TAM_TUPLE_DATA(t);
+	memcpy(t->htup.t_data, val + TAM_META_SIZE, len);
 	if (t->htup.t_data->t_hoff > len || t->htup.t_data->t_hoff < SizeofHeapTupleHeader)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
@@ -109,62 +109,62 @@ tides_tuple_from_value(const char *val, size_t vlen, uint64 vid, Oid relid, Tide
 	return t;
 }
 
-TidesTuple *
-tides_fetch_entry(uint64 tree, uint64 vid, Oid relid, TidesTupleBuf *buf)
+TamTuple *
+tam_fetch_entry(uint64 tree, uint64 vid, Oid relid, TamTupleBuf *buf)
 {
-	uint8		key[TIDES_ROW_KEY_LEN];
+	uint8		key[TRT_ROW_KEY_LEN];
 	char	   *val;
 	size_t		vlen;
-	TidesTuple *t;
+	TamTuple *t;
 
-	tides_row_key(key, tree, vid);
-	if (!tides_read(key, sizeof(key), &val, &vlen))
+	trt_row_key(key, tree, vid);
+	if (!trt_read(key, sizeof(key), &val, &vlen))
 		return NULL;
-	t = tides_tuple_from_value(val, vlen, vid, relid, buf);
+	t = tam_tuple_from_value(val, vlen, vid, relid, buf);
 	pfree(val);
 	return t;
 }
 
-TidesTuple *
-tides_fetch_version(uint64 tree, uint64 vid, Oid relid, TidesTupleBuf *buf)
+TamTuple *
+tam_fetch_version(uint64 tree, uint64 vid, Oid relid, TamTupleBuf *buf)
 {
-	TidesTuple *t = tides_fetch_entry(tree, vid, relid, buf);
+	TamTuple *t = tam_fetch_entry(tree, vid, relid, buf);
 
-	return t != NULL && TIDES_IS_STUB(t) ? NULL : t;
+	return t != NULL && TAM_IS_STUB(t) ? NULL : t;
 }
 
 void
-tides_batch_add_stub(tides_batch *b, uint64 tree, uint64 vid, uint16 flags, uint64 link,
+tam_batch_add_stub(tides_batch *b, uint64 tree, uint64 vid, uint16 flags, uint64 link,
 					 uint16 target_depth)
 {
-	uint8		key[TIDES_ROW_KEY_LEN];
-	TidesVersionMeta m;
+	uint8		key[TRT_ROW_KEY_LEN];
+	TamVersionMeta m;
 
-	Assert(flags == TIDES_VF_REDIRECT || flags == TIDES_VF_DEAD);
+	Assert(flags == TAM_VF_REDIRECT || flags == TAM_VF_DEAD);
 	memset(&m, 0, sizeof(m));
 	m.flags = flags;
 	m.link = link;
 	m.hot_depth = target_depth;
-	tides_row_key(key, tree, vid);
+	trt_row_key(key, tree, vid);
 	if (tides_batch_put(b, key, sizeof(key), &m, sizeof(m)) != TIDES_OK)
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory building a tides batch")));
 }
 
 void
-tides_batch_add_version(tides_batch *b, uint64 tree, uint64 vid, const TidesVersionMeta *meta,
+tam_batch_add_version(tides_batch *b, uint64 tree, uint64 vid, const TamVersionMeta *meta,
 						HeapTupleHeader data, uint32 len)
 {
-	uint8		key[TIDES_ROW_KEY_LEN];
+	uint8		key[TRT_ROW_KEY_LEN];
 	char		stackbuf[1024];
 	char	   *val = stackbuf;
-	size_t		vlen = TIDES_META_SIZE + len;
+	size_t		vlen = TAM_META_SIZE + len;
 	tides_status s;
 
 	if (vlen > sizeof(stackbuf))
 		val = palloc(vlen);
-	memcpy(val, meta, TIDES_META_SIZE);
-	memcpy(val + TIDES_META_SIZE, data, len);
-	tides_row_key(key, tree, vid);
+	memcpy(val, meta, TAM_META_SIZE);
+	memcpy(val + TAM_META_SIZE, data, len);
+	trt_row_key(key, tree, vid);
 	s = tides_batch_put(b, key, sizeof(key), val, vlen);
 	if (val != stackbuf)
 		pfree(val);
@@ -173,26 +173,26 @@ tides_batch_add_version(tides_batch *b, uint64 tree, uint64 vid, const TidesVers
 }
 
 void
-tides_meta_init_insert(TidesVersionMeta *m)
+tam_meta_init_insert(TamVersionMeta *m)
 {
 	memset(m, 0, sizeof(*m));
-	m->xmin_inc = tides_shared->incarnation;
+	m->xmin_inc = trt_shared->incarnation;
 	m->xmin_top = GetTopTransactionId();
 }
 
 void
-tides_meta_set_xmax_writer(TidesVersionMeta *m, bool is_update)
+tam_meta_set_xmax_writer(TamVersionMeta *m, bool is_update)
 {
-	m->xmax_inc = tides_shared->incarnation;
+	m->xmax_inc = trt_shared->incarnation;
 	m->xmax_top = GetTopTransactionId();
 	if (is_update)
-		m->flags |= TIDES_VF_XMAX_BY_UPDATER;
+		m->flags |= TAM_VF_XMAX_BY_UPDATER;
 	else
-		m->flags &= ~TIDES_VF_XMAX_BY_UPDATER;
+		m->flags &= ~TAM_VF_XMAX_BY_UPDATER;
 }
 
 HeapTuple
-tides_tuple_copy_heap(const TidesTuple *t)
+tam_tuple_copy_heap(const TamTuple *t)
 {
 	HeapTuple	h = (HeapTuple) palloc(HEAPTUPLESIZE + t->htup.t_len);
 

@@ -21,32 +21,7 @@
 #include "storage/procarray.h"
 #include "utils/snapmgr.h"
 
-#include "row.h"
-
-static LOCKMODE
-hwlock_of_mode(LockTupleMode m)
-{
-	static const LOCKMODE map[] = {AccessShareLock, RowShareLock, ExclusiveLock, AccessExclusiveLock};
-
-	return map[m];
-}
-
-static LockTupleMode
-mode_of_member(MultiXactStatus st)
-{
-	switch (st)
-	{
-		case MultiXactStatusForKeyShare:
-			return LockTupleKeyShare;
-		case MultiXactStatusForShare:
-			return LockTupleShare;
-		case MultiXactStatusForNoKeyUpdate:
-		case MultiXactStatusNoKeyUpdate:
-			return LockTupleNoKeyExclusive;
-		default:
-			return LockTupleExclusive;
-	}
-}
+#include "am/row.h"
 
 /* does the current transaction already hold a lock at least this strong? */
 static bool
@@ -63,7 +38,7 @@ already_locked(TransactionId xwait, uint16 infomask, uint16 infomask2, LockTuple
 		{
 			if (!TransactionIdIsCurrentTransactionId(members[i].xid))
 				continue;
-			if (mode_of_member(members[i].status) >= mode)
+			if (tam_mode_of_status(members[i].status) >= mode)
 				held = true;
 			else
 				*skip_tuple_lock = true;	/* we hold a weaker one: don't queue behind others */
@@ -94,10 +69,10 @@ already_locked(TransactionId xwait, uint16 infomask, uint16 infomask2, LockTuple
  * update?
  */
 static TM_Result
-holder_conflict(TransactionId xid, MultiXactStatus status, LockTupleMode mode, TidesTuple *t,
+holder_conflict(TransactionId xid, MultiXactStatus status, LockTupleMode mode, TamTuple *t,
 				bool *needwait)
 {
-	bool		conflict = DoLockModesConflict(hwlock_of_mode(mode_of_member(status)), hwlock_of_mode(mode));
+	bool		conflict = DoLockModesConflict(tam_hwlock_of_mode(tam_mode_of_status(status)), tam_hwlock_of_mode(mode));
 
 	*needwait = false;
 	if (TransactionIdIsCurrentTransactionId(xid))
@@ -114,28 +89,17 @@ holder_conflict(TransactionId xid, MultiXactStatus status, LockTupleMode mode, T
 	return TM_Ok;				/* committed locker, or crashed */
 }
 
-static MultiXactStatus
-status_of_plain(uint16 infomask, uint16 infomask2)
-{
-	if (!HEAP_XMAX_IS_LOCKED_ONLY(infomask))
-		return (infomask2 & HEAP_KEYS_UPDATED) ? MultiXactStatusUpdate : MultiXactStatusNoKeyUpdate;
-	if (HEAP_XMAX_IS_KEYSHR_LOCKED(infomask))
-		return MultiXactStatusForKeyShare;
-	if (HEAP_XMAX_IS_SHR_LOCKED(infomask))
-		return MultiXactStatusForShare;
-	return (infomask2 & HEAP_KEYS_UPDATED) ? MultiXactStatusForUpdate : MultiXactStatusForNoKeyUpdate;
-}
-
 /* set xmax for a lock taken by the current transaction and write it */
 static void
-apply_lock(RowRef *r, TidesTuple *t, LockTupleMode mode)
+apply_lock(RowRef *r, TamTuple *t, LockTupleMode mode)
 {
 	TransactionId new_xmax;
 	uint16		im,
 				im2;
 
+	Assert(r->locked);			/* read-decide-write under the stripe lock */
 	MultiXactIdSetOldestMember();
-	tides_compute_new_xmax(HeapTupleHeaderGetRawXmax(t->htup.t_data), t->htup.t_data->t_infomask,
+	tam_compute_new_xmax(HeapTupleHeaderGetRawXmax(t->htup.t_data), t->htup.t_data->t_infomask,
 						   t->htup.t_data->t_infomask2, GetCurrentTransactionId(), mode, false,
 						   &new_xmax, &im, &im2);
 	t->htup.t_data->t_infomask &= ~HEAP_XMAX_BITS;
@@ -145,9 +109,9 @@ apply_lock(RowRef *r, TidesTuple *t, LockTupleMode mode)
 	HeapTupleHeaderSetXmax(t->htup.t_data, new_xmax);
 	if (HEAP_XMAX_IS_LOCKED_ONLY(im))
 		t->htup.t_data->t_ctid = t->htup.t_self;
-	tides_meta_set_xmax_writer(&t->meta, false);
-	tides_row_write(r, t, 0, NULL, NULL);
-	tides_vm_clear_chain(r->rel, r->vid, tides_root_vid(t));
+	tam_meta_set_xmax_writer(&t->meta, false);
+	tam_row_write(r, t, 0, NULL, NULL);
+	tam_vm_clear_chain(r->rel, r->vid, tam_root_vid(t));
 }
 
 /*
@@ -161,7 +125,7 @@ lock_update_chain(Relation rel, TransactionId prior_xmax, ItemPointerData ctid, 
 	for (;;)
 	{
 		RowRef		r;
-		TidesTuple *t;
+		TamTuple *t;
 		TM_Result	res = TM_Ok;
 		TransactionId wait_for = InvalidTransactionId;
 		bool		self = false;
@@ -170,14 +134,14 @@ lock_update_chain(Relation rel, TransactionId prior_xmax, ItemPointerData ctid, 
 		/* a row moved to another partition continues nowhere we can lock */
 		if (ItemPointerIndicatesMovedPartitions(&ctid))
 			return TM_Ok;
-		tides_row_open(&r, rel, &ctid);
-		t = tides_row_lock_and_load(&r);
+		tam_row_open(&r, rel, &ctid);
+		t = tam_row_lock_and_load(&r);
 		if (t == NULL ||
 			(TransactionIdIsValid(prior_xmax) &&
 			 !TransactionIdEquals(HeapTupleHeaderGetXmin(t->htup.t_data), prior_xmax)) ||
 			TransactionIdDidAbort(HeapTupleHeaderGetXmin(t->htup.t_data)))
 		{
-			tides_row_close(&r);
+			tam_row_close(&r);
 			return TM_Ok;		/* the chain ends (or was never continued) */
 		}
 		if (!(t->htup.t_data->t_infomask & HEAP_XMAX_INVALID))
@@ -210,7 +174,7 @@ lock_update_chain(Relation rel, TransactionId prior_xmax, ItemPointerData ctid, 
 			}
 			else
 			{
-				res = holder_conflict(rawxmax, status_of_plain(t->htup.t_data->t_infomask,
+				res = holder_conflict(rawxmax, tam_status_of_plain_xmax(t->htup.t_data->t_infomask,
 															   t->htup.t_data->t_infomask2),
 									  mode, t, &needwait);
 				if (res == TM_SelfModified)
@@ -224,13 +188,13 @@ lock_update_chain(Relation rel, TransactionId prior_xmax, ItemPointerData ctid, 
 		}
 		if (TransactionIdIsValid(wait_for))
 		{
-			tides_row_close(&r);
+			tam_row_close(&r);
 			XactLockTableWait(wait_for, rel, &ctid, XLTW_LockUpdated);
 			continue;			/* look at the same version again */
 		}
 		if (res != TM_Ok)
 		{
-			tides_row_close(&r);
+			tam_row_close(&r);
 			return res;
 		}
 		if (!self)
@@ -242,12 +206,12 @@ lock_update_chain(Relation rel, TransactionId prior_xmax, ItemPointerData ctid, 
 			ItemPointerEquals(&t->htup.t_self, &t->htup.t_data->t_ctid) ||
 			HeapTupleHeaderIsOnlyLocked(t->htup.t_data))
 		{
-			tides_row_close(&r);
+			tam_row_close(&r);
 			return TM_Ok;
 		}
 		prior_xmax = HeapTupleHeaderGetUpdateXid(t->htup.t_data);
 		ctid = t->htup.t_data->t_ctid;
-		tides_row_close(&r);
+		tam_row_close(&r);
 	}
 }
 
@@ -277,9 +241,9 @@ lock_chain_from(Relation rel, TransactionId xwait, uint16 infomask, ItemPointerD
 
 /* wait for the holders of xmax per the policy; false: would block */
 static bool
-wait_per_policy(Relation rel, TidesTuple *t, LockTupleMode mode, LockWaitPolicy policy)
+wait_per_policy(Relation rel, TamTuple *t, LockTupleMode mode, LockWaitPolicy policy)
 {
-	if (tides_wait_for_xmax(rel, t, mode, policy, XLTW_Lock, NULL))
+	if (tam_wait_for_xmax(rel, t, mode, policy, XLTW_Lock, NULL))
 		return true;
 	if (policy == LockWaitError)
 		ereport(ERROR,
@@ -290,6 +254,221 @@ wait_per_policy(Relation rel, TidesTuple *t, LockTupleMode mode, LockWaitPolicy 
 }
 
 /*
+ * Locking one version (lock_version) goes through phases, each a function
+ * below working on a LockState; a phase may decide the outcome (STEP_FAIL,
+ * with result set and the version loaded under the stripe lock), ask to
+ * look at the version again from the start (STEP_RETRY: it changed while
+ * the stripe lock was not held; the stripe lock is released), or hand on
+ * (STEP_GO_ON).
+ */
+typedef enum LockStep
+{
+	STEP_GO_ON,
+	STEP_RETRY,
+	STEP_FAIL
+} LockStep;
+
+typedef struct LockState
+{
+	Relation	rel;
+	ItemPointer tid;
+	LockTupleMode mode;
+	LockWaitPolicy policy;
+	bool		follow_updates;
+	RowRef		r;
+	TamTuple   *t;				/* the version, as last loaded */
+	TM_Result	result;
+	bool		have_tuple_lock;	/* the heavyweight tuple lock (tam_acquire_tuplock) */
+	bool		skip_tuple_lock;	/* we hold a weaker lock: don't queue behind others */
+	bool		require_sleep;	/* the holders conflict: wait for them */
+	/* the xmax seen, decided on without the stripe lock */
+	TransactionId xwait;
+	uint16		infomask;
+	uint16		infomask2;
+	ItemPointerData t_ctid;
+} LockState;
+
+/* load the version again; false (stripe lock released) if it is gone */
+static bool
+reload(LockState *s)
+{
+	s->t = tam_row_lock_and_load(&s->r);
+	if (s->t != NULL)
+		return true;
+	tam_row_unlock(&s->r);
+	return false;
+}
+
+/* the outcome is res, decided on the version as it is now */
+static LockStep
+fail_with(LockState *s, TM_Result res)
+{
+	s->result = res;
+	return reload(s) ? STEP_FAIL : STEP_RETRY;
+}
+
+/* did xmax change while the stripe lock was not held?  (then unlocked) */
+static bool
+xmax_moved(LockState *s)
+{
+	s->t = tam_row_lock_and_load(&s->r);
+	if (!tam_xmax_changed(s->t, s->xwait, s->infomask))
+		return false;
+	tam_row_unlock(&s->r);
+	return true;
+}
+
+/*
+ * Phase 1: note the xmax the version has now and release the stripe lock
+ * (every phase that waits must not hold it).  True if the lock asked for is
+ * NO KEY UPDATE and every holder is a key-share locker.
+ */
+static bool
+observe_xmax(LockState *s)
+{
+	bool		nokey_compatible = false;
+
+	Assert(s->r.locked);
+	s->xwait = HeapTupleHeaderGetRawXmax(s->t->htup.t_data);
+	s->infomask = s->t->htup.t_data->t_infomask;
+	s->infomask2 = s->t->htup.t_data->t_infomask2;
+	s->t_ctid = s->t->htup.t_data->t_ctid;
+	if (s->mode == LockTupleNoKeyExclusive)
+	{
+		bool		member;
+
+		nokey_compatible = (s->infomask & HEAP_XMAX_IS_MULTI) ?
+			!tam_xmax_conflicts(s->t, s->mode, &member) : HEAP_XMAX_IS_KEYSHR_LOCKED(s->infomask);
+	}
+	tam_row_unlock(&s->r);
+	return nokey_compatible;
+}
+
+/*
+ * Phase 3: lock modes that coexist with the holders need no sleep (KEY
+ * SHARE with a non-key update, which then also locks the newer versions
+ * when following updates; SHARE with shared lockers; NO KEY UPDATE with
+ * key-share lockers).  Clears require_sleep when one applies.
+ */
+static LockStep
+take_compatible(LockState *s, bool nokey_compatible)
+{
+	if (s->mode == LockTupleKeyShare && !(s->infomask2 & HEAP_KEYS_UPDATED))
+	{
+		bool		updated = !HEAP_XMAX_IS_LOCKED_ONLY(s->infomask);
+
+		if (s->follow_updates && updated && !ItemPointerEquals(s->tid, &s->t_ctid))
+		{
+			TM_Result	res = lock_chain_from(s->rel, s->xwait, s->infomask, s->t_ctid, s->mode);
+
+			if (res != TM_Ok)
+				return fail_with(s, res);
+		}
+		if (!reload(s))
+			return STEP_RETRY;
+		if (!HeapTupleHeaderIsOnlyLocked(s->t->htup.t_data) &&
+			((s->t->htup.t_data->t_infomask2 & HEAP_KEYS_UPDATED) || !updated))
+		{
+			tam_row_unlock(&s->r);
+			return STEP_RETRY;
+		}
+		s->require_sleep = false;
+	}
+	else if (s->mode == LockTupleShare && HEAP_XMAX_IS_LOCKED_ONLY(s->infomask) &&
+			 !HEAP_XMAX_IS_EXCL_LOCKED(s->infomask))
+	{
+		if (!reload(s))
+			return STEP_RETRY;
+		if (!HEAP_XMAX_IS_LOCKED_ONLY(s->t->htup.t_data->t_infomask) ||
+			HEAP_XMAX_IS_EXCL_LOCKED(s->t->htup.t_data->t_infomask))
+		{
+			tam_row_unlock(&s->r);
+			return STEP_RETRY;
+		}
+		s->require_sleep = false;
+	}
+	else if (s->mode == LockTupleNoKeyExclusive && nokey_compatible)
+	{
+		if (xmax_moved(s))
+			return STEP_RETRY;
+		s->require_sleep = false;
+	}
+	return STEP_GO_ON;
+}
+
+/* Phase 4: our own weaker (plain) lock is upgraded in place */
+static LockStep
+upgrade_own(LockState *s)
+{
+	if (!(s->infomask & HEAP_XMAX_IS_MULTI) && TransactionIdIsCurrentTransactionId(s->xwait))
+	{
+		if (xmax_moved(s))
+			return STEP_RETRY;
+		s->require_sleep = false;
+	}
+	return STEP_GO_ON;
+}
+
+/*
+ * Phase 5: a conflicting holder.  An update or delete that committed ends
+ * it (TM_Updated / TM_Deleted); otherwise queue on the heavyweight tuple
+ * lock, wait for the holders per the wait policy, lock the newer versions
+ * when following updates, and look again: the xmax must be the one waited
+ * for.
+ */
+static LockStep
+wait_for_holders(LockState *s)
+{
+	if (s->result == TM_Updated || s->result == TM_Deleted)
+		return fail_with(s, s->result);
+	if (!s->skip_tuple_lock &&
+		!tam_acquire_tuplock(s->rel, s->tid, s->mode, s->policy, &s->have_tuple_lock))
+		return fail_with(s, TM_WouldBlock);
+	/* wait on the xmax we saw (t still describes it) */
+	if (!wait_per_policy(s->rel, s->t, s->mode, s->policy))
+		return fail_with(s, TM_WouldBlock);
+	if (s->follow_updates && !HEAP_XMAX_IS_LOCKED_ONLY(s->infomask) &&
+		!ItemPointerEquals(s->tid, &s->t_ctid))
+	{
+		TM_Result	res = lock_chain_from(s->rel, s->xwait, s->infomask, s->t_ctid, s->mode);
+
+		if (res != TM_Ok)
+			return fail_with(s, res);
+	}
+	if (xmax_moved(s))
+		return STEP_RETRY;
+	if (!(s->infomask & HEAP_XMAX_IS_MULTI))
+		tam_update_xmax_hints(s->t, s->xwait);
+	return STEP_GO_ON;
+}
+
+/* Phase 6: after the phases above, the version as loaded may be locked */
+static TM_Result
+lockable(LockState *s)
+{
+	HeapTupleHeader h = s->t->htup.t_data;
+
+	if (!s->require_sleep || (h->t_infomask & HEAP_XMAX_INVALID) ||
+		HEAP_XMAX_IS_LOCKED_ONLY(h->t_infomask) || HeapTupleHeaderIsOnlyLocked(h))
+		return TM_Ok;
+	if (!ItemPointerEquals(&s->t->htup.t_self, &h->t_ctid))
+		return TM_Updated;
+	return TM_Deleted;
+}
+
+/* the version is gone: deleted (and pruned) since the caller saw its TID */
+static TM_Result
+version_gone(LockState *s, TM_FailureData *tmfd)
+{
+	tam_row_close(&s->r);
+	tam_release_tuplock(s->rel, s->tid, s->mode, &s->have_tuple_lock);
+	ItemPointerCopy(s->tid, &tmfd->ctid);
+	tmfd->xmax = InvalidTransactionId;
+	tmfd->cmax = InvalidCommandId;
+	return TM_Deleted;
+}
+
+/*
  * Lock one version.  On return *locked holds a palloc'd copy of the version
  * as it was decided on (NULL if it no longer exists).
  */
@@ -297,228 +476,86 @@ static TM_Result
 lock_version(Relation rel, ItemPointer tid, CommandId cid, LockTupleMode mode,
 			 LockWaitPolicy policy, bool follow_updates, TM_FailureData *tmfd, HeapTuple *locked)
 {
-	RowRef		r;
-	TidesTuple *t;
-	TM_Result	result;
-	bool		have_tuple_lock = false;
+	LockState	s;
 	bool		first_time = true;
-	bool		skip_tuple_lock = false;
 
+	memset(&s, 0, sizeof(s));
+	s.rel = rel;
+	s.tid = tid;
+	s.mode = mode;
+	s.policy = policy;
+	s.follow_updates = follow_updates;
 	*locked = NULL;
-	tides_row_open(&r, rel, tid);
+	tam_row_open(&s.r, rel, tid);
 	for (;;)
 	{
-		TransactionId xwait;
-		uint16		infomask,
-					infomask2;
-		ItemPointerData t_ctid;
-		bool		require_sleep = true;
+		LockStep	step;
 		bool		nokey_compatible;
 
-		t = tides_row_lock_and_load(&r);
-		if (t == NULL)
-		{
-			tides_row_close(&r);
-			tides_release_tuplock(rel, tid, mode, &have_tuple_lock);
-			ItemPointerCopy(tid, &tmfd->ctid);
-			tmfd->xmax = InvalidTransactionId;
-			tmfd->cmax = InvalidCommandId;
-			return TM_Deleted;
-		}
-		result = tides_satisfies_update(t, cid);
-		if (result == TM_Invisible)
-			break;
-		if (result != TM_BeingModified && result != TM_Updated && result != TM_Deleted)
-			break;
+		s.t = tam_row_lock_and_load(&s.r);
+		if (s.t == NULL)
+			return version_gone(&s, tmfd);
+		s.result = tam_satisfies_update(s.t, cid);
+		if (s.result != TM_BeingModified && s.result != TM_Updated && s.result != TM_Deleted)
+			break;				/* TM_Ok, TM_Invisible, TM_SelfModified: decided */
 
-		xwait = HeapTupleHeaderGetRawXmax(t->htup.t_data);
-		infomask = t->htup.t_data->t_infomask;
-		infomask2 = t->htup.t_data->t_infomask2;
-		t_ctid = t->htup.t_data->t_ctid;
-		/* NO KEY UPDATE coexists with key-share lockers */
-		nokey_compatible = false;
-		if (mode == LockTupleNoKeyExclusive)
-		{
-			bool		member;
-
-			nokey_compatible = (infomask & HEAP_XMAX_IS_MULTI) ?
-				!tides_xmax_conflicts(t, mode, &member) : HEAP_XMAX_IS_KEYSHR_LOCKED(infomask);
-		}
-		tides_row_unlock(&r);
-
+		nokey_compatible = observe_xmax(&s);
 		if (first_time)
 		{
 			first_time = false;
-			if (already_locked(xwait, infomask, infomask2, mode, &skip_tuple_lock))
+			if (already_locked(s.xwait, s.infomask, s.infomask2, mode, &s.skip_tuple_lock))
 			{
 				/* nothing to change; hand back the version as it is */
-				t = tides_row_lock_and_load(&r);
-				result = TM_Ok;
-				if (t != NULL)
-					*locked = tides_tuple_copy_heap(t);
-				tides_row_close(&r);
-				tides_release_tuplock(rel, tid, mode, &have_tuple_lock);
-				return result;
+				s.t = tam_row_lock_and_load(&s.r);
+				if (s.t != NULL)
+					*locked = tam_tuple_copy_heap(s.t);
+				tam_row_close(&s.r);
+				tam_release_tuplock(rel, tid, mode, &s.have_tuple_lock);
+				return TM_Ok;
 			}
 		}
-
-		if (mode == LockTupleKeyShare && !(infomask2 & HEAP_KEYS_UPDATED))
-		{
-			bool		updated = !HEAP_XMAX_IS_LOCKED_ONLY(infomask);
-
-			if (follow_updates && updated && !ItemPointerEquals(tid, &t_ctid))
-			{
-				TM_Result	res = lock_chain_from(rel, xwait, infomask, t_ctid, mode);
-
-				if (res != TM_Ok)
-				{
-					result = res;
-					t = tides_row_lock_and_load(&r);
-					if (t == NULL)
-						continue;
-					goto failed;
-				}
-			}
-			t = tides_row_lock_and_load(&r);
-			if (t == NULL)
-				continue;
-			if (!HeapTupleHeaderIsOnlyLocked(t->htup.t_data) &&
-				((t->htup.t_data->t_infomask2 & HEAP_KEYS_UPDATED) || !updated))
-			{
-				tides_row_unlock(&r);
-				continue;
-			}
-			require_sleep = false;
-		}
-		else if (mode == LockTupleShare && HEAP_XMAX_IS_LOCKED_ONLY(infomask) &&
-				 !HEAP_XMAX_IS_EXCL_LOCKED(infomask))
-		{
-			t = tides_row_lock_and_load(&r);
-			if (t == NULL)
-				continue;
-			if (!HEAP_XMAX_IS_LOCKED_ONLY(t->htup.t_data->t_infomask) ||
-				HEAP_XMAX_IS_EXCL_LOCKED(t->htup.t_data->t_infomask))
-			{
-				tides_row_unlock(&r);
-				continue;
-			}
-			require_sleep = false;
-		}
-		else if (mode == LockTupleNoKeyExclusive && nokey_compatible)
-		{
-			t = tides_row_lock_and_load(&r);
-			if (tides_xmax_changed(t, xwait, infomask))
-			{
-				tides_row_unlock(&r);
-				continue;
-			}
-			require_sleep = false;
-		}
-
-		if (require_sleep && !(infomask & HEAP_XMAX_IS_MULTI) &&
-			TransactionIdIsCurrentTransactionId(xwait))
-		{
-			/* our own weaker lock: upgrade it in place */
-			t = tides_row_lock_and_load(&r);
-			if (tides_xmax_changed(t, xwait, infomask))
-			{
-				tides_row_unlock(&r);
-				continue;
-			}
-			require_sleep = false;
-		}
-
-		if (require_sleep && (result == TM_Updated || result == TM_Deleted))
-		{
-			t = tides_row_lock_and_load(&r);
-			if (t == NULL)
-				continue;
-			goto failed;
-		}
-		else if (require_sleep)
-		{
-			if (!skip_tuple_lock &&
-				!tides_acquire_tuplock(rel, tid, mode, policy, &have_tuple_lock))
-			{
-				result = TM_WouldBlock;
-				t = tides_row_lock_and_load(&r);
-				if (t == NULL)
-					continue;
-				goto failed;
-			}
-			/* wait on the xmax we saw (t still describes it) */
-			if (!wait_per_policy(rel, t, mode, policy))
-			{
-				result = TM_WouldBlock;
-				t = tides_row_lock_and_load(&r);
-				if (t == NULL)
-					continue;
-				goto failed;
-			}
-			if (follow_updates && !HEAP_XMAX_IS_LOCKED_ONLY(infomask) &&
-				!ItemPointerEquals(tid, &t_ctid))
-			{
-				TM_Result	res = lock_chain_from(rel, xwait, infomask, t_ctid, mode);
-
-				if (res != TM_Ok)
-				{
-					result = res;
-					t = tides_row_lock_and_load(&r);
-					if (t == NULL)
-						continue;
-					goto failed;
-				}
-			}
-			t = tides_row_lock_and_load(&r);
-			if (tides_xmax_changed(t, xwait, infomask))
-			{
-				tides_row_unlock(&r);
-				continue;
-			}
-			if (!(infomask & HEAP_XMAX_IS_MULTI))
-				tides_update_xmax_hints(t, xwait);
-		}
-
-		if (!require_sleep ||
-			(t->htup.t_data->t_infomask & HEAP_XMAX_INVALID) ||
-			HEAP_XMAX_IS_LOCKED_ONLY(t->htup.t_data->t_infomask) ||
-			HeapTupleHeaderIsOnlyLocked(t->htup.t_data))
-			result = TM_Ok;
-		else if (!ItemPointerEquals(&t->htup.t_self, &t->htup.t_data->t_ctid))
-			result = TM_Updated;
-		else
-			result = TM_Deleted;
+		s.require_sleep = true;
+		step = take_compatible(&s, nokey_compatible);
+		if (step == STEP_GO_ON && s.require_sleep)
+			step = upgrade_own(&s);
+		if (step == STEP_GO_ON && s.require_sleep)
+			step = wait_for_holders(&s);
+		if (step == STEP_RETRY)
+			continue;
+		if (step == STEP_GO_ON)
+			s.result = lockable(&s);
 		break;
 	}
 
-failed:
-	if (result != TM_Ok)
+	/* the stripe lock is held and s.t is the version decided on */
+	Assert(s.r.locked && s.t != NULL);
+	if (s.result != TM_Ok)
 	{
-		if (result != TM_Invisible)
-			tides_fill_failure(tmfd, t, result);
-		*locked = tides_tuple_copy_heap(t);
-		tides_row_close(&r);
-		tides_release_tuplock(rel, tid, mode, &have_tuple_lock);
-		return result;
+		if (s.result != TM_Invisible)
+			tam_fill_failure(tmfd, s.t, s.result);
+		*locked = tam_tuple_copy_heap(s.t);
+		tam_row_close(&s.r);
+		tam_release_tuplock(rel, tid, mode, &s.have_tuple_lock);
+		return s.result;
 	}
-	apply_lock(&r, t, mode);
-	*locked = tides_tuple_copy_heap(t);
-	tides_row_close(&r);
-	tides_release_tuplock(rel, tid, mode, &have_tuple_lock);
+	apply_lock(&s.r, s.t, mode);
+	*locked = tam_tuple_copy_heap(s.t);
+	tam_row_close(&s.r);
+	tam_release_tuplock(rel, tid, mode, &s.have_tuple_lock);
 	return TM_Ok;
 }
 
 TM_Result
-tides_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot, TupleTableSlot *slot,
+tam_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot, TupleTableSlot *slot,
 				 CommandId cid, LockTupleMode mode, LockWaitPolicy wait_policy, uint8 flags,
 				 TM_FailureData *tmfd)
 {
 	bool		follow_updates = (flags & TUPLE_LOCK_FLAG_LOCK_UPDATE_IN_PROGRESS) != 0;
 	HeapTuple	locked;
 	TM_Result	result;
-	uint64		tree = tides_rel_tree(rel);
+	uint64		tree = trt_rel_tree(rel);
 
-	tides_xact_note_write();
+	trt_xact_note_write();
 	tmfd->traversed = false;
 	for (;;)
 	{
@@ -536,28 +573,28 @@ tides_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot, TupleTableSlo
 		{
 			SnapshotData dirty;
 			TransactionId prior_xmax = tmfd->xmax;
-			TidesTupleBuf buf;
+			TamTupleBuf buf;
 			bool		retry = false;
 
 			tmfd->traversed = true;
-			tides_tuple_buf_init(&buf, CurrentMemoryContext);
+			tam_tuple_buf_init(&buf, CurrentMemoryContext);
 			*tid = tmfd->ctid;
 			InitDirtySnapshot(dirty);
 			while (!retry)
 			{
-				TidesTuple *t;
+				TamTuple *t;
 				uint64		vid;
 
 				if (ItemPointerIndicatesMovedPartitions(tid))
 					ereport(ERROR,
 							(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 							 errmsg("tuple to be locked was already moved to another partition due to concurrent update")));
-				if (!tides_tid_to_vid(tid, &vid))
+				if (!trt_tid_to_vid(tid, &vid))
 					return TM_Deleted;
-				t = tides_fetch_version(tree, vid, RelationGetRelid(rel), &buf);
+				t = tam_fetch_version(tree, vid, RelationGetRelid(rel), &buf);
 				if (t == NULL)
 					return TM_Deleted;
-				if (tides_visible(t, &dirty))
+				if (tam_visible(t, &dirty))
 				{
 					if (!TransactionIdEquals(HeapTupleHeaderGetXmin(t->htup.t_data), prior_xmax))
 						return TM_Deleted;
@@ -590,10 +627,10 @@ tides_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot, TupleTableSlo
 						continue;
 					}
 					if (TransactionIdIsCurrentTransactionId(prior_xmax) &&
-						tides_cmin(t) >= cid)
+						tam_cmin(t) >= cid)
 					{
 						tmfd->xmax = prior_xmax;
-						tmfd->cmax = tides_cmin(t);
+						tmfd->cmax = tam_cmin(t);
 						return TM_SelfModified;
 					}
 					retry = true;	/* lock this version */
@@ -606,7 +643,7 @@ tides_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot, TupleTableSlo
 				prior_xmax = HeapTupleHeaderGetUpdateXid(t->htup.t_data);
 				*tid = t->htup.t_data->t_ctid;
 			}
-			tides_tuple_buf_free(&buf);
+			tam_tuple_buf_free(&buf);
 		}
 	}
 	if (locked != NULL)

@@ -16,7 +16,7 @@
  *   - a live version whose inserter is older than the freeze limit is
  *     rewritten frozen, and expired lockers are cleared;
  *   - the oldest xid and multixact still stored are tracked, so that the
- *     relfrozenxid/relminmxid reported are true (DESIGN.md D7).
+ *     relfrozenxid/relminmxid reported are true (docs/durability.md, D7).
  * When the collected TIDs fill maintenance_work_mem, an index pass runs
  * before the scan goes on.  Statistics go to pg_class and to the
  * cumulative stats system.
@@ -48,7 +48,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
-#include "tides_am.h"
+#include "am/tam.h"
 
 typedef struct VacState
 {
@@ -113,7 +113,7 @@ vac_batch(VacState *vs)
 {
 	if (vs->b == NULL)
 	{
-		vs->b = tides_local_batch();
+		vs->b = trt_local_batch();
 		tides_batch_defer_sync(vs->b);
 	}
 	return vs->b;
@@ -124,16 +124,16 @@ static void
 flush_batch(VacState *vs)
 {
 	if (vs->b != NULL && tides_batch_count(vs->b) > 0)
-		tides_write_batch(vs->b);
+		trt_write_batch(vs->b);
 	vs->b = NULL;
 }
 
 static void
 delete_key(VacState *vs, uint64 vid)
 {
-	uint8		key[TIDES_ROW_KEY_LEN];
+	uint8		key[TRT_ROW_KEY_LEN];
 
-	tides_row_key(key, vs->tree, vid);
+	trt_row_key(key, vs->tree, vid);
 	if (tides_batch_delete(vac_batch(vs), key, sizeof(key)) != TIDES_OK)
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory building a tides batch")));
 	if (tides_batch_bytes(vs->b) >= (1 << 20))
@@ -160,7 +160,7 @@ add_dead(VacState *vs, ItemPointer tid, bool is_stub)
 			vs->stubs = vs->stubs ? repalloc_huge(vs->stubs, vs->stubcap * sizeof(uint64))
 				: palloc(vs->stubcap * sizeof(uint64));
 		}
-		tides_tid_to_vid(tid, &vs->stubs[vs->nstubs++]);
+		trt_tid_to_vid(tid, &vs->stubs[vs->nstubs++]);
 	}
 	if (vs->dead->num_items == vs->dead->max_items)
 	{
@@ -178,7 +178,7 @@ add_dead(VacState *vs, ItemPointer tid, bool is_stub)
 
 /* freeze what is old enough in a live version; true if it changed */
 static bool
-freeze_version(VacState *vs, TidesTuple *t)
+freeze_version(VacState *vs, TamTuple *t)
 {
 	HeapTupleHeader h = t->htup.t_data;
 	bool		changed = false;
@@ -216,7 +216,7 @@ freeze_version(VacState *vs, TidesTuple *t)
 
 /* what the version still stores, for relfrozenxid / relminmxid */
 static void
-track_version(VacState *vs, TidesTuple *t)
+track_version(VacState *vs, TamTuple *t)
 {
 	HeapTupleHeader h = t->htup.t_data;
 
@@ -250,10 +250,10 @@ close_blocks(VacState *vs, BlockNumber upto)
 	for (; vs->cur_block < upto && vs->cur_block < vs->hw_blocks; vs->cur_block++)
 	{
 		/* a suspect block waits for its gaps' index entries to go (check_gap) */
-		if ((uint64) vs->cur_block * TIDES_ROWS_PER_BLOCK < vs->suspect_below)
+		if ((uint64) vs->cur_block * TRT_ROWS_PER_BLOCK < vs->suspect_below)
 			vs->cur_all_visible = false;
 		if (vs->cur_all_visible &&
-			tides_vm_mark_block(vs->rel, vs->tree, vs->cur_block, vs->OldestXmin))
+			tam_vm_mark_block(vs->rel, vs->tree, vs->cur_block, vs->OldestXmin))
 			vs->all_visible_blocks++;
 		vs->cur_all_visible = true;
 	}
@@ -276,7 +276,7 @@ remove_root(VacState *vs, uint64 vid)
 		delete_key(vs, vid);
 		return false;
 	}
-	tides_batch_add_stub(vac_batch(vs), vs->tree, vid, TIDES_VF_DEAD, 0, 0);
+	tam_batch_add_stub(vac_batch(vs), vs->tree, vid, TAM_VF_DEAD, 0, 0);
 	vs->cur_all_visible = false;
 	return vs->do_indexes;
 }
@@ -286,7 +286,7 @@ collect_dead(VacState *vs, uint64 vid)
 {
 	ItemPointerData tid;
 
-	tides_vid_to_tid(vid, &tid);
+	trt_vid_to_tid(vid, &tid);
 	add_dead(vs, &tid, true);
 }
 
@@ -296,7 +296,7 @@ collect_dead(VacState *vs, uint64 vid)
  * durable).  Such a row id has no key at all, and nothing else would ever
  * remove its entries, which an index-only scan would then trust once the
  * block is all-visible.  So after a crash each tree carries a suspect mark
- * (tides_tree_suspect_below, set in the postmaster by tides_reset_after_crash):
+ * (trt_tree_suspect_below, set in the postmaster by trt_reset_after_crash):
  * row ids below it that have no key are collected for the indexes like dead
  * stubs, and their blocks stay out of the visibility map until the indexes
  * have forgotten them.  A complete VACUUM with index cleanup lifts the mark.
@@ -310,7 +310,7 @@ check_gap(VacState *vs, uint64 upto)
 	{
 		ItemPointerData tid;
 
-		tides_vid_to_tid(v, &tid);
+		trt_vid_to_tid(v, &tid);
 		if (vs->do_indexes)
 			add_dead(vs, &tid, false);
 	}
@@ -325,49 +325,49 @@ typedef enum RootFate
 } RootFate;
 
 /* VACUUM's test: dead against its OldestXmin */
-static TidesMemberFate
-judge_for_vacuum(TidesTuple *t, void *arg)
+static TamMemberFate
+judge_for_vacuum(TamTuple *t, void *arg)
 {
 	VacState   *vs = (VacState *) arg;
 	TransactionId dead_after;
 
-	switch (tides_satisfies_vacuum(t, vs->OldestXmin, &dead_after))
+	switch (tam_satisfies_vacuum(t, vs->OldestXmin, &dead_after))
 	{
 		case HEAPTUPLE_DEAD:
-			return TIDES_MEMBER_DEAD;
+			return TAM_MEMBER_DEAD;
 		case HEAPTUPLE_RECENTLY_DEAD:
-			return TIDES_MEMBER_RECENTLY_DEAD;
+			return TAM_MEMBER_RECENTLY_DEAD;
 		default:
-			return TIDES_MEMBER_STAYS;
+			return TAM_MEMBER_STAYS;
 	}
 }
 
 /*
  * Prune the HOT chain at root_vid (a version with HEAP_HOT_UPDATED, or a
- * redirect), as heap_prune_chain does (tides_hot_prune_plan): all members up
+ * redirect), as heap_prune_chain does (tam_hot_prune_plan): all members up
  * to the last dead one go; the root becomes a redirect to the member after
  * it, or, if the chain ends there, is removed with it.  An aborted tail
  * beyond a live member is not reached here: the scan removes such versions
  * on its own.  All of it is one batch (readers see the chain before or
- * after, never between; tides_hot_search restarts when a member it was
+ * after, never between; tam_hot_search restarts when a member it was
  * heading for vanished), written under the root's stripe lock.
  */
 static RootFate
 prune_chain(VacState *vs, uint64 root_vid)
 {
-	LWLock	   *stripe = tides_row_lock(vs->tree, root_vid);
-	TidesTupleBuf buf;
-	TidesHotPrune p;
+	LWLock	   *stripe = trt_row_lock(vs->tree, root_vid);
+	TamTupleBuf buf;
+	TamHotPrune p;
 	RootFate	fate;
 	bool		need_collect = false;
 
 	flush_batch(vs);
-	tides_tuple_buf_init(&buf, CurrentMemoryContext);
+	tam_tuple_buf_init(&buf, CurrentMemoryContext);
 	LWLockAcquire(stripe, LW_EXCLUSIVE);
-	if (!tides_hot_prune_plan(vs->rel, vs->tree, root_vid, &buf, judge_for_vacuum, vs, &p))
+	if (!tam_hot_prune_plan(vs->rel, vs->tree, root_vid, &buf, judge_for_vacuum, vs, &p))
 	{
 		LWLockRelease(stripe);
-		tides_tuple_buf_free(&buf);
+		tam_tuple_buf_free(&buf);
 		return ROOT_REMOVED;
 	}
 	if (p.latestdead < 0)
@@ -381,33 +381,33 @@ prune_chain(VacState *vs, uint64 root_vid)
 			need_collect = remove_root(vs, root_vid);
 			fate = ROOT_REMOVED;
 		}
-		tides_hot_prune_members(vac_batch(vs), vs->tree, root_vid, &p);
+		tam_hot_prune_members(vac_batch(vs), vs->tree, root_vid, &p);
 		vs->removed += p.latestdead + 1;
 	}
 	flush_batch(vs);
 	LWLockRelease(stripe);
 	if (need_collect)
 		collect_dead(vs, root_vid);
-	tides_hot_prune_free(&p);
-	tides_tuple_buf_free(&buf);
+	tam_hot_prune_free(&p);
+	tam_tuple_buf_free(&buf);
 	return fate;
 }
 
 /* freeze a live version, its newest state, under its stripe lock */
 static void
-freeze_live(VacState *vs, TidesTuple *t)
+freeze_live(VacState *vs, TamTuple *t)
 {
-	LWLock	   *stripe = tides_row_lock(vs->tree, t->vid);
-	TidesTupleBuf cur;
-	TidesTuple *now;
+	LWLock	   *stripe = trt_row_lock(vs->tree, t->vid);
+	TamTupleBuf cur;
+	TamTuple *now;
 
 	flush_batch(vs);
-	tides_tuple_buf_init(&cur, CurrentMemoryContext);
+	tam_tuple_buf_init(&cur, CurrentMemoryContext);
 	LWLockAcquire(stripe, LW_EXCLUSIVE);
-	now = tides_fetch_version(vs->tree, t->vid, RelationGetRelid(vs->rel), &cur);
+	now = tam_fetch_version(vs->tree, t->vid, RelationGetRelid(vs->rel), &cur);
 	if (now != NULL && freeze_version(vs, now))
 	{
-		tides_batch_add_version(vac_batch(vs), vs->tree, now->vid, &now->meta,
+		tam_batch_add_version(vac_batch(vs), vs->tree, now->vid, &now->meta,
 								now->htup.t_data, now->htup.t_len);
 		flush_batch(vs);
 		vs->frozen += 1;
@@ -415,17 +415,17 @@ freeze_live(VacState *vs, TidesTuple *t)
 	LWLockRelease(stripe);
 	if (now != NULL)
 		track_version(vs, now);
-	tides_tuple_buf_free(&cur);
+	tam_tuple_buf_free(&cur);
 }
 
 static void
 scan_tree(VacState *vs)
 {
-	TidesCursor *c = tides_cursor_open(vs->tree, RelationGetRelid(vs->rel), 0, TIDES_VID_MAX + 1);
-	TidesTuple *t;
+	TamCursor *c = tam_cursor_open(vs->tree, RelationGetRelid(vs->rel), 0, TRT_VID_MAX + 1);
+	TamTuple *t;
 
-	tides_cursor_include_stubs(c);
-	while ((t = tides_cursor_next(c, ForwardScanDirection)) != NULL)
+	tam_cursor_include_stubs(c);
+	while ((t = tam_cursor_next(c, ForwardScanDirection)) != NULL)
 	{
 		TransactionId dead_after;
 		bool		heap_only;
@@ -433,9 +433,9 @@ scan_tree(VacState *vs)
 		vacuum_delay_point();
 		check_gap(vs, t->vid);
 		vs->next_vid = t->vid + 1;
-		if (t->vid / TIDES_ROWS_PER_BLOCK != vs->cur_block || !vs->entered)
+		if (t->vid / TRT_ROWS_PER_BLOCK != vs->cur_block || !vs->entered)
 		{
-			BlockNumber blk = (BlockNumber) (t->vid / TIDES_ROWS_PER_BLOCK);
+			BlockNumber blk = (BlockNumber) (t->vid / TRT_ROWS_PER_BLOCK);
 
 			close_blocks(vs, blk);
 			vs->entered = true;
@@ -451,20 +451,20 @@ scan_tree(VacState *vs)
 				while (next < vs->hw_blocks && VM_ALL_VISIBLE(vs->rel, next, &vs->vmbuffer))
 					next++;
 				vs->skipped_blocks += next - blk;
-				vs->next_vid = (uint64) next * TIDES_ROWS_PER_BLOCK;
-				tides_cursor_seek(c, vs->next_vid, ForwardScanDirection);
+				vs->next_vid = (uint64) next * TRT_ROWS_PER_BLOCK;
+				tam_cursor_seek(c, vs->next_vid, ForwardScanDirection);
 				continue;
 			}
 			vs->scanned_blocks++;
 		}
 
-		if (TIDES_IS_REDIRECT(t))
+		if (TAM_IS_REDIRECT(t))
 		{
 			if (prune_chain(vs, t->vid) == ROOT_REMOVED)
 				vs->cur_all_visible = false;
 			continue;
 		}
-		if (TIDES_IS_STUB(t))
+		if (TAM_IS_STUB(t))
 		{
 			/* a dead item left by an earlier VACUUM */
 			if (vs->nindexes == 0)
@@ -483,15 +483,15 @@ scan_tree(VacState *vs)
 		{
 			RootFate	fate = prune_chain(vs, t->vid);
 
-			/* a redirect's block is judged by its target (tides_vm_mark_block) */
+			/* a redirect's block is judged by its target (tam_vm_mark_block) */
 			if (fate == ROOT_REMOVED)
 				vs->cur_all_visible = false;
 			if (fate != ROOT_KEPT)
 				continue;
 		}
-		if (!tides_vm_block_visible_to_all(t, vs->OldestXmin))
+		if (!tam_vm_block_visible_to_all(t, vs->OldestXmin))
 			vs->cur_all_visible = false;
-		switch (tides_satisfies_vacuum(t, vs->OldestXmin, &dead_after))
+		switch (tam_satisfies_vacuum(t, vs->OldestXmin, &dead_after))
 		{
 			case HEAPTUPLE_DEAD:
 				if (!heap_only)
@@ -531,7 +531,7 @@ scan_tree(VacState *vs)
 				break;
 		}
 	}
-	tides_cursor_close(c);
+	tam_cursor_close(c);
 	check_gap(vs, vs->suspect_below);
 	close_blocks(vs, vs->hw_blocks);
 }
@@ -582,7 +582,7 @@ vacuum_indexes(VacState *vs)
 		if (blk == last || blk >= vs->cur_block)
 			continue;
 		last = blk;
-		if (tides_vm_mark_block(vs->rel, vs->tree, blk, vs->OldestXmin))
+		if (tam_vm_mark_block(vs->rel, vs->tree, blk, vs->OldestXmin))
 			vs->all_visible_blocks++;
 	}
 	d->num_items = 0;
@@ -595,7 +595,7 @@ vacuum_indexes(VacState *vs)
  * OldestXmin has ended, so flushing both now covers it.
  */
 void
-tides_sync_before_freezing(void)
+tam_sync_before_freezing(void)
 {
 	XLogRecPtr	upto = GetXLogInsertRecPtr();
 
@@ -608,11 +608,11 @@ tides_sync_before_freezing(void)
 		(upto % wal_segment_size) == SizeOfXLogLongPHD)
 		upto -= upto % XLOG_BLCKSZ;
 	XLogFlush(upto);
-	tides_sync_everything("sync the log before freezing");
+	trt_sync_everything("sync the log before freezing");
 }
 
 void
-tides_relation_vacuum(Relation rel, struct VacuumParams *params, BufferAccessStrategy bstrategy)
+tam_relation_vacuum(Relation rel, struct VacuumParams *params, BufferAccessStrategy bstrategy)
 {
 	VacState	vs;
 	bool		frozenxid_updated,
@@ -626,7 +626,7 @@ tides_relation_vacuum(Relation rel, struct VacuumParams *params, BufferAccessStr
 						RelationGetRelationName(rel))));
 	memset(&vs, 0, sizeof(vs));
 	vs.rel = rel;
-	vs.tree = tides_rel_tree(rel);
+	vs.tree = trt_rel_tree(rel);
 	vs.bstrategy = bstrategy;
 	vs.elevel = (params->options & VACOPT_VERBOSE) ? INFO : DEBUG2;
 	vs.aggressive = vacuum_set_xid_limits(rel, params->freeze_min_age, params->freeze_table_age,
@@ -652,12 +652,12 @@ tides_relation_vacuum(Relation rel, struct VacuumParams *params, BufferAccessStr
 	vs.dead->max_items = 1024;
 	vs.dead->num_items = 0;
 
-	tides_sync_before_freezing();
-	vs.suspect_below = tides_tree_suspect_below(vs.tree);
+	tam_sync_before_freezing();
+	vs.suspect_below = trt_tree_suspect_below(vs.tree);
 	if (vs.suspect_below > 0 && vs.nindexes == 0)
 	{
 		/* no index entry can outlive a lost row */
-		tides_tree_clear_suspect(vs.tree);
+		trt_tree_clear_suspect(vs.tree);
 		vs.suspect_below = 0;
 	}
 	vs.cur_block = 0;
@@ -666,8 +666,8 @@ tides_relation_vacuum(Relation rel, struct VacuumParams *params, BufferAccessStr
 	 * The last block may be partly handed out; its bit can be set like any
 	 * other, since a later insert clears it after writing (see vm.c).
 	 */
-	vs.hw_blocks = (BlockNumber) ((tides_vid_high_water(vs.tree) + TIDES_ROWS_PER_BLOCK - 1) /
-								  TIDES_ROWS_PER_BLOCK);
+	vs.hw_blocks = (BlockNumber) ((trt_vid_high_water(vs.tree) + TRT_ROWS_PER_BLOCK - 1) /
+								  TRT_ROWS_PER_BLOCK);
 
 	pgstat_progress_start_command(PROGRESS_COMMAND_VACUUM, RelationGetRelid(rel));
 	pgstat_progress_update_param(PROGRESS_VACUUM_PHASE, PROGRESS_VACUUM_PHASE_SCAN_HEAP);
@@ -700,14 +700,14 @@ tides_relation_vacuum(Relation rel, struct VacuumParams *params, BufferAccessStr
 	vac_close_indexes(vs.nindexes, vs.indrels, NoLock);
 	/* every gap below the mark was shown to the indexes: lift it */
 	if (vs.suspect_below > 0 && vs.do_indexes && vs.skipped_blocks == 0)
-		tides_tree_clear_suspect(vs.tree);
+		trt_tree_clear_suspect(vs.tree);
 
 	/* what VACUUM wrote is durable before relfrozenxid says it is done */
-	tides_sync_everything("sync what VACUUM wrote");
+	trt_sync_everything("sync what VACUUM wrote");
 	if (BufferIsValid(vs.vmbuffer))
 		ReleaseBuffer(vs.vmbuffer);
-	nblocks = (BlockNumber) ((tides_vid_high_water(vs.tree) + TIDES_ROWS_PER_BLOCK - 1) /
-							 TIDES_ROWS_PER_BLOCK);
+	nblocks = (BlockNumber) ((trt_vid_high_water(vs.tree) + TRT_ROWS_PER_BLOCK - 1) /
+							 TRT_ROWS_PER_BLOCK);
 	/* skipped blocks: their rows are estimated, and their xids unknown */
 	if (vs.skipped_blocks > 0)
 	{

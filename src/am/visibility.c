@@ -11,7 +11,7 @@
  *     cmax), so there are no combo command ids;
  *   - hint bits are set on the in-memory copy only.  Persisting them would
  *     mean writing the version again; compaction does that in bulk, under
- *     the conditions of DESIGN.md D5.
+ *     the conditions of D5 (docs/durability.md).
  *
  * Writers PostgreSQL forgot in a crash were already marked invalid when the
  * version was loaded (tuple.c), so they need no case here.
@@ -25,31 +25,31 @@
 #include "storage/procarray.h"
 #include "utils/snapmgr.h"
 
-#include "tides_am.h"
+#include "am/tam.h"
 
 #define INFOMASK(t) ((t)->htup.t_data->t_infomask)
 
 static inline void
-hint(TidesTuple *t, uint16 bits)
+hint(TamTuple *t, uint16 bits)
 {
 	INFOMASK(t) |= bits;
 }
 
 static inline TransactionId
-raw_xmin(TidesTuple *t)
+raw_xmin(TamTuple *t)
 {
 	return HeapTupleHeaderGetRawXmin(t->htup.t_data);
 }
 
 static inline TransactionId
-raw_xmax(TidesTuple *t)
+raw_xmax(TamTuple *t)
 {
 	return HeapTupleHeaderGetRawXmax(t->htup.t_data);
 }
 
 /* the xid that deleted or updated the version, or Invalid for lockers only */
 static TransactionId
-updater_of(TidesTuple *t)
+updater_of(TamTuple *t)
 {
 	uint16		m = INFOMASK(t);
 
@@ -63,7 +63,7 @@ updater_of(TidesTuple *t)
 }
 
 bool
-tides_is_only_locked(TidesTuple *t)
+tam_is_only_locked(TamTuple *t)
 {
 	return HeapTupleHeaderIsOnlyLocked(t->htup.t_data);
 }
@@ -71,7 +71,7 @@ tides_is_only_locked(TidesTuple *t)
 /* ---------------------------------------------------------------- MVCC */
 
 static bool
-visible_mvcc(TidesTuple *t, Snapshot snap)
+visible_mvcc(TamTuple *t, Snapshot snap)
 {
 	HeapTupleHeader h = t->htup.t_data;
 	TransactionId upd;
@@ -85,7 +85,7 @@ visible_mvcc(TidesTuple *t, Snapshot snap)
 			return false;
 		if (TransactionIdIsCurrentTransactionId(xmin))
 		{
-			if (tides_cmin(t) >= snap->curcid)
+			if (tam_cmin(t) >= snap->curcid)
 				return false;	/* inserted after the scan started */
 		}
 		else if (XidInMVCCSnapshot(xmin, snap))
@@ -131,7 +131,7 @@ visible_mvcc(TidesTuple *t, Snapshot snap)
  * speculative insertion's token) in the snapshot for the caller to wait on.
  */
 static bool
-visible_self_or_dirty(TidesTuple *t, Snapshot snap, bool dirty)
+visible_self_or_dirty(TamTuple *t, Snapshot snap, bool dirty)
 {
 	HeapTupleHeader h = t->htup.t_data;
 	TransactionId upd;
@@ -200,7 +200,7 @@ visible_self_or_dirty(TidesTuple *t, Snapshot snap, bool dirty)
 /* -------------------------------------------------------------- VACUUM */
 
 HTSV_Result
-tides_satisfies_vacuum(TidesTuple *t, TransactionId oldest_xmin, TransactionId *dead_after)
+tam_satisfies_vacuum(TamTuple *t, TransactionId oldest_xmin, TransactionId *dead_after)
 {
 	HeapTupleHeader h = t->htup.t_data;
 	uint16		m;
@@ -259,29 +259,29 @@ tides_satisfies_vacuum(TidesTuple *t, TransactionId oldest_xmin, TransactionId *
 }
 
 static bool
-visible_nonvacuumable(TidesTuple *t, Snapshot snap)
+visible_nonvacuumable(TamTuple *t, Snapshot snap)
 {
-	return !tides_surely_dead(t, snap->vistest, true);
+	return !tam_surely_dead(t, snap->vistest, true);
 }
 
 /*
  * Dead to everyone, for good: what lets an index forget its entry
  * (HeapTupleIsSurelyDead).  A deletion also has to be durable, or a crash
  * could bring the version back after the index forgot it (see
- * tides_xid_durable); an aborted insertion is dead whatever happens.
+ * trt_xid_durable); an aborted insertion is dead whatever happens.
  * Temporary and unlogged relations do not outlive a crash, so for them
  * (durable = false) a deletion need not be durable.
  */
 bool
-tides_surely_dead(TidesTuple *t, GlobalVisState *vistest, bool durable)
+tam_surely_dead(TamTuple *t, GlobalVisState *vistest, bool durable)
 {
 	TransactionId dead_after;
-	HTSV_Result r = tides_satisfies_vacuum(t, InvalidTransactionId, &dead_after);
+	HTSV_Result r = tam_satisfies_vacuum(t, InvalidTransactionId, &dead_after);
 
 	if (r == HEAPTUPLE_DEAD)
 		return true;
 	return r == HEAPTUPLE_RECENTLY_DEAD && GlobalVisTestIsRemovableXid(vistest, dead_after) &&
-		(!durable || tides_xid_durable(dead_after));
+		(!durable || trt_xid_durable(dead_after));
 }
 
 /* -------------------------------------------------------------- UPDATE */
@@ -291,7 +291,7 @@ tides_surely_dead(TidesTuple *t, GlobalVisState *vistest, bool durable)
  * and the cases are heap's HeapTupleSatisfiesUpdate's.
  */
 TM_Result
-tides_satisfies_update(TidesTuple *t, CommandId curcid)
+tam_satisfies_update(TamTuple *t, CommandId curcid)
 {
 	HeapTupleHeader h = t->htup.t_data;
 	uint16		m;
@@ -305,7 +305,7 @@ tides_satisfies_update(TidesTuple *t, CommandId curcid)
 			return TM_Invisible;
 		if (TransactionIdIsCurrentTransactionId(xmin))
 		{
-			if (tides_cmin(t) >= curcid)
+			if (tam_cmin(t) >= curcid)
 				return TM_Invisible;	/* inserted after the scan started */
 			m = INFOMASK(t);
 			if (m & HEAP_XMAX_INVALID)
@@ -403,7 +403,7 @@ tides_satisfies_update(TidesTuple *t, CommandId curcid)
 /* ---------------------------------------------------------------- dispatch */
 
 bool
-tides_visible(TidesTuple *t, Snapshot snapshot)
+tam_visible(TamTuple *t, Snapshot snapshot)
 {
 	switch (snapshot->snapshot_type)
 	{
@@ -434,14 +434,14 @@ tides_visible(TidesTuple *t, Snapshot snapshot)
  * heap's HeapCheckForSerializableConflictOut does.
  */
 void
-tides_ssi_conflict_out(bool visible, Relation rel, TidesTuple *t, Snapshot snapshot)
+tam_ssi_conflict_out(bool visible, Relation rel, TamTuple *t, Snapshot snapshot)
 {
 	TransactionId xid;
 	TransactionId dead_after;
 
 	if (!CheckForSerializableConflictOutNeeded(rel, snapshot))
 		return;
-	switch (tides_satisfies_vacuum(t, TransactionXmin, &dead_after))
+	switch (tam_satisfies_vacuum(t, TransactionXmin, &dead_after))
 	{
 		case HEAPTUPLE_LIVE:
 			if (visible)

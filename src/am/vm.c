@@ -25,7 +25,7 @@
  * (VACUUM makes the commits it relies on durable first), but a lost clear
  * would not be: so after any crash that needed WAL redo, the startup
  * process deletes the map forks of all tides relations before the first
- * connection (src/pg/incarnation.c).  Without redo, no transaction since the
+ * connection (src/runtime/incarnation.c).  Without redo, no transaction since the
  * last checkpoint is durable, so no change the map could miss survives.
  */
 #include "postgres.h"
@@ -36,7 +36,7 @@
 #include "storage/smgr.h"
 #include "utils/inval.h"
 
-#include "tides_am.h"
+#include "am/tam.h"
 
 #define MAPSIZE (BLCKSZ - MAXALIGN(SizeOfPageHeaderData))
 #define HEAPBLOCKS_PER_BYTE (BITS_PER_BYTE / BITS_PER_HEAPBLOCK)
@@ -57,16 +57,16 @@
 static uint32
 map_pages(Relation rel)
 {
-	pg_atomic_uint32 *known = tides_tree_vm_pages(tides_rel_tree(rel));
+	pg_atomic_uint32 *known = trt_tree_vm_pages(trt_rel_tree(rel));
 	uint32		n;
 
 	pg_memory_barrier();
 	n = pg_atomic_read_u32(known);
-	if (n != TIDES_VM_PAGES_UNKNOWN)
+	if (n != TRT_VM_PAGES_UNKNOWN)
 		return n;
 	LockRelationForExtension(rel, ExclusiveLock);
 	n = pg_atomic_read_u32(known);
-	if (n == TIDES_VM_PAGES_UNKNOWN)
+	if (n == TRT_VM_PAGES_UNKNOWN)
 	{
 		SMgrRelation reln = RelationGetSmgr(rel);
 
@@ -98,9 +98,9 @@ map_page(Relation rel, BlockNumber blk)
 }
 
 void
-tides_vm_clear(Relation rel, uint64 vid)
+tam_vm_clear(Relation rel, uint64 vid)
 {
-	BlockNumber blk = (BlockNumber) (vid / TIDES_ROWS_PER_BLOCK);
+	BlockNumber blk = (BlockNumber) (vid / TRT_ROWS_PER_BLOCK);
 	Buffer		buf = map_page(rel, blk);
 
 	if (BufferIsValid(buf))
@@ -116,21 +116,21 @@ tides_vm_clear(Relation rel, uint64 vid)
  * at roots; see hot.c).
  */
 void
-tides_vm_clear_chain(Relation rel, uint64 vid, uint64 root_vid)
+tam_vm_clear_chain(Relation rel, uint64 vid, uint64 root_vid)
 {
-	tides_vm_clear(rel, vid);
-	if (root_vid / TIDES_ROWS_PER_BLOCK != vid / TIDES_ROWS_PER_BLOCK)
-		tides_vm_clear(rel, root_vid);
+	tam_vm_clear(rel, vid);
+	if (root_vid / TRT_ROWS_PER_BLOCK != vid / TRT_ROWS_PER_BLOCK)
+		tam_vm_clear(rel, root_vid);
 }
 
 void
-tides_vm_clear_range(Relation rel, uint64 first_vid, uint64 nvids)
+tam_vm_clear_range(Relation rel, uint64 first_vid, uint64 nvids)
 {
-	BlockNumber first = (BlockNumber) (first_vid / TIDES_ROWS_PER_BLOCK);
-	BlockNumber last = (BlockNumber) ((first_vid + nvids - 1) / TIDES_ROWS_PER_BLOCK);
+	BlockNumber first = (BlockNumber) (first_vid / TRT_ROWS_PER_BLOCK);
+	BlockNumber last = (BlockNumber) ((first_vid + nvids - 1) / TRT_ROWS_PER_BLOCK);
 
 	for (BlockNumber b = first; b <= last; b++)
-		tides_vm_clear(rel, (uint64) b * TIDES_ROWS_PER_BLOCK);
+		tam_vm_clear(rel, (uint64) b * TRT_ROWS_PER_BLOCK);
 }
 
 /* make sure the map fork has the page for blk (as visibilitymap.c's vm_extend) */
@@ -155,19 +155,19 @@ extend_map(Relation rel, BlockNumber blk)
 		smgrextend(reln, VISIBILITYMAP_FORKNUM, now, pg.data, false);
 		now++;
 	}
-	pg_atomic_write_u32(tides_tree_vm_pages(tides_rel_tree(rel)), now);
+	pg_atomic_write_u32(trt_tree_vm_pages(trt_rel_tree(rel)), now);
 	pg_memory_barrier();
 	CacheInvalidateSmgr(reln->smgr_rnode);
 	UnlockRelationForExtension(rel, ExclusiveLock);
 }
 
 bool
-tides_vm_block_visible_to_all(TidesTuple *t, TransactionId oldest_xmin)
+tam_vm_block_visible_to_all(TamTuple *t, TransactionId oldest_xmin)
 {
 	HeapTupleHeader h = t->htup.t_data;
 	TransactionId dead_after;
 
-	if (tides_satisfies_vacuum(t, oldest_xmin, &dead_after) != HEAPTUPLE_LIVE)
+	if (tam_satisfies_vacuum(t, oldest_xmin, &dead_after) != HEAPTUPLE_LIVE)
 		return false;
 	if (!HeapTupleHeaderXminFrozen(h) &&
 		!TransactionIdPrecedes(HeapTupleHeaderGetXmin(h), oldest_xmin))
@@ -176,14 +176,14 @@ tides_vm_block_visible_to_all(TidesTuple *t, TransactionId oldest_xmin)
 }
 
 bool
-tides_vm_mark_block(Relation rel, uint64 tree, BlockNumber blk, TransactionId oldest_xmin)
+tam_vm_mark_block(Relation rel, uint64 tree, BlockNumber blk, TransactionId oldest_xmin)
 {
 	Buffer		buf;
 	Page		page;
 	uint8	   *map;
 	bool		all = true;
-	TidesCursor *c;
-	TidesTuple *t;
+	TamCursor *c;
+	TamTuple *t;
 	uint32		byte = HEAPBLK_TO_MAPBYTE(blk);
 	uint8		bit = VISIBILITYMAP_ALL_VISIBLE << HEAPBLK_TO_OFFSET(blk);
 
@@ -201,25 +201,25 @@ tides_vm_mark_block(Relation rel, uint64 tree, BlockNumber blk, TransactionId ol
 	if (!(map[byte] & bit))
 	{
 		/* decide under the lock every clear takes: see the file comment */
-		c = tides_cursor_open(tree, RelationGetRelid(rel), (uint64) blk * TIDES_ROWS_PER_BLOCK,
-							  (uint64) (blk + 1) * TIDES_ROWS_PER_BLOCK);
-		tides_cursor_include_stubs(c);
-		while (all && (t = tides_cursor_next(c, ForwardScanDirection)) != NULL)
+		c = tam_cursor_open(tree, RelationGetRelid(rel), (uint64) blk * TRT_ROWS_PER_BLOCK,
+							  (uint64) (blk + 1) * TRT_ROWS_PER_BLOCK);
+		tam_cursor_include_stubs(c);
+		while (all && (t = tam_cursor_next(c, ForwardScanDirection)) != NULL)
 		{
-			if (TIDES_IS_REDIRECT(t))
+			if (TAM_IS_REDIRECT(t))
 			{
-				TidesTupleBuf tbuf;
-				TidesTuple *target;
+				TamTupleBuf tbuf;
+				TamTuple *target;
 
-				tides_tuple_buf_init(&tbuf, CurrentMemoryContext);
-				target = tides_fetch_version(tree, t->meta.link, RelationGetRelid(rel), &tbuf);
-				all = target != NULL && tides_vm_block_visible_to_all(target, oldest_xmin);
-				tides_tuple_buf_free(&tbuf);
+				tam_tuple_buf_init(&tbuf, CurrentMemoryContext);
+				target = tam_fetch_version(tree, t->meta.link, RelationGetRelid(rel), &tbuf);
+				all = target != NULL && tam_vm_block_visible_to_all(target, oldest_xmin);
+				tam_tuple_buf_free(&tbuf);
 			}
 			else
-				all = !TIDES_IS_STUB(t) && tides_vm_block_visible_to_all(t, oldest_xmin);
+				all = !TAM_IS_STUB(t) && tam_vm_block_visible_to_all(t, oldest_xmin);
 		}
-		tides_cursor_close(c);
+		tam_cursor_close(c);
 		if (all)
 		{
 			map[byte] |= bit;

@@ -22,7 +22,7 @@
 #include "storage/lock.h"
 #include "storage/procarray.h"
 
-#include "tides_am.h"
+#include "am/tam.h"
 
 /* per strength: the heavyweight lock that stands for it, and multixact statuses */
 static const struct
@@ -38,8 +38,9 @@ static const struct
 	[LockTupleExclusive] = {AccessExclusiveLock, MultiXactStatusForUpdate, MultiXactStatusUpdate}
 };
 
-static LockTupleMode
-mode_of_status(MultiXactStatus st)
+/* the tuple lock mode a multixact member's status (or a plain xmax's) stands for */
+LockTupleMode
+tam_mode_of_status(MultiXactStatus st)
 {
 	switch (st)
 	{
@@ -57,10 +58,17 @@ mode_of_status(MultiXactStatus st)
 	return LockTupleExclusive;
 }
 
+/* the heavyweight lock that stands for a tuple lock mode */
+LOCKMODE
+tam_hwlock_of_mode(LockTupleMode mode)
+{
+	return strength[mode].hwlock;
+}
+
 static inline LOCKMODE
 hwlock_of_status(MultiXactStatus st)
 {
-	return strength[mode_of_status(st)].hwlock;
+	return tam_hwlock_of_mode(tam_mode_of_status(st));
 }
 
 static MultiXactStatus
@@ -76,8 +84,8 @@ status_for(LockTupleMode mode, bool is_update)
 }
 
 /* the status a plain (non-multi) xmax stands for */
-static MultiXactStatus
-status_of_plain_xmax(uint16 infomask, uint16 infomask2)
+MultiXactStatus
+tam_status_of_plain_xmax(uint16 infomask, uint16 infomask2)
 {
 	if (!HEAP_XMAX_IS_LOCKED_ONLY(infomask))
 		return (infomask2 & HEAP_KEYS_UPDATED) ? MultiXactStatusUpdate : MultiXactStatusNoKeyUpdate;
@@ -89,12 +97,12 @@ status_of_plain_xmax(uint16 infomask, uint16 infomask2)
 }
 
 LockTupleMode
-tides_lock_mode_of_xmax(TidesTuple *t, bool *is_update)
+tam_lock_mode_of_xmax(TamTuple *t, bool *is_update)
 {
-	MultiXactStatus st = status_of_plain_xmax(t->htup.t_data->t_infomask, t->htup.t_data->t_infomask2);
+	MultiXactStatus st = tam_status_of_plain_xmax(t->htup.t_data->t_infomask, t->htup.t_data->t_infomask2);
 
 	*is_update = !HEAP_XMAX_IS_LOCKED_ONLY(t->htup.t_data->t_infomask);
-	return mode_of_status(st);
+	return tam_mode_of_status(st);
 }
 
 /* the updating member of a multixact, if any */
@@ -126,7 +134,7 @@ multi_bits(MultiXactId multi, uint16 *infomask, uint16 *infomask2)
 
 	for (int i = 0; i < n; i++)
 	{
-		LockTupleMode m = mode_of_status(members[i].status);
+		LockTupleMode m = tam_mode_of_status(members[i].status);
 
 		strongest = Max(strongest, m);
 		if (members[i].status == MultiXactStatusForUpdate ||
@@ -188,7 +196,7 @@ plain_bits(LockTupleMode mode, bool is_update, uint16 *infomask, uint16 *infomas
  * that are gone are dropped.
  */
 void
-tides_compute_new_xmax(TransactionId xmax, uint16 old_infomask, uint16 old_infomask2,
+tam_compute_new_xmax(TransactionId xmax, uint16 old_infomask, uint16 old_infomask2,
 					   TransactionId add_to_xmax, LockTupleMode mode, bool is_update,
 					   TransactionId *result_xmax, uint16 *result_infomask,
 					   uint16 *result_infomask2)
@@ -220,7 +228,7 @@ tides_compute_new_xmax(TransactionId xmax, uint16 old_infomask, uint16 old_infom
 			multi_bits(*result_xmax, result_infomask, result_infomask2);
 			return;
 		}
-		old_status = status_of_plain_xmax(old_infomask, old_infomask2);
+		old_status = tam_status_of_plain_xmax(old_infomask, old_infomask2);
 		if (old_infomask & HEAP_XMAX_COMMITTED)
 		{
 			/* a committed updater stays, next to us (we can only be a locker) */
@@ -234,7 +242,7 @@ tides_compute_new_xmax(TransactionId xmax, uint16 old_infomask, uint16 old_infom
 			if (xmax == add_to_xmax)
 			{
 				/* our own earlier lock: keep the stronger of the two */
-				LockTupleMode old_mode = mode_of_status(old_status);
+				LockTupleMode old_mode = tam_mode_of_status(old_status);
 
 				if (mode < old_mode)
 					mode = old_mode;
@@ -296,7 +304,7 @@ multi_conflicts(MultiXactId multi, uint16 infomask, LockTupleMode mode, bool *cu
 }
 
 bool
-tides_xmax_conflicts(TidesTuple *t, LockTupleMode mode, bool *current_is_member)
+tam_xmax_conflicts(TamTuple *t, LockTupleMode mode, bool *current_is_member)
 {
 	return multi_conflicts(HeapTupleHeaderGetRawXmax(t->htup.t_data), t->htup.t_data->t_infomask,
 						   mode, current_is_member);
@@ -353,7 +361,7 @@ wait_multi(MultiXactId multi, uint16 infomask, LockTupleMode mode,
  * a conflicting holder is running.
  */
 bool
-tides_wait_for_xmax(Relation rel, TidesTuple *t, LockTupleMode mode, LockWaitPolicy policy,
+tam_wait_for_xmax(Relation rel, TamTuple *t, LockTupleMode mode, LockWaitPolicy policy,
 					XLTW_Oper oper, int *remain)
 {
 	HeapTupleHeader h = t->htup.t_data;
@@ -374,7 +382,7 @@ tides_wait_for_xmax(Relation rel, TidesTuple *t, LockTupleMode mode, LockWaitPol
 
 /* acquire/release the heavyweight tuple lock that orders waiters */
 bool
-tides_acquire_tuplock(Relation rel, ItemPointer tid, LockTupleMode mode, LockWaitPolicy policy,
+tam_acquire_tuplock(Relation rel, ItemPointer tid, LockTupleMode mode, LockWaitPolicy policy,
 					  bool *have)
 {
 	if (*have)
@@ -401,7 +409,7 @@ tides_acquire_tuplock(Relation rel, ItemPointer tid, LockTupleMode mode, LockWai
 }
 
 void
-tides_release_tuplock(Relation rel, ItemPointer tid, LockTupleMode mode, bool *have)
+tam_release_tuplock(Relation rel, ItemPointer tid, LockTupleMode mode, bool *have)
 {
 	if (*have)
 		UnlockTuple(rel, tid, strength[mode].hwlock);
@@ -410,7 +418,7 @@ tides_release_tuplock(Relation rel, ItemPointer tid, LockTupleMode mode, bool *h
 
 /* xmax bits a new version inherits from key-share lockers of the old one */
 void
-tides_inherited_xmax_bits(TransactionId xmax, uint16 old_infomask, uint16 *infomask, uint16 *infomask2)
+tam_inherited_xmax_bits(TransactionId xmax, uint16 old_infomask, uint16 *infomask, uint16 *infomask2)
 {
 	if (old_infomask & HEAP_XMAX_IS_MULTI)
 		multi_bits(xmax, infomask, infomask2);

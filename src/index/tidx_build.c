@@ -1,5 +1,5 @@
 /*
- * build.c -- ambuild / ambuildempty for tides_btree, and the life cycle of
+ * tidx_build.c -- ambuild / ambuildempty for tides_btree, and the life cycle of
  * an index's engine tree.
  *
  * PostgreSQL creates an index's storage itself (an empty file) and then
@@ -31,7 +31,7 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
-#include "tides_index.h"
+#include "index/tidx.h"
 
 /* ------------------------------------------------------------ storage */
 
@@ -55,7 +55,7 @@ drop_at_commit_once(uint64 tree)
 	foreach(lc, sched_trees)
 		if (*(uint64 *) lfirst(lc) == tree)
 			return;
-	tides_drop_tree_at_end(tree, true);
+	trt_drop_tree_at_end(tree, true);
 	old = MemoryContextSwitchTo(TopMemoryContext);
 	{
 		uint64	   *p = palloc(sizeof(uint64));
@@ -105,7 +105,7 @@ drop_replaced_trees(Relation index)
 		old.relNode = c->relfilenode;
 		if (RelFileNodeEquals(old, index->rd_node))
 			continue;
-		if (tidx_lookup_tree(&old, index->rd_backend, &tree))
+		if (trt_lookup_tree(&old, index->rd_backend, &tree))
 			drop_at_commit_once(tree);
 	}
 	systable_endscan(scan);
@@ -117,14 +117,14 @@ new_storage(Relation index)
 {
 	uint64		tree;
 
-	tides_xact_note_write();
-	if (tidx_lookup_tree(&index->rd_node, index->rd_backend, &tree))
+	trt_xact_note_write();
+	if (trt_lookup_tree(&index->rd_node, index->rd_backend, &tree))
 	{
 		/* rebuilt in place: the old contents go whatever happens */
-		return tides_replace_tree(index);
+		return trt_replace_tree(index);
 	}
 	drop_replaced_trees(index);
-	return tides_create_tree(index, &index->rd_node, index->rd_rel->relpersistence);
+	return trt_create_tree(index, &index->rd_node, index->rd_rel->relpersistence);
 }
 
 /* ------------------------------------------------------------ building */
@@ -158,9 +158,9 @@ flush_batch(BuildState *bs)
 {
 	if (tides_batch_count(bs->b) == 0)
 		return;
-	tides_xact_note_write();
-	tides_xact_tag_batch(bs->b);
-	tides_write_batch(bs->b);
+	trt_xact_note_write();
+	trt_xact_tag_batch(bs->b);
+	trt_write_batch(bs->b);
 	tides_batch_clear(bs->b);
 }
 
@@ -201,15 +201,15 @@ check_build_duplicates(BuildState *bs)
 	TidxDesc   *d = bs->d;
 	uint8		lo[8],
 				hi[8];
-	TidxIter   *w;
+	TrtIter   *w;
 	char	   *prev = NULL;
 	int			prevlen = 0;
 	int			prevcap = 0;
 	TupleDesc	tupdesc = RelationGetDescr(d->index);
 
-	tides_key_put_tree(lo, d->tree);
-	tides_key_put_tree(hi, d->tree + 1);
-	w = tidx_iter_open(lo, 8, hi, 8);
+	trt_key_put_tree(lo, d->tree);
+	trt_key_put_tree(hi, d->tree + 1);
+	w = trt_iter_open(lo, 8, hi, 8, "read an index");
 	for (tides_iter_first(w->it); tides_iter_valid(w->it); tides_iter_next(w->it))
 	{
 		size_t		klen,
@@ -266,8 +266,8 @@ check_build_duplicates(BuildState *bs)
 		}
 		pfree(itup);
 	}
-	tidx_iter_check(w);
-	tidx_iter_close(w);
+	trt_iter_check(w);
+	trt_iter_close(w);
 }
 
 IndexBuildResult *

@@ -1,5 +1,5 @@
 /*
- * compat.c -- the places where PostgreSQL 15 accepts only b-tree indexes.
+ * tidx_compat.c -- the places where PostgreSQL 15 accepts only b-tree indexes.
  *
  * No index access method but btree can back a unique constraint in some
  * code paths of PostgreSQL 15, which test pg_am's btree OID directly:
@@ -62,7 +62,7 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
-#include "tides_index.h"
+#include "index/tidx.h"
 
 /* ------------------------------------------------ b-tree operator classes */
 
@@ -193,13 +193,9 @@ static void release_named(Oid constraintoid);
  * later (ALTER TABLE rewrites create the new indexes unbuilt and build them
  * with the new table) can already be referenced by a foreign key.
  */
-static object_access_hook_type prev_object_access = NULL;
-
-static void
-tidx_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId, void *arg)
+void
+tidx_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId)
 {
-	if (prev_object_access)
-		prev_object_access(access, classId, objectId, subId, arg);
 	if (access == OAT_POST_CREATE && classId == ConstraintRelationId && name_masq != NULL)
 	{
 		release_named(objectId);
@@ -272,15 +268,6 @@ tidx_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId
 			(void) swap_opclasses(itup, nkeys, newcls);
 		heap_freetuple(itup);
 	}
-}
-
-void		tidx_opclass_hook_init(void);
-
-void
-tidx_opclass_hook_init(void)
-{
-	prev_object_access = object_access_hook;
-	object_access_hook = tidx_object_access;
 }
 
 static Oid
@@ -426,7 +413,7 @@ tidx_masquerade_push_oid(Oid indexoid)
 
 	if (rel == NULL)
 		return;
-	if (tides_is_tides_index(rel))
+	if (trt_is_tides_index(rel))
 	{
 		Oid			am = rel->rd_rel->relam;
 
@@ -443,9 +430,9 @@ tidx_masquerade_pop_oid(Oid indexoid)
 	pop(indexoid, false);
 }
 
-/* a reloaded relcache entry gets the masquerade back (entries held open) */
-static void
-masq_relcache_callback(Datum arg, Oid relid)
+/* a reloaded relcache entry gets the masquerade back (entries held open); relcache callback */
+void
+tidx_relcache_callback(Datum arg, Oid relid)
 {
 	ListCell   *lc;
 
@@ -460,8 +447,9 @@ masq_relcache_callback(Datum arg, Oid relid)
 	}
 }
 
-static void
-masq_xact_callback(XactEvent event, void *arg)
+/* the transaction callback: an abort ends every masquerade */
+void
+tidx_xact_callback(XactEvent event)
 {
 	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
 	{
@@ -511,9 +499,15 @@ conflict_targets(PlannedStmt *ps, Plan *plan, List *acc)
 	return acc;
 }
 
-/* open and masquerade the unique tides_btree indexes of ON CONFLICT targets */
-static List *
-masquerade_for_query(QueryDesc *qd)
+/*
+ * Executor hooks (start, run, finish), before the executor: open and
+ * masquerade the unique tides_btree indexes of ON CONFLICT targets; undo
+ * with tidx_unmasquerade.  PostgreSQL 15 opens a target's indexes at its
+ * first insert, inside ExecutorRun, and data-modifying CTEs the query did
+ * not read run in ExecutorFinish: so all three.
+ */
+List *
+tidx_masquerade_for_query(QueryDesc *qd)
 {
 	PlannedStmt *ps = qd->plannedstmt;
 	List	   *targets = NIL;
@@ -554,7 +548,7 @@ masquerade_for_query(QueryDesc *qd)
 
 /* the tides_btree indexes (only unique ones if unique_only) of a table, from the catalog */
 static List *
-tides_indexes_of(Oid relid, bool unique_only)
+tidx_indexes_of(Oid relid, bool unique_only)
 {
 	Oid			am = tidx_am_oid();
 	Relation	pg_index;
@@ -590,7 +584,7 @@ tides_indexes_of(Oid relid, bool unique_only)
 List *
 tidx_masquerade_indexes(Oid relid, bool unique_only, LOCKMODE lockmode)
 {
-	List	   *oids = tides_indexes_of(relid, unique_only);
+	List	   *oids = tidx_indexes_of(relid, unique_only);
 	List	   *opened = NIL;
 	ListCell   *lc;
 
@@ -600,7 +594,7 @@ tidx_masquerade_indexes(Oid relid, bool unique_only, LOCKMODE lockmode)
 
 		if (index == NULL)
 			continue;
-		if (tides_is_tides_index(index))
+		if (trt_is_tides_index(index))
 		{
 			tidx_masquerade_push(index);
 			opened = lappend(opened, index);
@@ -616,7 +610,7 @@ tidx_masquerade_indexes(Oid relid, bool unique_only, LOCKMODE lockmode)
 List *
 tidx_masquerade_indexes_oid(Oid relid, bool unique_only)
 {
-	List	   *oids = tides_indexes_of(relid, unique_only);
+	List	   *oids = tidx_indexes_of(relid, unique_only);
 	ListCell   *lc;
 
 	foreach(lc, oids)
@@ -764,117 +758,27 @@ masquerade_if_named(Oid indexoid, Oid nsp, const char *name)
 	}
 }
 
-static ExecutorStart_hook_type prev_executor_start = NULL;
-static ExecutorRun_hook_type prev_executor_run = NULL;
-static ExecutorFinish_hook_type prev_executor_finish = NULL;
-static planner_hook_type prev_planner = NULL;
-
-static void
-tidx_executor_start(QueryDesc *qd, int eflags)
+/*
+ * Planner hook: planning inside a masquerade window sees the true access
+ * method.  tidx_planner_begin returns false when no masquerade is on (then
+ * there is nothing to end); otherwise tidx_planner_end must follow.
+ */
+bool
+tidx_planner_begin(void)
 {
-	List	   *opened = masquerade_for_query(qd);
-
-	PG_TRY();
-	{
-		if (prev_executor_start)
-			prev_executor_start(qd, eflags);
-		else
-			standard_ExecutorStart(qd, eflags);
-	}
-	PG_FINALLY();
-	{
-		tidx_unmasquerade(opened);
-	}
-	PG_END_TRY();
-}
-
-/* PostgreSQL 15 opens a target's indexes at its first insert, inside ExecutorRun */
-static void
-tidx_executor_run(QueryDesc *qd, ScanDirection direction, uint64 count, bool execute_once)
-{
-	List	   *opened = masquerade_for_query(qd);
-
-	PG_TRY();
-	{
-		if (prev_executor_run)
-			prev_executor_run(qd, direction, count, execute_once);
-		else
-			standard_ExecutorRun(qd, direction, count, execute_once);
-	}
-	PG_FINALLY();
-	{
-		tidx_unmasquerade(opened);
-	}
-	PG_END_TRY();
-}
-
-/* data-modifying CTEs the query did not read run in ExecutorFinish */
-static void
-tidx_executor_finish(QueryDesc *qd)
-{
-	List	   *opened = masquerade_for_query(qd);
-
-	PG_TRY();
-	{
-		if (prev_executor_finish)
-			prev_executor_finish(qd);
-		else
-			standard_ExecutorFinish(qd);
-	}
-	PG_FINALLY();
-	{
-		tidx_unmasquerade(opened);
-	}
-	PG_END_TRY();
-}
-
-/* planning inside a masquerade window sees the true access method */
-static PlannedStmt *
-tidx_planner(Query *parse, const char *query_string, int cursorOptions, ParamListInfo boundParams)
-{
-	PlannedStmt *result;
-
 	if (masqs == NIL)
-	{
-		if (prev_planner)
-			return prev_planner(parse, query_string, cursorOptions, boundParams);
-		return standard_planner(parse, query_string, cursorOptions, boundParams);
-	}
+		return false;
 	apply_all(false);
 	suspended++;
-	PG_TRY();
-	{
-		if (prev_planner)
-			result = prev_planner(parse, query_string, cursorOptions, boundParams);
-		else
-			result = standard_planner(parse, query_string, cursorOptions, boundParams);
-	}
-	PG_FINALLY();
-	{
-		suspended--;
-		if (suspended == 0)
-			apply_all(true);
-	}
-	PG_END_TRY();
-	return result;
+	return true;
 }
 
-void		tidx_compat_init(void);
-
 void
-tidx_compat_init(void)
+tidx_planner_end(void)
 {
-	prev_executor_start = ExecutorStart_hook;
-	ExecutorStart_hook = tidx_executor_start;
-	prev_executor_run = ExecutorRun_hook;
-	ExecutorRun_hook = tidx_executor_run;
-	prev_executor_finish = ExecutorFinish_hook;
-	ExecutorFinish_hook = tidx_executor_finish;
-	prev_planner = planner_hook;
-	planner_hook = tidx_planner;
-	CacheRegisterRelcacheCallback(masq_relcache_callback, (Datum) 0);
-	tidx_opclass_hook_init();
-	RegisterXactCallback(masq_xact_callback, NULL);
+	suspended--;
+	if (suspended == 0)
+		apply_all(true);
 }
 
 /* ------------------------------------------- ALTER TABLE ... ALTER TYPE */

@@ -1,5 +1,5 @@
 /*
- * encode.c -- memcomparable encodings of index key values.
+ * tidx_encode.c -- memcomparable encodings of index key values.
  *
  * For every supported b-tree operator class, encode(a) and encode(b)
  * compare with memcmp exactly as the class's comparison function compares
@@ -37,7 +37,7 @@
 #include <unicode/ucol.h>
 #endif
 
-#include "tides_index.h"
+#include "index/tidx.h"
 
 /* ---------------------------------------------------------------- kinds */
 
@@ -120,8 +120,6 @@ kind_is_collated(TidxKind kind)
 	return kind == TK_TEXT || kind == TK_NAME || kind == TK_BPCHAR;
 }
 
-bool		tides_trust_strxfrm = false;
-
 bool
 tidx_col_init(TidxCol *col, Oid cmpproc, Oid typid, Oid collation,
 			  bool desc, bool nulls_first, int flags, const char *what)
@@ -191,7 +189,7 @@ tidx_col_init(TidxCol *col, Oid cmpproc, Oid typid, Oid collation,
 		return false;
 #endif
 	}
-	if (!tides_trust_strxfrm && !(flags & TIDX_COL_ANY_LIBC))
+	if (!tidx_trust_strxfrm && !(flags & TIDX_COL_ANY_LIBC))
 	{
 		/*
 		 * glibc's strxfrm() does not always order as its strcoll() does
@@ -643,7 +641,7 @@ tidx_encode_prefix(StringInfo buf, const TidxDesc *d, const Datum *values, const
 {
 	uint8		t[8];
 
-	tides_key_put_tree(t, d->tree);
+	trt_key_put_tree(t, d->tree);
 	appendBinaryStringInfo(buf, (char *) t, 8);
 	for (int i = 0; i < d->nkeys; i++)
 		tidx_encode_column(buf, &d->cols[i], values[i], isnull[i]);

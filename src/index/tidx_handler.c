@@ -1,5 +1,5 @@
 /*
- * handler.c -- the IndexAmRoutine of tides_btree, its options, operator
+ * tidx_handler.c -- the IndexAmRoutine of tides_btree, its options, operator
  * class validation and cost estimates.
  */
 #include "postgres.h"
@@ -20,7 +20,7 @@
 #include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
 
-#include "tides_index.h"
+#include "index/tidx.h"
 
 PG_FUNCTION_INFO_V1(tides_btree_handler);
 
@@ -48,9 +48,9 @@ estimated_entries(PlannerInfo *root, IndexOptInfo *index)
 	{
 		Relation	heap = table_open(rte->relid, NoLock);
 
-		if (tides_is_tides_relation(heap))
+		if (trt_is_tides_relation(heap))
 		{
-			double		hw = (double) tides_vid_high_water(tides_rel_tree(heap));
+			double		hw = (double) trt_vid_high_water(trt_rel_tree(heap));
 
 			entries = rel->tuples > 0 ? Min(hw, rel->tuples * 3) : hw;
 		}

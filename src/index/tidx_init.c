@@ -1,31 +1,42 @@
 /*
- * init.c -- what tides_btree sets up in _PG_init: the stripe locks of
- * unique checks (shared memory) and the executor/planner hooks of compat.c.
+ * tidx_init.c -- what tides_btree sets up in _PG_init: its two settings, and the
+ * shared memory of its unique-check stripe locks.  The hooks that carry the
+ * rest (tidx_utility.c, tidx_compat.c) are installed by src/module/module.c.
  */
 #include "postgres.h"
 
-#include "miscadmin.h"
-#include "storage/ipc.h"
+#include "utils/guc.h"
 
-#include "tides_index.h"
+#include "index/tidx.h"
 
-extern void tidx_compat_init(void);
-void		tides_index_init(void);
+int			tidx_index_method = TIDX_INDEX_METHOD_BTREE;
+bool		tidx_trust_strxfrm = false;
 
-static shmem_request_hook_type prev_shmem_request = NULL;
+static const struct config_enum_entry index_method_options[] = {
+	{"btree", TIDX_INDEX_METHOD_BTREE, false},
+	{"tides_btree", TIDX_INDEX_METHOD_TIDES_BTREE, false},
+	{NULL, 0, false}
+};
 
-static void
-tidx_shmem_request(void)
+/* _PG_init: tides.index_method and tides.trust_strxfrm */
+void
+tidx_define_settings(void)
 {
-	if (prev_shmem_request)
-		prev_shmem_request();
-	tidx_lock_stripes_request();
+	DefineCustomEnumVariable("tides.index_method",
+							 "Access method of b-tree indexes not named by USING on tides tables.",
+							 "tides_btree: PRIMARY KEY, UNIQUE and CREATE INDEX without USING on tides tables use tides_btree where it supports the key columns; btree: they use btree.",
+							 &tidx_index_method, TIDX_INDEX_METHOD_BTREE, index_method_options,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("tides.trust_strxfrm",
+							 "Lets tides_btree index strings under libc collations.",
+							 "Their keys come from strxfrm(), which in glibc does not always order as strcoll() does; turn on only if the C library's two agree.",
+							 &tidx_trust_strxfrm, false,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
 }
 
+/* shmem_request hook: the stripe locks of unique checks */
 void
-tides_index_init(void)
+tidx_shmem_request(void)
 {
-	prev_shmem_request = shmem_request_hook;
-	shmem_request_hook = tidx_shmem_request;
-	tidx_compat_init();
+	tidx_lock_stripes_request();
 }

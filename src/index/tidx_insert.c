@@ -1,5 +1,5 @@
 /*
- * insert.c -- aminsert for tides_btree, with nbtree's uniqueness rules.
+ * tidx_insert.c -- aminsert for tides_btree, with nbtree's uniqueness rules.
  *
  * A plain insert writes one entry (tagged with the transaction, like the
  * row it points at).  A unique insert takes the stripe lock of (tree,
@@ -26,7 +26,7 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
-#include "tides_index.h"
+#include "index/tidx.h"
 
 #define TIDX_STRIPES 1024
 
@@ -56,14 +56,14 @@ write_entry(const char *key, int klen, IndexTuple itup)
 {
 	tides_batch *b;
 
-	tides_xact_note_write();
-	b = tides_local_batch();
-	tides_xact_tag_batch(b);
+	trt_xact_note_write();
+	b = trt_local_batch();
+	trt_xact_tag_batch(b);
 	if (tides_batch_put(b, key, klen, itup, IndexTupleSize(itup)) != TIDES_OK)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("tides_btree: could not add an index entry of %d bytes", klen)));
-	tides_write_batch(b);
+	trt_write_batch(b);
 }
 
 /*
@@ -78,10 +78,10 @@ tidx_delete_keys(uint8 **keys, size_t *lens, int n)
 
 	if (n == 0)
 		return;
-	b = tides_local_batch();
+	b = trt_local_batch();
 	for (int i = 0; i < n; i++)
 		tides_batch_delete(b, keys[i], lens[i]);
-	tides_write_batch(b);
+	trt_write_batch(b);
 }
 
 /* an entry's engine key must fit the engine's limit */
@@ -120,15 +120,17 @@ check_unique(Relation index, Relation heap, const StringInfo prefix, ItemPointer
 {
 	uint8	   *upper = palloc(prefix->len);
 	int			ulen = prefix->len;
-	TidxIter   *w;
+	TrtIter   *w;
 	SnapshotData SnapshotDirty;
 	bool		can_kill = tidx_heap_is_tides(heap);
 
+	/* under the key's stripe lock, which no write may wait under: nothing deferred to write */
+	Assert(trt_deferred_entries == 0);
 	memcpy(upper, prefix->data, prefix->len);
 	if (!tidx_prefix_successor(upper, &ulen))
 		elog(ERROR, "tides_btree: key prefix without successor");
 	InitDirtySnapshot(SnapshotDirty);
-	w = tidx_iter_open((uint8 *) prefix->data, prefix->len, upper, ulen);
+	w = trt_iter_open((uint8 *) prefix->data, prefix->len, upper, ulen, "read an index");
 	for (tides_iter_first(w->it); tides_iter_valid(w->it); tides_iter_next(w->it))
 	{
 		size_t		klen;
@@ -180,8 +182,8 @@ check_unique(Relation index, Relation heap, const StringInfo prefix, ItemPointer
 			res->nkill++;
 		}
 	}
-	tidx_iter_check(w);
-	tidx_iter_close(w);
+	trt_iter_check(w);
+	trt_iter_close(w);
 	pfree(upper);
 }
 
@@ -226,7 +228,7 @@ tidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid,
 	{
 		/* nobody else looks for the entries of a non-unique index: deferred (xact.c) */
 		if (checkUnique == UNIQUE_CHECK_NO && indexInfo->ii_ExclusionOps == NULL)
-			tides_xact_defer_put(key.data, key.len, itup, IndexTupleSize(itup));
+			trt_xact_defer_put(key.data, key.len, itup, IndexTupleSize(itup));
 		else if (checkUnique != UNIQUE_CHECK_EXISTING)
 			write_entry(key.data, key.len, itup);
 		pfree(itup);
@@ -235,7 +237,7 @@ tidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid,
 	}
 
 	/* the check reads the engine, which writes deferred entries first: not under the lock */
-	tides_xact_flush_deferred();
+	trt_xact_flush_deferred();
 	for (;;)
 	{
 		StringInfoData prefix;

@@ -1,8 +1,8 @@
 /*
- * scan.c -- index scans of tides_btree.
+ * tidx_scan.c -- index scans of tides_btree.
  *
  * amrescan turns the scan keys into a sorted list of disjoint key intervals
- * [lo, hi) over the encoded keys (scankeys.c) and opens one engine
+ * [lo, hi) over the encoded keys (tidx_scankeys.c) and opens one engine
  * iterator: the scan reads the index as of that moment.  Entries
  * inside an interval are checked against every scan key that the interval
  * does not already enforce, with the operator's own function on the datums
@@ -10,7 +10,7 @@
  *
  * Forward and backward scans, changes of direction, mark/restore and
  * bitmap scans all walk the same intervals.  A scan that lives long trades
- * its iterator for a fresh one (see TidxIter in tides_index.h) and finds its
+ * its iterator for a fresh one (see TrtIter in src/runtime/iterators.c) and finds its
  * place again by the key of the entry it is on.  Entries whose rows the
  * executor reports dead to everyone (kill_prior_tuple) are deleted from the
  * engine: TIDs of tides tables are never reused, so that is safe at any time.
@@ -24,7 +24,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
-#include "tides_index.h"
+#include "index/tidx.h"
 
 #define KILL_BATCH 128
 
@@ -41,7 +41,7 @@ typedef struct TidxScan
 	TidxDesc	d;
 	MemoryContext cxt;			/* per-rescan state (reset by rescan) */
 	MemoryContext filtercxt;	/* evaluating scan keys on one entry */
-	TidxIter   *iter;
+	TrtIter   *iter;
 	bool		qual_ok;
 	int			nintervals;
 	TidxKeyRange *iv;
@@ -129,7 +129,7 @@ tidx_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int n
 	if (keys && scan->numberOfKeys > 0)
 		memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
 
-	tidx_iter_close(so->iter);
+	trt_iter_close(so->iter);
 	MemoryContextReset(so->cxt);
 	so->iter = NULL;
 	so->iv = NULL;
@@ -189,8 +189,8 @@ tidx_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int n
 		so->qual_ok = tidx_build_intervals(&so->d, so->filter, so->nfilter, &so->iv, &so->nintervals);
 	if (so->qual_ok && so->nintervals > 0)
 	{
-		so->iter = tidx_iter_open(so->iv[0].lo, so->iv[0].lolen,
-								  so->iv[so->nintervals - 1].hi, so->iv[so->nintervals - 1].hilen);
+		so->iter = trt_iter_open(so->iv[0].lo, so->iv[0].lolen,
+								  so->iv[so->nintervals - 1].hi, so->iv[so->nintervals - 1].hilen, "read an index");
 	}
 	else
 		so->qual_ok = false;
@@ -341,10 +341,10 @@ advance(TidxScan *so, ScanDirection dir, IndexTuple *itup_out, bool want_itup)
 			enter_interval(so, so->cur, dir);
 			break;
 		case POS_ON:
-			if (tidx_iter_refresh_due(so->iter))
+			if (trt_iter_refresh_due(so->iter))
 			{
 				/* a long scan: a fresh iterator, re-positioned below */
-				tidx_iter_reopen(so->iter);
+				trt_iter_reopen(so->iter);
 				it = so->iter->it;
 			}
 			if (!tides_iter_valid(it))
@@ -428,7 +428,7 @@ advance(TidxScan *so, ScanDirection dir, IndexTuple *itup_out, bool want_itup)
 			}
 		}
 		else
-			tidx_iter_check(so->iter);
+			trt_iter_check(so->iter);
 
 		/* left the interval: the next one in dir */
 		so->cur += backward ? -1 : 1;
@@ -496,7 +496,7 @@ tidx_endscan(IndexScanDesc scan)
 	TidxScan   *so = (TidxScan *) scan->opaque;
 
 	flush_kills(so);
-	tidx_iter_close(so->iter);
+	trt_iter_close(so->iter);
 	MemoryContextDelete(so->cxt);
 	MemoryContextDelete(so->filtercxt);
 	pfree(so);

@@ -1,5 +1,5 @@
 /*
- * scankeys.c -- from an index scan's keys to the key intervals it reads.
+ * tidx_scankeys.c -- from an index scan's keys to the key intervals it reads.
  *
  * tidx_build_intervals turns the scan keys into a sorted list of disjoint
  * intervals [lo, hi) over encoded keys: equality (or IS NULL) on leading
@@ -8,7 +8,7 @@
  * the cross-type members of the b-tree families are first brought into the
  * column's type, exactly where possible and conservatively otherwise.  Every
  * key the intervals enforce is marked (its sk set to NULL); the others stay
- * to be evaluated on each entry by the scan (scan.c), so an interval may be
+ * to be evaluated on each entry by the scan (tidx_scan.c), so an interval may be
  * wider than the keys but never narrower.
  */
 #include "postgres.h"
@@ -22,7 +22,7 @@
 #include "utils/date.h"
 #include "utils/timestamp.h"
 
-#include "tides_index.h"
+#include "index/tidx.h"
 
 /* at most this many intervals from = ANY arrays; beyond, later columns filter */
 #define MAX_INTERVALS 10000
@@ -327,7 +327,163 @@ add_point_list(ColBound *cb, const TidxCol *col, Datum *vals, int n, TidxFilterK
 	cb->point_src = src;
 }
 
-/* one scan key into its column's bound; false if no entry can satisfy it */
+/* x = ANY(array): the elements that convert exactly become the column's points */
+static bool
+array_eq_to_bound(const TidxCol *c, Oid opcintype, TidxFilterKey *fk, ColBound *cb)
+{
+	ScanKey		sk = fk->sk;
+	Datum	   *vals;
+	int			nvals = 0;
+	bool		all_exact = true;
+
+	if (cb->npoints > 0)
+		return true;			/* another key drives this column */
+	vals = palloc(sizeof(Datum) * Max(fk->nelems, 1));
+	for (int i = 0; i < fk->nelems; i++)
+	{
+		Datum		lo,
+					hi;
+		ConvResult r = convert_arg(c, opcintype, sk->sk_subtype, fk->elems[i], &lo, &hi);
+
+		if (r == CV_EXACT)
+			vals[nvals++] = lo;
+		else if (r == CV_ABOVE || r == CV_BELOW)
+			continue;			/* this element matches nothing */
+		else
+			all_exact = false;
+	}
+	if (!all_exact)
+		return true;			/* the filter alone decides */
+	if (nvals == 0)
+		return false;
+	add_point_list(cb, c, vals, nvals, fk);
+	return true;
+}
+
+/*
+ * x < ANY(a) is x < max(a), x > ANY(a) is x > min(a): the loosest of the
+ * elements' bounds (the filter stays exact anyway).
+ */
+static bool
+array_range_to_bound(const TidxCol *c, Oid opcintype, TidxFilterKey *fk, ColBound *cb)
+{
+	ScanKey		sk = fk->sk;
+	bool		lower_side = sk->sk_strategy == BTGreaterStrategyNumber ||
+		sk->sk_strategy == BTGreaterEqualStrategyNumber;
+	bool		incl = sk->sk_strategy == BTLessEqualStrategyNumber ||
+		sk->sk_strategy == BTGreaterEqualStrategyNumber;
+	StringInfoData best;
+	bool		have = false;
+	bool		best_is_lo = false;
+
+	initStringInfo(&best);
+	for (int i = 0; i < fk->nelems; i++)
+	{
+		Datum		lo,
+					hi;
+		ConvResult r = convert_arg(c, opcintype, sk->sk_subtype, fk->elems[i], &lo, &hi);
+		ColBound	tmp;
+		StringInfo	cand;
+
+		if (r == CV_NONE || r == CV_APPROX)
+			return true;
+		if ((r == CV_ABOVE && !lower_side) || (r == CV_BELOW && lower_side))
+		{
+			/* satisfied by every non-NULL value */
+			cb->range_srcs = lappend(cb->range_srcs, fk);
+			return true;
+		}
+		if (r == CV_ABOVE || r == CV_BELOW)
+			continue;			/* never satisfied */
+		memset(&tmp, 0, sizeof(tmp));
+		initStringInfo(&tmp.lo);
+		initStringInfo(&tmp.hi);
+		add_value_bound(&tmp, c, lo, lower_side, incl);
+		cand = tmp.has_lo ? &tmp.lo : &tmp.hi;
+		if (!have || (tmp.has_lo ? cmp_stringinfo(cand, &best) < 0 : cmp_stringinfo(cand, &best) > 0))
+		{
+			resetStringInfo(&best);
+			appendBinaryStringInfo(&best, cand->data, cand->len);
+			best_is_lo = tmp.has_lo;
+			have = true;
+		}
+	}
+	if (!have)
+		return false;
+	if (best_is_lo)
+		add_lo(cb, &best);
+	else
+		add_hi(cb, &best);
+	cb->range_srcs = lappend(cb->range_srcs, fk);
+	return true;
+}
+
+/* x op value: a point (=), or one side of a range */
+static bool
+scalar_to_bound(const TidxCol *c, Oid opcintype, TidxFilterKey *fk, ColBound *cb)
+{
+	ScanKey		sk = fk->sk;
+	Datum		lo,
+				hi;
+	ConvResult	r = convert_arg(c, opcintype, sk->sk_subtype, sk->sk_argument, &lo, &hi);
+
+	switch (sk->sk_strategy)
+	{
+		case BTEqualStrategyNumber:
+			if (r == CV_ABOVE || r == CV_BELOW)
+				return false;
+			if (r == CV_EXACT)
+			{
+				if (cb->npoints == 0)
+					add_point_list(cb, c, &lo, 1, fk);
+			}
+			else if (r == CV_APPROX)
+			{
+				add_value_bound(cb, c, lo, true, true);
+				add_value_bound(cb, c, hi, false, true);
+			}
+			return true;
+		case BTLessStrategyNumber:
+		case BTLessEqualStrategyNumber:
+			if (r == CV_BELOW)
+				return false;
+			if (r == CV_ABOVE)
+			{
+				cb->range_srcs = lappend(cb->range_srcs, fk);
+				return true;
+			}
+			if (r == CV_EXACT || r == CV_APPROX)
+				add_value_bound(cb, c, hi, false,
+								r == CV_APPROX || sk->sk_strategy == BTLessEqualStrategyNumber);
+			if (r == CV_EXACT)
+				cb->range_srcs = lappend(cb->range_srcs, fk);
+			return true;
+		case BTGreaterStrategyNumber:
+		case BTGreaterEqualStrategyNumber:
+			if (r == CV_ABOVE)
+				return false;
+			if (r == CV_BELOW)
+			{
+				cb->range_srcs = lappend(cb->range_srcs, fk);
+				return true;
+			}
+			if (r == CV_EXACT || r == CV_APPROX)
+				add_value_bound(cb, c, lo, true,
+								r == CV_APPROX || sk->sk_strategy == BTGreaterEqualStrategyNumber);
+			if (r == CV_EXACT)
+				cb->range_srcs = lappend(cb->range_srcs, fk);
+			return true;
+		default:
+			elog(ERROR, "tides_btree: unexpected strategy %d", sk->sk_strategy);
+	}
+	return true;
+}
+
+/*
+ * One scan key into its column's bound; false if no entry can satisfy it.
+ * IS NULL is a point (the NULL marker), IS NOT NULL only says the column is
+ * not NULL; = ANY, < ANY ... and plain comparisons: the functions above.
+ */
 static bool
 key_to_bound(const TidxDesc *d, TidxFilterKey *fk, ColBound *cb, int col)
 {
@@ -353,152 +509,15 @@ key_to_bound(const TidxDesc *d, TidxFilterKey *fk, ColBound *cb, int col)
 		cb->null_srcs = lappend(cb->null_srcs, fk);
 		return true;
 	}
-
 	if (sk->sk_flags & SK_SEARCHARRAY)
 	{
-		Datum	   *vals = palloc(sizeof(Datum) * Max(fk->nelems, 1));
-		int			nvals = 0;
-		bool		all_exact = true;
-
 		if (fk->nelems == 0)
 			return false;
 		if (sk->sk_strategy == BTEqualStrategyNumber)
-		{
-			if (cb->npoints > 0)
-				return true;	/* another key drives this column */
-			for (int i = 0; i < fk->nelems; i++)
-			{
-				Datum		lo,
-							hi;
-				ConvResult r = convert_arg(c, opcintype, sk->sk_subtype, fk->elems[i], &lo, &hi);
-
-				if (r == CV_EXACT)
-					vals[nvals++] = lo;
-				else if (r == CV_ABOVE || r == CV_BELOW)
-					continue;	/* this element matches nothing */
-				else
-					all_exact = false;
-			}
-			if (!all_exact)
-				return true;
-			if (nvals == 0)
-				return false;
-			add_point_list(cb, c, vals, nvals, fk);
-			return true;
-		}
-
-		/*
-		 * x < ANY(a) is x < max(a), x > ANY(a) is x > min(a): the loosest
-		 * of the elements' bounds (the filter stays exact anyway).
-		 */
-		{
-			bool		lower_side = sk->sk_strategy == BTGreaterStrategyNumber ||
-				sk->sk_strategy == BTGreaterEqualStrategyNumber;
-			bool		incl = sk->sk_strategy == BTLessEqualStrategyNumber ||
-				sk->sk_strategy == BTGreaterEqualStrategyNumber;
-			StringInfoData best;
-			bool		have = false;
-			bool		best_is_lo = false;
-
-			initStringInfo(&best);
-			for (int i = 0; i < fk->nelems; i++)
-			{
-				Datum		lo,
-							hi;
-				ConvResult r = convert_arg(c, opcintype, sk->sk_subtype, fk->elems[i], &lo, &hi);
-				ColBound	tmp;
-				StringInfo	cand;
-
-				if (r == CV_NONE || r == CV_APPROX)
-					return true;
-				if ((r == CV_ABOVE && !lower_side) || (r == CV_BELOW && lower_side))
-				{
-					/* satisfied by every non-NULL value */
-					cb->range_srcs = lappend(cb->range_srcs, fk);
-					return true;
-				}
-				if (r == CV_ABOVE || r == CV_BELOW)
-					continue;	/* never satisfied */
-				memset(&tmp, 0, sizeof(tmp));
-				initStringInfo(&tmp.lo);
-				initStringInfo(&tmp.hi);
-				add_value_bound(&tmp, c, lo, lower_side, incl);
-				cand = tmp.has_lo ? &tmp.lo : &tmp.hi;
-				if (!have || (tmp.has_lo ? cmp_stringinfo(cand, &best) < 0 : cmp_stringinfo(cand, &best) > 0))
-				{
-					resetStringInfo(&best);
-					appendBinaryStringInfo(&best, cand->data, cand->len);
-					best_is_lo = tmp.has_lo;
-					have = true;
-				}
-			}
-			if (!have)
-				return false;
-			if (best_is_lo)
-				add_lo(cb, &best);
-			else
-				add_hi(cb, &best);
-			cb->range_srcs = lappend(cb->range_srcs, fk);
-			return true;
-		}
+			return array_eq_to_bound(c, opcintype, fk, cb);
+		return array_range_to_bound(c, opcintype, fk, cb);
 	}
-
-	{
-		Datum		lo,
-					hi;
-		ConvResult r = convert_arg(c, opcintype, sk->sk_subtype, sk->sk_argument, &lo, &hi);
-
-		switch (sk->sk_strategy)
-		{
-			case BTEqualStrategyNumber:
-				if (r == CV_ABOVE || r == CV_BELOW)
-					return false;
-				if (r == CV_EXACT)
-				{
-					if (cb->npoints == 0)
-						add_point_list(cb, c, &lo, 1, fk);
-				}
-				else if (r == CV_APPROX)
-				{
-					add_value_bound(cb, c, lo, true, true);
-					add_value_bound(cb, c, hi, false, true);
-				}
-				return true;
-			case BTLessStrategyNumber:
-			case BTLessEqualStrategyNumber:
-				if (r == CV_BELOW)
-					return false;
-				if (r == CV_ABOVE)
-				{
-					cb->range_srcs = lappend(cb->range_srcs, fk);
-					return true;
-				}
-				if (r == CV_EXACT || r == CV_APPROX)
-					add_value_bound(cb, c, hi, false,
-									r == CV_APPROX || sk->sk_strategy == BTLessEqualStrategyNumber);
-				if (r == CV_EXACT)
-					cb->range_srcs = lappend(cb->range_srcs, fk);
-				return true;
-			case BTGreaterStrategyNumber:
-			case BTGreaterEqualStrategyNumber:
-				if (r == CV_ABOVE)
-					return false;
-				if (r == CV_BELOW)
-				{
-					cb->range_srcs = lappend(cb->range_srcs, fk);
-					return true;
-				}
-				if (r == CV_EXACT || r == CV_APPROX)
-					add_value_bound(cb, c, lo, true,
-									r == CV_APPROX || sk->sk_strategy == BTGreaterEqualStrategyNumber);
-				if (r == CV_EXACT)
-					cb->range_srcs = lappend(cb->range_srcs, fk);
-				return true;
-			default:
-				elog(ERROR, "tides_btree: unexpected strategy %d", sk->sk_strategy);
-		}
-	}
-	return true;
+	return scalar_to_bound(c, opcintype, fk, cb);
 }
 
 /* enforced by the intervals: no need to evaluate */
@@ -583,7 +602,7 @@ tidx_build_intervals(const TidxDesc *d, TidxFilterKey *filter, int nfilter,
 	/* the cartesian product of the points, in index order */
 	*nintervals = (int) product;
 	*intervals = palloc(sizeof(TidxKeyRange) * product);
-	tides_key_put_tree(treebytes, d->tree);
+	trt_key_put_tree(treebytes, d->tree);
 	initStringInfo(&prefix);
 	idx = palloc0(sizeof(int) * Max(neq, 1));
 	for (int64 n = 0; n < product; n++)

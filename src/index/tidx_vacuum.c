@@ -1,9 +1,9 @@
 /*
- * vacuum.c -- VACUUM for tides_btree: drop the entries whose TIDs the
+ * tidx_vacuum.c -- VACUUM for tides_btree: drop the entries whose TIDs the
  * table's VACUUM reports dead.
  *
  * One pass over the index tree (its iterator replaced now and then, see
- * TidxIter in tides_index.h); entries are deleted in batches that are not
+ * TrtIter in src/runtime/iterators.c); entries are deleted in batches that are not
  * tied to the vacuuming transaction (they are garbage whatever happens).
  * Entries inserted meanwhile, which a replaced iterator may see, are never
  * for dead TIDs: a dead TID is not reused before the index has been
@@ -15,7 +15,7 @@
 #include "commands/vacuum.h"
 #include "miscadmin.h"
 
-#include "tides_index.h"
+#include "index/tidx.h"
 
 static BlockNumber
 estimated_pages(uint64 tree)
@@ -24,9 +24,9 @@ estimated_pages(uint64 tree)
 				hi[8];
 	uint64		bytes;
 
-	tides_key_put_tree(lo, tree);
-	tides_key_put_tree(hi, tree + 1);
-	bytes = tides_approximate_size(tides_engine(), lo, 8, hi, 8);
+	trt_key_put_tree(lo, tree);
+	trt_key_put_tree(hi, tree + 1);
+	bytes = tides_approximate_size(trt_engine(), lo, 8, hi, 8);
 	return (BlockNumber) Min((bytes + BLCKSZ - 1) / BLCKSZ + 1, (uint64) MaxBlockNumber);
 }
 
@@ -38,7 +38,7 @@ tidx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	uint64		tree = tidx_index_tree(index);
 	uint8		lo[8],
 				hi[8];
-	TidxIter   *w;
+	TrtIter   *w;
 	tides_batch *b = tides_batch_new();
 	double		remaining = 0;
 
@@ -46,12 +46,12 @@ tidx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
 	if (stats == NULL)
 		stats = palloc0(sizeof(IndexBulkDeleteResult));
-	tides_key_put_tree(lo, tree);
-	tides_key_put_tree(hi, tree + 1);
-	w = tidx_iter_open(lo, 8, hi, 8);
+	trt_key_put_tree(lo, tree);
+	trt_key_put_tree(hi, tree + 1);
+	w = trt_iter_open(lo, 8, hi, 8, "read an index");
 	PG_TRY();
 	{
-		for (tides_iter_first(w->it); tides_iter_valid(w->it); tidx_iter_next(w))
+		for (tides_iter_first(w->it); tides_iter_valid(w->it); trt_iter_next(w))
 		{
 			size_t		klen;
 			const uint8 *k = tides_iter_key(w->it, &klen);
@@ -67,21 +67,21 @@ tidx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 				stats->tuples_removed += 1;
 				if (tides_batch_bytes(b) >= (1 << 20))
 				{
-					tides_write_batch(b);
+					trt_write_batch(b);
 					tides_batch_clear(b);
 				}
 			}
 			else
 				remaining += 1;
 		}
-		tidx_iter_check(w);
+		trt_iter_check(w);
 		if (tides_batch_count(b) > 0)
-			tides_write_batch(b);
+			trt_write_batch(b);
 	}
 	PG_FINALLY();
 	{
 		tides_batch_free(b);
-		tidx_iter_close(w);
+		trt_iter_close(w);
 	}
 	PG_END_TRY();
 	stats->num_index_tuples = remaining;

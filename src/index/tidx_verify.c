@@ -1,5 +1,5 @@
 /*
- * verify.c -- tides_verify_index(regclass): does the index agree with its
+ * tidx_verify.c -- tides_verify_index(regclass): does the index agree with its
  * table?
  *
  * Under one fresh MVCC snapshot:
@@ -29,7 +29,7 @@
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
-#include "tides_index.h"
+#include "index/tidx.h"
 
 PG_FUNCTION_INFO_V1(tides_verify_index);
 
@@ -38,8 +38,22 @@ typedef struct VerifyState
 	ReturnSetInfo *rsinfo;
 	int64		nproblems;
 	Relation	index;
+	Relation	heap;
+	IndexInfo  *ii;
 	TidxDesc   *d;
-	MemoryContext rowcxt;
+	Snapshot	snap;
+	MemoryContext rowcxt;		/* reset after each row or entry */
+	/* phase 2: fetching and evaluating the row behind an entry */
+	EState	   *estate;
+	ExprContext *econtext;
+	TupleTableSlot *slot;
+	ExprState  *pred;
+	IndexFetchTableData *fetch;
+	StringInfoData key;
+	Datum		values[INDEX_MAX_KEYS];
+	bool		isnull[INDEX_MAX_KEYS];
+	char	   *prev;			/* key prefix of the last visible row (unique indexes) */
+	int			prevlen;
 } VerifyState;
 
 static void
@@ -104,7 +118,7 @@ verify_row(Relation index, ItemPointer tid, Datum *values, bool *isnull, bool al
 	initStringInfo(&key);
 	tidx_encode_prefix(&key, vs->d, values, isnull);
 	tidx_append_tid(&key, tid);
-	if (!tides_read((uint8 *) key.data, key.len, &val, &vlen))
+	if (!trt_read((uint8 *) key.data, key.len, &val, &vlen))
 		report(vs, "row (%u,%u) has no index entry for key %s",
 			   ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid),
 			   describe(index, values, isnull, &key));
@@ -112,173 +126,170 @@ verify_row(Relation index, ItemPointer tid, Datum *values, bool *isnull, bool al
 	MemoryContextReset(vs->rowcxt);
 }
 
-Datum
-tides_verify_index(PG_FUNCTION_ARGS)
+/* phase 2, one entry: the stored IndexTuple must encode to the entry's key */
+static void
+verify_stored_value(VerifyState *vs, const uint8 *k, int plen, ItemPointer tid,
+					const char *v, size_t vlen)
 {
-	Oid			indexoid = PG_GETARG_OID(0);
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	VerifyState vs;
-	Relation	index;
-	Relation	heap;
-	IndexInfo  *ii;
-	TidxDesc	d;
-	Snapshot	snap;
-	EState	   *estate;
-	ExprContext *econtext;
-	TupleTableSlot *slot;
-	ExprState  *pred;
-	TableScanDesc scan;
-	IndexFetchTableData *fetch;
-	StringInfoData key;
-	Datum		values[INDEX_MAX_KEYS];
-	bool		isnull[INDEX_MAX_KEYS];
+	IndexTuple	itup = palloc(Max(vlen, sizeof(IndexTupleData)));
+
+	memcpy(itup, v, vlen);
+	if (vlen < sizeof(IndexTupleData) || IndexTupleSize(itup) != vlen)
+	{
+		report(vs, "entry for row (%u,%u) has a malformed value of %zu bytes",
+			   ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid), vlen);
+		return;
+	}
+	index_deform_tuple(itup, RelationGetDescr(vs->index), vs->values, vs->isnull);
+	resetStringInfo(&vs->key);
+	tidx_encode_prefix(&vs->key, vs->d, vs->values, vs->isnull);
+	if (vs->key.len != plen || memcmp(vs->key.data, k, plen) != 0)
+		report(vs, "entry for row (%u,%u) has key %s but its stored values %s encode to %s",
+			   ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid),
+			   hex((const char *) k, plen), describe(vs->index, vs->values, vs->isnull, &vs->key),
+			   hex(vs->key.data, vs->key.len));
+	if (!ItemPointerEquals(&itup->t_tid, tid))
+		report(vs, "entry for row (%u,%u) stores TID (%u,%u)",
+			   ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid),
+			   ItemPointerGetBlockNumber(&itup->t_tid), ItemPointerGetOffsetNumber(&itup->t_tid));
+}
+
+/*
+ * phase 2, one entry: the row (the chain member) the snapshot sees, if any,
+ * must satisfy the predicate and have the entry's key, and in a unique index
+ * no two visible rows have one key (entries come in key order).
+ */
+static void
+verify_visible_row(VerifyState *vs, const uint8 *k, int plen, ItemPointer tid)
+{
+	ItemPointerData htid = *tid;
+	bool		call_again = false;
+	bool		all_dead = false;
+	bool		has_null = false;
+
+	if (!table_index_fetch_tuple(vs->fetch, &htid, vs->snap, vs->slot, &call_again, &all_dead))
+		return;
+	ResetExprContext(vs->econtext);
+	if (vs->pred && !ExecQual(vs->pred, vs->econtext))
+	{
+		report(vs, "entry for row (%u,%u), which does not satisfy the index predicate",
+			   ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid));
+		return;
+	}
+	FormIndexDatum(vs->ii, vs->slot, vs->estate, vs->values, vs->isnull);
+	resetStringInfo(&vs->key);
+	tidx_encode_prefix(&vs->key, vs->d, vs->values, vs->isnull);
+	if (vs->key.len != plen || memcmp(vs->key.data, k, plen) != 0)
+		report(vs, "entry for row (%u,%u) has key %s, the row has %s (%s)",
+			   ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid),
+			   hex((const char *) k, plen), hex(vs->key.data, vs->key.len),
+			   describe(vs->index, vs->values, vs->isnull, &vs->key));
+	for (int i = 0; i < vs->d->nkeys; i++)
+		has_null |= vs->isnull[i];
+	if (vs->d->unique && (!has_null || vs->d->nulls_not_distinct))
+	{
+		MemoryContext old;
+
+		if (vs->prev != NULL && vs->prevlen == plen && memcmp(vs->prev, k, plen) == 0)
+			report(vs, "unique index has two visible rows with key %s (second: row (%u,%u))",
+				   describe(vs->index, vs->values, vs->isnull, &vs->key),
+				   ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid));
+		/* outlives the row context */
+		old = MemoryContextSwitchTo(GetMemoryChunkContext(vs));
+		if (vs->prev)
+			pfree(vs->prev);
+		vs->prev = palloc(plen);
+		memcpy(vs->prev, k, plen);
+		vs->prevlen = plen;
+		MemoryContextSwitchTo(old);
+	}
+}
+
+/* phase 2: every entry of a visible row has the row's key */
+static void
+verify_entries(VerifyState *vs)
+{
 	uint8		lo[8],
 				hi[8];
-	TidxIter   *w;
-	char	   *prev = NULL;
-	int			prevlen = 0;
-	MemoryContext rowcxt;
-	TupleDesc	itupdesc;
+	TrtIter    *w;
 
-	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
-	vs.rsinfo = rsinfo;
-	vs.nproblems = 0;
-
-	index = index_open(indexoid, AccessShareLock);
-	if (!tides_is_tides_index(index))
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a tides_btree index", RelationGetRelationName(index))));
-	heap = table_open(index->rd_index->indrelid, AccessShareLock);
-	ii = BuildIndexInfo(index);
-	tidx_desc_init(&d, index, false);
-	itupdesc = RelationGetDescr(index);
-	snap = RegisterSnapshot(GetLatestSnapshot());
-	estate = CreateExecutorState();
-	econtext = GetPerTupleExprContext(estate);
-	slot = table_slot_create(heap, NULL);
-	econtext->ecxt_scantuple = slot;
-	pred = ExecPrepareQual(ii->ii_Predicate, estate);
-	rowcxt = AllocSetContextCreate(CurrentMemoryContext, "tides_verify_index", ALLOCSET_DEFAULT_SIZES);
-	initStringInfo(&key);
-
-	/*
-	 * 1. every visible row has its entry: the table AM's index-build scan
-	 * with our snapshot hands out what a build would index (HOT chains under
-	 * their root's TID, the predicate applied).
-	 */
-	vs.index = index;
-	vs.d = &d;
-	vs.rowcxt = rowcxt;
-	scan = table_beginscan_strat(heap, snap, 0, NULL, true, false);
-	/* an MVCC scan (as CREATE INDEX CONCURRENTLY's): no OldestXmin */
-	ii->ii_Concurrent = true;
-	(void) table_index_build_range_scan(heap, index, ii, true, false, false, 0,
-										InvalidBlockNumber, verify_row, &vs, scan);
-
-	/* 2. every entry of a visible row has the row's key */
-	tides_key_put_tree(lo, d.tree);
-	tides_key_put_tree(hi, d.tree + 1);
-	fetch = table_index_fetch_begin(heap);
-	w = tidx_iter_open(lo, 8, hi, 8);
-	for (tides_iter_first(w->it); tides_iter_valid(w->it); tidx_iter_next(w))
+	trt_key_put_tree(lo, vs->d->tree);
+	trt_key_put_tree(hi, vs->d->tree + 1);
+	vs->fetch = table_index_fetch_begin(vs->heap);
+	w = trt_iter_open(lo, 8, hi, 8, "read an index");
+	for (tides_iter_first(w->it); tides_iter_valid(w->it); trt_iter_next(w))
 	{
-		bool		found;
 		size_t		klen,
 					vlen;
 		const uint8 *k = tides_iter_key(w->it, &klen);
 		const char *v = tides_iter_value(w->it, &vlen);
 		ItemPointerData tid;
 		MemoryContext old;
-		IndexTuple	itup;
-		int			plen = (int) klen - TIDX_TID_LEN;
-		bool		has_null = false;
 
 		CHECK_FOR_INTERRUPTS();
 		if (klen < 8 + TIDX_TID_LEN)
 		{
-			report(&vs, "malformed index key %s", hex((const char *) k, klen));
+			report(vs, "malformed index key %s", hex((const char *) k, klen));
 			continue;
 		}
 		tidx_decode_tid(k, klen, &tid);
-		old = MemoryContextSwitchTo(rowcxt);
-
-		/* the stored IndexTuple must encode to the entry's key */
-		itup = palloc(Max(vlen, sizeof(IndexTupleData)));
-		memcpy(itup, v, vlen);
-		if (vlen < sizeof(IndexTupleData) || IndexTupleSize(itup) != vlen)
-			report(&vs, "entry for row (%u,%u) has a malformed value of %zu bytes",
-				   ItemPointerGetBlockNumber(&tid), ItemPointerGetOffsetNumber(&tid), vlen);
-		else
-		{
-			index_deform_tuple(itup, itupdesc, values, isnull);
-			resetStringInfo(&key);
-			tidx_encode_prefix(&key, &d, values, isnull);
-			if (key.len != plen || memcmp(key.data, k, plen) != 0)
-				report(&vs, "entry for row (%u,%u) has key %s but its stored values %s encode to %s",
-					   ItemPointerGetBlockNumber(&tid), ItemPointerGetOffsetNumber(&tid),
-					   hex((const char *) k, plen), describe(index, values, isnull, &key),
-					   hex(key.data, key.len));
-			if (!ItemPointerEquals(&itup->t_tid, &tid))
-				report(&vs, "entry for row (%u,%u) stores TID (%u,%u)",
-					   ItemPointerGetBlockNumber(&tid), ItemPointerGetOffsetNumber(&tid),
-					   ItemPointerGetBlockNumber(&itup->t_tid), ItemPointerGetOffsetNumber(&itup->t_tid));
-		}
-
-		/* the row (the chain member) the snapshot sees, if any */
-		{
-			ItemPointerData htid = tid;
-			bool		call_again = false;
-			bool		all_dead = false;
-
-			found = table_index_fetch_tuple(fetch, &htid, snap, slot, &call_again, &all_dead);
-		}
-		if (found)
-		{
-			ResetExprContext(econtext);
-			if (pred && !ExecQual(pred, econtext))
-				report(&vs, "entry for row (%u,%u), which does not satisfy the index predicate",
-					   ItemPointerGetBlockNumber(&tid), ItemPointerGetOffsetNumber(&tid));
-			else
-			{
-				FormIndexDatum(ii, slot, estate, values, isnull);
-				resetStringInfo(&key);
-				tidx_encode_prefix(&key, &d, values, isnull);
-				if (key.len != plen || memcmp(key.data, k, plen) != 0)
-					report(&vs, "entry for row (%u,%u) has key %s, the row has %s (%s)",
-						   ItemPointerGetBlockNumber(&tid), ItemPointerGetOffsetNumber(&tid),
-						   hex((const char *) k, plen), hex(key.data, key.len),
-						   describe(index, values, isnull, &key));
-				for (int i = 0; i < d.nkeys; i++)
-					has_null |= isnull[i];
-				if (d.unique && (!has_null || d.nulls_not_distinct))
-				{
-					if (prev != NULL && prevlen == plen && memcmp(prev, k, plen) == 0)
-						report(&vs, "unique index has two visible rows with key %s (second: row (%u,%u))",
-							   describe(index, values, isnull, &key),
-							   ItemPointerGetBlockNumber(&tid), ItemPointerGetOffsetNumber(&tid));
-					MemoryContextSwitchTo(old);
-					if (prev)
-						pfree(prev);
-					prev = palloc(plen);
-					memcpy(prev, k, plen);
-					prevlen = plen;
-					old = MemoryContextSwitchTo(rowcxt);
-				}
-			}
-		}
+		old = MemoryContextSwitchTo(vs->rowcxt);
+		verify_stored_value(vs, k, (int) klen - TIDX_TID_LEN, &tid, v, vlen);
+		verify_visible_row(vs, k, (int) klen - TIDX_TID_LEN, &tid);
 		MemoryContextSwitchTo(old);
-		MemoryContextReset(rowcxt);
+		MemoryContextReset(vs->rowcxt);
 	}
-	tidx_iter_check(w);
-	tidx_iter_close(w);
-	table_index_fetch_end(fetch);
+	trt_iter_check(w);
+	trt_iter_close(w);
+	table_index_fetch_end(vs->fetch);
+}
 
-	ExecDropSingleTupleTableSlot(slot);
-	FreeExecutorState(estate);
-	UnregisterSnapshot(snap);
-	table_close(heap, AccessShareLock);
-	index_close(index, AccessShareLock);
+Datum
+tides_verify_index(PG_FUNCTION_ARGS)
+{
+	Oid			indexoid = PG_GETARG_OID(0);
+	VerifyState *vs = palloc0(sizeof(VerifyState));
+	TableScanDesc scan;
+
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	vs->rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	vs->index = index_open(indexoid, AccessShareLock);
+	if (!trt_is_tides_index(vs->index))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a tides_btree index", RelationGetRelationName(vs->index))));
+	vs->heap = table_open(vs->index->rd_index->indrelid, AccessShareLock);
+	vs->ii = BuildIndexInfo(vs->index);
+	vs->d = palloc(sizeof(TidxDesc));
+	tidx_desc_init(vs->d, vs->index, false);
+	vs->snap = RegisterSnapshot(GetLatestSnapshot());
+	vs->estate = CreateExecutorState();
+	vs->econtext = GetPerTupleExprContext(vs->estate);
+	vs->slot = table_slot_create(vs->heap, NULL);
+	vs->econtext->ecxt_scantuple = vs->slot;
+	vs->pred = ExecPrepareQual(vs->ii->ii_Predicate, vs->estate);
+	vs->rowcxt = AllocSetContextCreate(CurrentMemoryContext, "tides_verify_index", ALLOCSET_DEFAULT_SIZES);
+	initStringInfo(&vs->key);
+
+	/*
+	 * 1. every visible row has its entry: the table AM's index-build scan
+	 * with our snapshot hands out what a build would index (HOT chains under
+	 * their root's TID, the predicate applied).
+	 */
+	scan = table_beginscan_strat(vs->heap, vs->snap, 0, NULL, true, false);
+	/* an MVCC scan (as CREATE INDEX CONCURRENTLY's): no OldestXmin */
+	vs->ii->ii_Concurrent = true;
+	(void) table_index_build_range_scan(vs->heap, vs->index, vs->ii, true, false, false, 0,
+										InvalidBlockNumber, verify_row, vs, scan);
+
+	/* 2. every entry of a visible row has the row's key */
+	verify_entries(vs);
+
+	ExecDropSingleTupleTableSlot(vs->slot);
+	FreeExecutorState(vs->estate);
+	UnregisterSnapshot(vs->snap);
+	table_close(vs->heap, AccessShareLock);
+	index_close(vs->index, AccessShareLock);
 	return (Datum) 0;
 }
 
@@ -296,24 +307,24 @@ tides_index_entries(PG_FUNCTION_ARGS)
 	uint64		tree;
 	uint8		lo[8],
 				hi[8];
-	TidxIter   *w;
+	TrtIter   *w;
 	int64		n = 0;
 
-	if (!tides_is_tides_index(index))
+	if (!trt_is_tides_index(index))
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a tides_btree index", RelationGetRelationName(index))));
 	tree = tidx_index_tree(index);
-	tides_key_put_tree(lo, tree);
-	tides_key_put_tree(hi, tree + 1);
-	w = tidx_iter_open(lo, 8, hi, 8);
-	for (tides_iter_first(w->it); tides_iter_valid(w->it); tidx_iter_next(w))
+	trt_key_put_tree(lo, tree);
+	trt_key_put_tree(hi, tree + 1);
+	w = trt_iter_open(lo, 8, hi, 8, "read an index");
+	for (tides_iter_first(w->it); tides_iter_valid(w->it); trt_iter_next(w))
 	{
 		CHECK_FOR_INTERRUPTS();
 		n++;
 	}
-	tidx_iter_check(w);
-	tidx_iter_close(w);
+	trt_iter_check(w);
+	trt_iter_close(w);
 	index_close(index, AccessShareLock);
 	PG_RETURN_INT64(n);
 }

@@ -13,6 +13,12 @@
 
 .PHONY: crash-check crash-soak crash-bench
 
+# unit test of the keep-unsynced vfs (test/vfs/vfs_keep.c), run first by run.sh
+build/crash/test_vfs_keep: test/crash/test_vfs_keep.c $(TEST_VFS_SAN_LIB) build/engine-san/libtides_engine.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ENGINE_CFLAGS) $(ENGINE_SAN) -I$(TEST_VFS_DIR) $< $(TEST_VFS_SAN_LIB) \
+		build/engine-san/libtides_engine.a $(ENGINE_LIBS) -o $@
+
 crash-check: install
 	bash test/crash/run.sh check
 

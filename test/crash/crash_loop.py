@@ -5,12 +5,13 @@ For each sync mode (none, interval, full) and each variant
 
   kill  plain kill -9 of the postmaster and all its children: the OS stays
         up, so every write() the engine made survives (DESIGN.md D3);
-  keep  the same with tides.test_keep_unsynced = on: the engine's unsynced
+  keep  the same with the test module tidesam_keepvfs preloaded
+        (test/crash/keepvfs): the engine's unsynced
         log writes live in shared memory and die with the server, as in an
         OS crash, while PostgreSQL's WAL survives (the hardest case for D1
         and D4),
   backend  (not in the default list) kill -9 of one client backend with
-        tides.test_keep_unsynced = on: PostgreSQL restarts every process
+        tidesam_keepvfs preloaded: PostgreSQL restarts every process
         with the OS up; the postmaster must write the kept log writes back
         before it reinitialises shared memory, so D3 holds as for kill,
 
@@ -280,7 +281,8 @@ def wait_for_incarnation(c, timeout=30):
 
 def run_group(args, c, mode, variant, bank, rnd, out):
     g = Group(mode, variant)
-    conf = {"tides.sync_mode": mode, "tides.test_keep_unsynced": "on" if variant in ("keep", "backend") else "off"}
+    preload = "'tidesam,tidesam_keepvfs'" if variant in ("keep", "backend") else "'tidesam'"
+    conf = {"tides.sync_mode": mode, "shared_preload_libraries": preload}
     c.stop()
     c.set_conf(conf)
     c.start()

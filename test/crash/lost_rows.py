@@ -13,7 +13,7 @@ The test, in each scenario (sync mode none / full):
   2. Session A inserts 100 more rows and stays open; session B commits a heap
      write with synchronous_commit on, which flushes WAL -- A's index
      entries included.
-  3. Every server process is killed with tides.test_keep_unsynced on: the
+  3. Every server process is killed with tidesam_keepvfs preloaded: the
      engine's unsynced log writes (A's rows) are lost as in an OS crash.
   4. After restart: VACUUM (before any index scan, which would kill the
      entries of rows it finds gone), then index-only scans, VACUUM again
@@ -36,7 +36,7 @@ IOS = "SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_indexsc
 
 def scenario(base, mode, port):
     c = pgharness.Cluster(os.path.join(base, mode), port=port)
-    c.initdb({"tides.test_keep_unsynced": "on", "autovacuum": "off",
+    c.initdb({"shared_preload_libraries": "'tidesam,tidesam_keepvfs'", "autovacuum": "off",
               "tides.sync_mode": mode, "synchronous_commit": "on"})
     c.start()
     results = []

@@ -36,9 +36,7 @@ run() {   # run NAME CMD...: add up the test's summary line
 }
 
 keep_test() {
-  cc -std=gnu11 -O1 -g -fsanitize=address,undefined -Wall -Isrc/engine \
-     "$here/test_vfs_keep.c" src/engine/env/vfs_keep.c src/engine/env/vfs_posix.c src/engine/util/lock.c \
-     -lpthread -o build/crash/test_vfs_keep && build/crash/test_vfs_keep
+  make -s build/crash/test_vfs_keep && build/crash/test_vfs_keep
 }
 
 case "$what" in

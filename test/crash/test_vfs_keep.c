@@ -1,5 +1,5 @@
 /*
- * test_vfs_keep.c -- unit test of the keep-unsynced vfs (src/engine/env/vfs_keep.c).
+ * test_vfs_keep.c -- unit test of the keep-unsynced vfs (test/vfs/vfs_keep.c).
  *
  * Checks, on real files in a temporary directory:
  *   - a write to a .log file is invisible in the file until fsync, visible
@@ -27,7 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "env/vfs_keep.h"
+#include "vfs_keep.h"
 
 static int	passed,
 			failed;

@@ -29,7 +29,7 @@
  * (default 200) crash points per sync mode; `make engine-soak` runs more.
  */
 #include "harness.h"
-#include "env/vfs_fault.h"
+#include "vfs_fault.h"
 
 #define MAX_KEYS_PER_TXN 24
 #define MAX_OPEN 3

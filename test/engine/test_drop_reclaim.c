@@ -40,7 +40,7 @@
  */
 #include "harness.h"
 #include "db/db_impl.h"
-#include "env/vfs_fault.h"
+#include "vfs_fault.h"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -20,7 +20,7 @@
  *     transaction is partial unless its tag is reported unsealed.
  */
 #include "harness.h"
-#include "env/vfs_fault.h"
+#include "vfs_fault.h"
 
 #include <sys/stat.h>
 

@@ -10,7 +10,7 @@
  * commit moving durable_lsn; and fsync failures reported.
  */
 #include "harness.h"
-#include "env/vfs_fault.h"
+#include "vfs_fault.h"
 #include "db/version_edit.h"
 #include "log/log.h"
 #include "util/counters.h"

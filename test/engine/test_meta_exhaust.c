@@ -21,7 +21,7 @@
  */
 #include "harness.h"
 #include "db/db_impl.h"
-#include "env/vfs_fault.h"
+#include "vfs_fault.h"
 
 #include <sys/stat.h>
 

@@ -17,7 +17,7 @@
  *      unsealed (it has no records).
  */
 #include "harness.h"
-#include "env/vfs_fault.h"
+#include "vfs_fault.h"
 
 #define TAG_OPEN 0x7a67000000000001ull
 #define TAG_BUSY 0x7a67000000000002ull

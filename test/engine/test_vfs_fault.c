@@ -15,7 +15,7 @@
  *   - descriptors open at a crash are dead (EIO) but can be closed.
  */
 #include "harness.h"
-#include "env/vfs_fault.h"
+#include "vfs_fault.h"
 
 #include <fcntl.h>
 

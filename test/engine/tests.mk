@@ -1,6 +1,9 @@
 # tests.mk -- engine test programs.  Every test/engine/test_*.c is one
 # program, linked against the sanitizer build of the engine.  engine-check
 # runs them all and prints one "PASS name" / "FAIL name" line per program.
+# Programs that need a test file system link test/vfs (vfs.mk).
+
+include test/vfs/vfs.mk
 
 ENGINE_TEST_SRCS := $(sort $(wildcard test/engine/test_*.c))
 ENGINE_TESTS     := $(patsubst test/engine/%.c,build/test/%,$(ENGINE_TEST_SRCS))
@@ -9,10 +12,12 @@ ENGINE_TEST_LIB  := test/engine/testlib.c
 # extra link flags of one program: ENGINE_TEST_LDFLAGS_<program>
 ENGINE_TEST_LDFLAGS_test_oom := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
 
-build/test/%: test/engine/%.c $(ENGINE_TEST_LIB) $(wildcard test/engine/*.h) build/engine-san/libtides_engine.a
+build/test/%: test/engine/%.c $(ENGINE_TEST_LIB) $(wildcard test/engine/*.h) \
+		$(TEST_VFS_SAN_LIB) build/engine-san/libtides_engine.a
 	@mkdir -p $(dir $@)
-	$(CC) $(ENGINE_CFLAGS) $(ENGINE_SAN) -Itest/engine $< $(ENGINE_TEST_LIB) \
-		build/engine-san/libtides_engine.a $(ENGINE_LIBS) $(ENGINE_TEST_LDFLAGS_$*) -o $@
+	$(CC) $(ENGINE_CFLAGS) $(ENGINE_SAN) -Itest/engine -I$(TEST_VFS_DIR) $< $(ENGINE_TEST_LIB) \
+		$(TEST_VFS_SAN_LIB) build/engine-san/libtides_engine.a $(ENGINE_LIBS) \
+		$(ENGINE_TEST_LDFLAGS_$*) -o $@
 
 .PHONY: engine-tests engine-check
 engine-tests: $(ENGINE_TESTS)
@@ -29,7 +34,7 @@ FUZZ_CC          ?= clang
 build/fuzz/%: test/engine/fuzz/%.c $(FUZZ_ENGINE_SRCS) $(wildcard src/engine/*/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=undefined -I$(ENGINE_DIR) $< $(FUZZ_ENGINE_SRCS) \
+		-fno-sanitize-recover=undefined $(ENGINE_INCLUDES) $< $(FUZZ_ENGINE_SRCS) \
 		$(ENGINE_LIBS) -o $@
 
 # seed corpus: valid inputs for every parser

@@ -633,7 +633,7 @@ later_record_exists(tides_db *db, int fd, uint64_t pos, uint64_t fsize)
 		uint32_t	len;
 		tides_rec_type type;
 
-		if (tides_get64(buf + q + 8) != pos + q)
+		if (tides_rec_lsn(buf + q) != pos + q)
 			continue;
 		if (tides_rec_check_header(buf + q, pos + q, n - q - TIDES_REC_HEADER, &len, &type) == TIDES_REC_OK &&
 			tides_rec_check_crc(buf + q, len))
@@ -714,8 +714,8 @@ manifest_read(tides_db *db, uint64_t number, tides_edit *state, uint64_t *end, i
 				(zeros_from(db, fd, pos, (uint64_t) fsize) ||
 				 (pos + TIDES_REC_HEADER > ((pos + 512) & ~(uint64_t) 511) &&
 				  torn_tail(db, fd, pos, (uint64_t) fsize)) ||
-				 (tides_get64(rec.data + 8) == pos &&
-				  pos + TIDES_REC_HEADER + tides_get32(rec.data + 4) > (uint64_t) fsize &&
+				 (tides_rec_lsn(rec.data) == pos &&
+				  pos + TIDES_REC_HEADER + tides_rec_len(rec.data) > (uint64_t) fsize &&
 				  !whole_record_with_bad_length(db, fd, &rec, pos, (uint64_t) fsize) &&
 				  !later_record_exists(db, fd, pos, (uint64_t) fsize))))
 				break;

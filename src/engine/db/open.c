@@ -1,21 +1,25 @@
 /*
  * open.c -- attaching a process, recovery, shutdown, statistics, verify.
  *
- * Recovery (one process, before anyone else attaches):
- *   1. load the manifest (or create a store) and build the current version;
- *      a missing CURRENT is a new store only if the directory holds no
- *      store files, else an error (never "new store, delete the orphans");
- *   2. delete files no version names (outputs of interrupted flushes and
- *      compactions, stale manifests);
- *   3. replay the log from the replay position into memtables, flushing
- *      synchronously if they fill up, following recorded skips, stopping at
- *      the first damaged record;
- *   4. classify where the replay stopped: a torn tail, or damage that valid
- *      later records prove was durable (an error, before anything after
- *      the damage is deleted, zeroed or skipped);
- *   5. start the next writes at a fresh segment and record the jump as a
- *      skip, so that anything left after the damage is never read again;
- *   6. write a fresh manifest with the whole state.
+ * Recovery (one process, before anyone else attaches; recover() runs one
+ * function per phase, numbered as in src/engine/README.md section 7):
+ *   1-2. recovery_load, recovery_check_state: load the manifest (or create
+ *      a store); a missing CURRENT is a new store only if the directory
+ *      holds no store files, else an error (never "new store, delete the
+ *      orphans"); refuse impossible positions and segment sizes;
+ *   3. recovery_adopt_state: build the current version and the tag table;
+ *   4. recovery_delete_orphans: delete files no version names (outputs of
+ *      interrupted flushes and compactions, stale manifests);
+ *   5-7. recovery_replay: replay the log from the replay position into
+ *      memtables, flushing synchronously if they fill up, following
+ *      recorded skips, stopping at the first damaged record; classify where
+ *      it stopped: a torn tail, or damage that valid later records prove
+ *      was durable (an error, before anything after the damage is deleted,
+ *      zeroed or skipped);
+ *   8-9. recovery_restart_log: start the next writes at a fresh segment and
+ *      record the jump as a skip, so that anything left after the damage is
+ *      never read again;
+ *   10. recovery_rewrite_state: write a fresh manifest with the whole state.
  * Unsealed tags found are reported and stay pending until settled; they are
  * in the tag table from the start of the replay, so that flushes during
  * the replay record them pending too.
@@ -534,108 +538,114 @@ zero_log_tail(tides_db *db, uint64_t from, tides_error *err)
 	return r == 0 ? TIDES_OK : tides_fail_io(err, r, "clear the tail of log segment", path);
 }
 
-static tides_status
-recover(tides_db *db, tides_recovery_info *info, tides_error *err)
+/*
+ * Recovery's working state, shared by its phases (src/engine/README.md,
+ * section 7, numbers them; the numbers are repeated below): the directory
+ * as recovery found it, the replay's progress and the unsealed tags found,
+ * and the log positions each phase hands to the next.
+ */
+typedef struct recovery
 {
-	tides_shared *sh = db->sh;
-	tides_edit	state;
-	bool		exists;
-	tides_status s;
-	dir_scan	scan;
-	replay_ctx	rc;
-	uint64_t	end = 0,
-				restart,
-				size;
-	bool		damaged = false;
-	int			r;
-	struct timespec t0,
-				t1;
-	tides_dropped_state ds;
+	tides_db   *db;
+	dir_scan	scan;			/* 1: the directory listing */
+	bool		exists;			/* 1: CURRENT named a manifest */
+	replay_ctx	rc;				/* 3, 6: unsealed tags, replay counters */
+	uint64_t	end;			/* 6: where the replay stopped */
+	bool		damaged;		/* 6: ... on a damaged record */
+	uint64_t	restart;		/* 8: where new writes start */
+} recovery;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	memset(&scan, 0, sizeof(scan));
-	memset(&rc, 0, sizeof(rc));
-	rc.db = db;
-	tides_error_clear(&rc.err);
+/*
+ * 1. List the directory and load the manifest.  A missing CURRENT is a new
+ * store only if the listing shows no store files.  On success *state holds
+ * the manifest's state (empty for a new store); on failure nothing is held.
+ */
+static tides_status
+recovery_load(recovery *rv, tides_edit *state, tides_error *err)
+{
+	tides_db   *db = rv->db;
+	dir_scan   *scan = &rv->scan;
+	tides_status s;
+	int			r;
 
 	r = db->vfs->mkdir(db->vfs, db->dir);
 	if (r != 0)
 		return tides_fail_io(err, r, "create directory", db->dir);
-	r = db->vfs->list_dir(db->vfs, db->dir, scan_entry, &scan);
-	if (r == 0 && scan.failed)
+	r = db->vfs->list_dir(db->vfs, db->dir, scan_entry, scan);
+	if (r == 0 && scan->failed)
 		r = -12;				/* ENOMEM: an incomplete list must not guide deletions */
 	if (r != 0)
-	{
-		scan_free(&scan);
 		return tides_fail_io(err, r, "list directory", db->dir);
-	}
-	s = tides_manifest_load(db, &state, &exists, err);
+	s = tides_manifest_load(db, state, &rv->exists, err);
 	if (s != TIDES_OK)
-	{
-		scan_free(&scan);
 		return s;
-	}
-	if (!exists && scan.store_file[0] != '\0')
-	{
-		/*
-		 * No CURRENT, yet files only an existing store has.  Starting a new
-		 * store here would delete every table as an orphan.  (A directory
-		 * holding only MANIFEST-000001 or CURRENT.tmp is a store whose
-		 * creation was cut short: it never held data.)
-		 */
-		tides_edit_free(&state);
-		if (scan.max_manifest > 0)
-			s = tides_fail(err, TIDES_CORRUPTION,
-						   "file \"%s/CURRENT\" is missing, but \"%s/MANIFEST-%06llu\" exists: the "
-						   "directory holds a store whose CURRENT was lost; nothing was changed "
-						   "(restore CURRENT: the line \"MANIFEST-%06llu\" naming the newest "
-						   "valid manifest)", db->dir, db->dir,
-						   (unsigned long long) scan.max_manifest,
-						   (unsigned long long) scan.max_manifest);
-		else
-			s = tides_fail(err, TIDES_CORRUPTION,
-						   "file \"%s/CURRENT\" is missing, but \"%s/%s\" exists: the directory "
-						   "holds a store whose CURRENT and manifest were lost; nothing was changed",
-						   db->dir, db->dir, scan.store_file);
-		scan_free(&scan);
-		return s;
-	}
-	/* log positions no store can reach (they would wrap around in arithmetic) */
-	{
-		bool		bad = state.replay_lsn > TIDES_MAX_LSN;
+	if (rv->exists || scan->store_file[0] == '\0')
+		return TIDES_OK;
 
-		for (uint32_t i = 0; i < state.nskips; i++)
-			bad |= state.skips[i].to > TIDES_MAX_LSN;
-		if (bad)
-		{
-			tides_edit_free(&state);
-			scan_free(&scan);
-			return tides_fail(err, TIDES_CORRUPTION,
-							  "manifest of \"%s\" names an impossible log position", db->dir);
-		}
-	}
-	if (exists && state.has_segment_size && state.segment_size > 0)
+	/*
+	 * No CURRENT, yet files only an existing store has.  Starting a new
+	 * store here would delete every table as an orphan.  (A directory
+	 * holding only MANIFEST-000001 or CURRENT.tmp is a store whose creation
+	 * was cut short: it never held data.)
+	 */
+	tides_edit_free(state);
+	if (scan->max_manifest > 0)
+		return tides_fail(err, TIDES_CORRUPTION,
+						  "file \"%s/CURRENT\" is missing, but \"%s/MANIFEST-%06llu\" exists: the "
+						  "directory holds a store whose CURRENT was lost; nothing was changed "
+						  "(restore CURRENT: the line \"MANIFEST-%06llu\" naming the newest "
+						  "valid manifest)", db->dir, db->dir,
+						  (unsigned long long) scan->max_manifest,
+						  (unsigned long long) scan->max_manifest);
+	return tides_fail(err, TIDES_CORRUPTION,
+					  "file \"%s/CURRENT\" is missing, but \"%s/%s\" exists: the directory "
+					  "holds a store whose CURRENT and manifest were lost; nothing was changed",
+					  db->dir, db->dir, scan->store_file);
+}
+
+/*
+ * 2. Refuse log positions no store can reach (they would wrap around in
+ * arithmetic) and segment sizes no store could have been created with
+ * (replay would never end); adopt the manifest's segment size.
+ */
+static tides_status
+recovery_check_state(recovery *rv, const tides_edit *state, tides_error *err)
+{
+	tides_db   *db = rv->db;
+	bool		bad = state->replay_lsn > TIDES_MAX_LSN;
+
+	for (uint32_t i = 0; i < state->nskips; i++)
+		bad |= state->skips[i].to > TIDES_MAX_LSN;
+	if (bad)
+		return tides_fail(err, TIDES_CORRUPTION,
+						  "manifest of \"%s\" names an impossible log position", db->dir);
+	if (rv->exists && state->has_segment_size && state->segment_size > 0)
 	{
-		/* a size no store could have been created with: replay would never end */
-		if (state.segment_size < (64u << 10) || state.segment_size > ((uint64_t) 1 << 40))
-		{
-			tides_edit_free(&state);
-			scan_free(&scan);
+		if (state->segment_size < (64u << 10) || state->segment_size > ((uint64_t) 1 << 40))
 			return tides_fail(err, TIDES_CORRUPTION,
 							  "manifest of \"%s\" names an impossible log segment size %llu",
-							  db->dir, (unsigned long long) state.segment_size);
-		}
-		sh->log.segment_size = state.segment_size;
+							  db->dir, (unsigned long long) state->segment_size);
+		db->sh->log.segment_size = state->segment_size;
 	}
-	size = sh->log.segment_size;
-	s = tides_version_apply_edit(db, &state, err);
+	return TIDES_OK;
+}
+
+/*
+ * 3. Apply the state to memory: current version, replay position, skips,
+ * dropped prefixes; last_seq from the manifest and every file; the
+ * manifest's pending tags into the unsealed set and the tag table.
+ */
+static tides_status
+recovery_adopt_state(recovery *rv, const tides_edit *state, tides_error *err)
+{
+	tides_db   *db = rv->db;
+	tides_shared *sh = db->sh;
+	tides_status s;
+
+	s = tides_version_apply_edit(db, state, err);
 	if (s != TIDES_OK)
-	{
-		tides_edit_free(&state);
-		scan_free(&scan);
 		return s;
-	}
-	sh->last_seq = state.last_seq;
+	sh->last_seq = state->last_seq;
 	for (int l = 0; l < TIDES_MAX_LEVELS; l++)
 		for (uint32_t i = 0; i < sh->current->nfiles[l]; i++)
 			if (sh->current->files[l][i]->max_seq > sh->last_seq)
@@ -645,58 +655,70 @@ recover(tides_db *db, tides_recovery_info *info, tides_error *err)
 	 * (first_lsn 0: below every flush), so a flush during the replay records
 	 * them pending again.
 	 */
-	for (uint32_t i = 0; i < state.npending && s == TIDES_OK; i++)
+	for (uint32_t i = 0; i < state->npending; i++)
 	{
-		if (!unsealed_add(&rc, state.pending[i]))
-			s = tides_fail(err, TIDES_NO_MEMORY, "out of memory tracking tags");
-		else if (tides_tags_note(db, state.pending[i], 0, false, 0) != TIDES_OK)
-			s = tides_fail(err, TIDES_BUSY, "the manifest names more pending batch tags than the "
-						   "tag table takes (max_open_tags %u)", db->opts.max_open_tags);
+		if (!unsealed_add(&rv->rc, state->pending[i]))
+			return tides_fail(err, TIDES_NO_MEMORY, "out of memory tracking tags");
+		if (tides_tags_note(db, state->pending[i], 0, false, 0) != TIDES_OK)
+			return tides_fail(err, TIDES_BUSY, "the manifest names more pending batch tags than the "
+							  "tag table takes (max_open_tags %u)", db->opts.max_open_tags);
 	}
-	tides_edit_free(&state);
-	if (s != TIDES_OK)
-	{
-		scan_free(&scan);
-		free(rc.unsealed);
-		return s;
-	}
+	return TIDES_OK;
+}
 
-	/* orphans and the log's extent */
-	for (uint32_t i = 0; i < scan.nssts; i++)
-		if (!version_has_file(sh->current, scan.ssts[i]))
+/*
+ * 4. Delete every .sst the version does not name (outputs of interrupted
+ * flushes and compactions), every manifest but the current one and
+ * CURRENT.tmp; take the log's extent from the listing.
+ */
+static void
+recovery_delete_orphans(recovery *rv)
+{
+	tides_db   *db = rv->db;
+	tides_shared *sh = db->sh;
+	dir_scan   *scan = &rv->scan;
+	uint64_t	size = sh->log.segment_size;
+	char		path[1024],
+				name[64];
+
+	for (uint32_t i = 0; i < scan->nssts; i++)
+		if (!version_has_file(sh->current, scan->ssts[i]))
 		{
-			char		fname[64],
-						path[1024];
-
-			tides_sst_file_name(fname, sizeof(fname), scan.ssts[i]);
-			snprintf(path, sizeof(path), "%s/%s", db->dir, fname);
+			tides_sst_file_name(name, sizeof(name), scan->ssts[i]);
+			snprintf(path, sizeof(path), "%s/%s", db->dir, name);
 			db->vfs->unlink(db->vfs, path);
 		}
-	for (uint32_t i = 0; i < scan.nothers; i++)
-	{
-		char		path[1024],
-					cur[64];
-
-		snprintf(cur, sizeof(cur), "MANIFEST-%06llu", (unsigned long long) sh->manifest_number);
-		if (strcmp(scan.others[i], cur) != 0)
+	snprintf(name, sizeof(name), "MANIFEST-%06llu", (unsigned long long) sh->manifest_number);
+	for (uint32_t i = 0; i < scan->nothers; i++)
+		if (strcmp(scan->others[i], name) != 0)
 		{
-			snprintf(path, sizeof(path), "%s/%s", db->dir, scan.others[i]);
+			snprintf(path, sizeof(path), "%s/%s", db->dir, scan->others[i]);
 			db->vfs->unlink(db->vfs, path);
 		}
-	}
-	scan_free(&scan);
-	if (scan.any_seg)
+	if (scan->any_seg)
 	{
-		atomic_store(&sh->log.oldest_segment, scan.min_seg);
-		atomic_store(&sh->log.ready_segment, scan.max_seg + 1);
+		atomic_store(&sh->log.oldest_segment, scan->min_seg);
+		atomic_store(&sh->log.ready_segment, scan->max_seg + 1);
 	}
 	else
 	{
 		atomic_store(&sh->log.oldest_segment, sh->replay_lsn / size);
 		atomic_store(&sh->log.ready_segment, sh->replay_lsn / size);
 	}
+}
 
-	/* replay into a first memtable */
+/*
+ * 5-7. Activate a first memtable, open the engine to flushes, replay the
+ * log from the replay position, classify where it stopped, and make the
+ * replayed records durable.
+ */
+static tides_status
+recovery_replay(recovery *rv, tides_error *err)
+{
+	tides_db   *db = rv->db;
+	tides_shared *sh = db->sh;
+	tides_status s;
+
 	sh->next_lsn = sh->replay_lsn;
 	tides_memtable_activate(&sh->memtables[0], sh->next_mem_id++, sh->replay_lsn, sh->last_seq + 1);
 	sh->active = &sh->memtables[0];
@@ -704,28 +726,39 @@ recover(tides_db *db, tides_recovery_info *info, tides_error *err)
 	if (s != TIDES_OK)
 		return tides_fail(err, s, "out of shared memory (tides meta_size)");
 	atomic_store(&sh->state, TIDES_STATE_OPEN);	/* flushes may run during replay */
-	s = tides_log_replay(&db->log, sh->replay_lsn, sh->skips, sh->nskips, replay_record, &rc,
-						 &end, &damaged, err);
-	if (s == TIDES_OK && rc.err.code != TIDES_OK)
-		s = tides_fail(err, rc.err.code, "%s", rc.err.msg);
+	s = tides_log_replay(&db->log, sh->replay_lsn, sh->skips, sh->nskips, replay_record, &rv->rc,
+						 &rv->end, &rv->damaged, err);
+	if (s == TIDES_OK && rv->rc.err.code != TIDES_OK)
+		s = tides_fail(err, rv->rc.err.code, "%s", rv->rc.err.msg);
 	/* a torn tail, or damage that later records prove was durable? */
 	if (s == TIDES_OK)
-		s = check_log_end(db, end, damaged, scan.any_seg ? scan.max_seg : 0, err);
+		s = check_log_end(db, rv->end, rv->damaged, rv->scan.any_seg ? rv->scan.max_seg : 0, err);
 	/*
 	 * The replayed records may still be only in the page cache (a process
 	 * crash in a relaxed sync mode); from now on durable_lsn says they are
 	 * on disk, and later records claim so (log_format.h).  Make it true.
 	 */
 	if (s == TIDES_OK)
-		s = tides_log_sync_range(&db->log, sh->replay_lsn, end, err);
-	if (s != TIDES_OK)
-	{
-		atomic_store(&sh->state, TIDES_STATE_INIT);
-		free(rc.unsealed);
-		return s;
-	}
+		s = tides_log_sync_range(&db->log, sh->replay_lsn, rv->end, err);
+	return s;
+}
 
-	/* new writes start at a fresh segment; recovery will jump there */
+/*
+ * 8-9. New writes start at a fresh segment, and recovery will jump there
+ * (a skip), unless 64 skips exist; then the stream continues at `end`.
+ * Everything after `end` is made unreadable.
+ */
+static tides_status
+recovery_restart_log(recovery *rv, tides_error *err)
+{
+	tides_db   *db = rv->db;
+	tides_shared *sh = db->sh;
+	dir_scan   *scan = &rv->scan;
+	uint64_t	size = sh->log.segment_size;
+	uint64_t	end = rv->end;
+	uint64_t	restart;
+	tides_status s = TIDES_OK;
+
 	restart = end % size == 0 ? end : (end / size + 1) * size;
 	if (restart != end && sh->nskips < TIDES_MAX_SKIPS)
 	{
@@ -735,6 +768,7 @@ recover(tides_db *db, tides_recovery_info *info, tides_error *err)
 	}
 	else if (restart != end)
 		restart = end;			/* no room for a skip: continue in place */
+	rv->restart = restart;
 	sh->next_lsn = restart;
 	atomic_store(&sh->published_lsn, restart);
 	atomic_store(&sh->log.written_lsn, restart);
@@ -756,13 +790,13 @@ recover(tides_db *db, tides_recovery_info *info, tides_error *err)
 	 * needed), and if the stream goes on inside that segment (no room for
 	 * a skip), the rest of it is zeroed.
 	 */
-	if (scan.any_seg)
+	if (scan->any_seg)
 	{
 		uint64_t	first = end / size + 1;
 
 		if (restart == end && end % size == 0)
 			first = end / size;
-		for (uint64_t seg = first; seg <= scan.max_seg; seg++)
+		for (uint64_t seg = first; seg <= scan->max_seg; seg++)
 		{
 			char		path[1024];
 
@@ -770,30 +804,36 @@ recover(tides_db *db, tides_recovery_info *info, tides_error *err)
 			db->vfs->unlink(db->vfs, path);
 		}
 		tides_log_detach(&db->log);	/* cached descriptors of deleted files */
-		if (scan.max_seg >= first)
+		if (scan->max_seg >= first)
 			atomic_store(&sh->log.ready_segment, first);
 		if (restart == end && end % size != 0)
 			s = zero_log_tail(db, end, err);
-		if (s == TIDES_OK && scan.max_seg >= first)
+		if (s == TIDES_OK && scan->max_seg >= first)
 		{
-			int			rr = db->vfs->sync_dir(db->vfs, db->dir);
+			int			r = db->vfs->sync_dir(db->vfs, db->dir);
 
-			if (rr != 0)
-				s = tides_fail_io(err, rr, "sync directory", db->dir);
-		}
-		if (s != TIDES_OK)
-		{
-			atomic_store(&sh->state, TIDES_STATE_INIT);
-			free(rc.unsealed);
-			return s;
+			if (r != 0)
+				s = tides_fail_io(err, r, "sync directory", db->dir);
 		}
 	}
+	return s;
+}
 
-	/*
-	 * Unsealed tags stay pending until settled: they are in the tag table
-	 * already (put there before and during the replay), so every later
-	 * flush records them pending.
-	 */
+/*
+ * 10. Write the whole state (with the new skip) as a fresh manifest,
+ * reconcile the dropped prefixes, prepare the segment of `restart`.
+ * Unsealed tags stay pending until settled: they are in the tag table
+ * already (put there before and during the replay), so every later flush
+ * records them pending.
+ */
+static tides_status
+recovery_rewrite_state(recovery *rv, tides_error *err)
+{
+	tides_db   *db = rv->db;
+	tides_shared *sh = db->sh;
+	tides_dropped_state ds;
+	tides_status s;
+
 	memset(&ds, 0, sizeof(ds));
 	tides_mutex_lock(&sh->version_mutex);
 	s = tides_manifest_rewrite(db, err);
@@ -815,24 +855,68 @@ recover(tides_db *db, tides_recovery_info *info, tides_error *err)
 	if (ds.marked > 0)
 		tides_db_wakeup(db, TIDES_WORK_COMPACT);
 	if (s == TIDES_OK)
-		s = tides_log_ensure_ready(db, restart / size, err);
+		s = tides_log_ensure_ready(db, rv->restart / sh->log.segment_size, err);
+	return s;
+}
+
+/*
+ * The phases in order; one cleanup path.  On failure the engine is not
+ * open (replay opened it to flushes) and the unsealed list is freed; the
+ * caller marks the region FAILED.
+ */
+static tides_status
+recover(tides_db *db, tides_recovery_info *info, tides_error *err)
+{
+	tides_shared *sh = db->sh;
+	recovery	rv;
+	tides_edit	state;
+	tides_status s;
+	struct timespec t0,
+				t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	memset(&rv, 0, sizeof(rv));
+	rv.db = db;
+	rv.rc.db = db;
+	tides_error_clear(&rv.rc.err);
+
+	s = recovery_load(&rv, &state, err);
+	if (s == TIDES_OK)
+	{
+		s = recovery_check_state(&rv, &state, err);
+		if (s == TIDES_OK)
+			s = recovery_adopt_state(&rv, &state, err);
+		tides_edit_free(&state);
+	}
+	if (s == TIDES_OK)
+	{
+		recovery_delete_orphans(&rv);
+		s = recovery_replay(&rv, err);
+	}
+	if (s == TIDES_OK)
+		s = recovery_restart_log(&rv, err);
+	if (s == TIDES_OK)
+		s = recovery_rewrite_state(&rv, err);
+	scan_free(&rv.scan);
 	if (s != TIDES_OK)
 	{
-		atomic_store(&sh->state, TIDES_STATE_INIT);
-		free(rc.unsealed);
+		if (atomic_load(&sh->state) == TIDES_STATE_OPEN)
+			atomic_store(&sh->state, TIDES_STATE_INIT);
+		free(rv.rc.unsealed);
 		return s;
 	}
 
+	/* 11. report */
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	db->unsealed_tags = rc.unsealed;
+	db->unsealed_tags = rv.rc.unsealed;
 	if (info != NULL)
 	{
-		info->log_bytes_replayed = rc.bytes;
-		info->batches_replayed = rc.batches;
+		info->log_bytes_replayed = rv.rc.bytes;
+		info->batches_replayed = rv.rc.batches;
 		info->last_seq = sh->last_seq;
-		info->log_tail_damaged = damaged;
-		info->n_unsealed_tags = rc.nunsealed;
-		info->unsealed_tags = rc.unsealed;
+		info->log_tail_damaged = rv.damaged;
+		info->n_unsealed_tags = rv.rc.nunsealed;
+		info->unsealed_tags = rv.rc.unsealed;
 		info->seconds = (double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_nsec - t0.tv_nsec) / 1e9;
 	}
 	return TIDES_OK;

@@ -35,7 +35,6 @@ tides_options_default(tides_options *o)
 	o->sync_mode = TIDES_SYNC_FULL;
 	o->sync_interval_ms = 200;
 	o->max_open_files = 256;
-	o->paranoid_checks = true;
 }
 
 static bool

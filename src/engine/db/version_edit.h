@@ -29,6 +29,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "log/log.h"			/* tides_log_skip: the log owns what a skip is */
 #include "tides_engine.h"
 #include "util/buf.h"
 #include "util/status.h"
@@ -49,12 +50,6 @@ typedef struct tides_edit_file
 	uint8_t    *largest;
 	size_t		largest_len;
 } tides_edit_file;
-
-typedef struct tides_log_skip
-{
-	uint64_t	from;
-	uint64_t	to;
-} tides_log_skip;
 
 typedef struct tides_dropped_prefix
 {

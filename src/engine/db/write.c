@@ -320,71 +320,51 @@ apply_backpressure(tides_db *db)
 	return TIDES_OK;
 }
 
-tides_status
-tides_write(tides_db *db, tides_batch *b, uint64_t *lsn_out)
+/*
+ * One write in flight (tides_write): what the batch needs, and what
+ * reserve_write assigns it under the write lock for the phases after it.
+ */
+typedef struct write_op
+{
+	tides_batch *b;
+	size_t		rec_len;		/* record header + payload */
+	const uint32_t *heights;	/* skiplist height of each entry */
+	uint64_t	bytes;			/* memtable bytes at those heights */
+	uint64_t	tag;
+	bool		seal;
+	/* assigned by reserve_write */
+	tides_memtable *mt;			/* the memtable receiving the entries */
+	uint64_t	off;			/* its reserved bytes start here */
+	uint64_t	start;			/* the stream position before any pad */
+	uint64_t	pos;			/* the record's position */
+	uint64_t	pad_at;			/* 0, or where a PAD record goes */
+	uint64_t	seq0;			/* sequence number of entry 0 */
+	uint64_t	durable;		/* what the record claims was durable */
+	bool		prepare_next;	/* the next segment is not prepared yet */
+} write_op;
+
+/*
+ * Reserve: under the write lock, wait out a memtable switch or log repair,
+ * repair a broken log, switch a full memtable, make sure the segment is
+ * prepared, register the tag, then assign sequence numbers, log position and
+ * memtable bytes.  On TIDES_OK the write lock is released and w->mt->writers
+ * is raised (the memtable cannot be flushed until insert_write lowers it);
+ * otherwise nothing was reserved and db->err says why.
+ */
+static tides_status
+reserve_write(tides_db *db, write_op *w)
 {
 	tides_shared *sh = db->sh;
 	uint64_t	seg_size = sh->log.segment_size;
-	size_t		rec_len = b->rep.len;
-	size_t		payload_len = rec_len - TIDES_REC_HEADER;
-	uint32_t	heights_buf[64];
-	uint32_t   *heights = heights_buf;
-	uint64_t	bytes;
-	uint64_t	tag;
-	bool		seal;
-	tides_memtable *mt;
-	uint64_t	start,
-				pos,
-				pad_at,
-				seq0,
-				off;
-	bool		prepare_next;
-	uint64_t	broken;
-	uint64_t	durable;
 	tides_error err;
 	tides_status s;
-	insert_ctx	ic;
-	tides_batch_header bh;
 
 	tides_error_clear(&err);
-	if (atomic_load(&sh->state) != TIDES_STATE_OPEN)
-		return tides_fail(&db->err, TIDES_UNAVAILABLE, "engine is not open");
-	if (b->rep.oom)
-		return tides_fail(&db->err, TIDES_NO_MEMORY, "write batch ran out of memory");
-	if (lsn_out)
-		*lsn_out = atomic_load(&sh->published_lsn);
-	/* an empty batch matters only if it carries a tag (typically a seal) */
-	if (b->count == 0 && tides_get64(b->rep.data + TIDES_REC_HEADER + 12) == 0)
-		return TIDES_OK;
-	if (rec_len > seg_size / 2)
-		return tides_fail(&db->err, TIDES_INVALID,
-						  "write batch of %zu bytes exceeds half a log segment", rec_len);
-
-	if (b->count > 64)
-	{
-		heights = malloc(b->count * sizeof(uint32_t));
-		if (heights == NULL)
-			return tides_fail(&db->err, TIDES_NO_MEMORY, "out of memory");
-	}
-	for (uint32_t i = 0; i < b->count; i++)
-		heights[i] = tides_skip_random_height(tides_rand_next(&db->rnd));
-	bytes = batch_arena_bytes(b, heights);
-	if (bytes + tides_memtable_base_bytes(sh->ropts.memtable_size) > sh->ropts.memtable_size)
-	{
-		s = tides_fail(&db->err, TIDES_INVALID, "write batch of %zu bytes exceeds a memtable", rec_len);
-		goto out;
-	}
-	tag = tides_get64(b->rep.data + TIDES_REC_HEADER + 12);
-	seal = (b->rep.data[TIDES_REC_HEADER + 20] & TIDES_BATCH_FLAG_SEAL) != 0;
-
-	s = apply_backpressure(db);
-	if (s != TIDES_OK)
-	{
-		tides_fail(&db->err, s, "level 0 has too many files; waiting for compaction");
-		goto out;
-	}
 	for (;;)
 	{
+		tides_memtable *mt;
+		uint64_t	pos;
+
 		tides_spin_lock(&sh->write_lock);
 		if (sh->writers_paused)
 		{
@@ -397,11 +377,11 @@ tides_write(tides_db *db, tides_batch *b, uint64_t *lsn_out)
 			sh->writers_paused = true;
 			s = repair_log(db);
 			if (s != TIDES_OK)
-				goto out;
+				return s;
 			continue;
 		}
 		mt = sh->active;
-		if (atomic_load(&mt->used) + bytes > mt->arena_size)
+		if (atomic_load(&mt->used) + w->bytes > mt->arena_size)
 		{
 			tides_memtable *fresh = free_memtable(sh);
 
@@ -410,23 +390,19 @@ tides_write(tides_db *db, tides_batch *b, uint64_t *lsn_out)
 				tides_spin_unlock(&sh->write_lock);
 				tides_count(&sh->counters, stall_count, 1);
 				tides_db_wakeup(db, TIDES_WORK_FLUSH);
-				s = tides_fail(&db->err, TIDES_BUSY, "all memtables are full; waiting for flush");
-				goto out;
+				return tides_fail(&db->err, TIDES_BUSY, "all memtables are full; waiting for flush");
 			}
 			sh->writers_paused = true;
 			s = switch_memtable(db, fresh);
 			if (s != TIDES_OK)
-			{
-				tides_fail(&db->err, s, "out of shared memory installing a memtable");
-				goto out;
-			}
+				return tides_fail(&db->err, s, "out of shared memory installing a memtable");
 			continue;
 		}
-		start = pos = sh->next_lsn;
-		pad_at = 0;
-		if (rec_len > seg_size - pos % seg_size)
+		w->start = pos = sh->next_lsn;
+		w->pad_at = 0;
+		if (w->rec_len > seg_size - pos % seg_size)
 		{
-			pad_at = pos;
+			w->pad_at = pos;
 			pos = (pos / seg_size + 1) * seg_size;
 		}
 		if (!tides_log_segment_ready(&sh->log, pos / seg_size))
@@ -436,7 +412,7 @@ tides_write(tides_db *db, tides_batch *b, uint64_t *lsn_out)
 			if (s != TIDES_OK)
 			{
 				tides_db_fail(db, &err);
-				goto out;
+				return s;
 			}
 			continue;
 		}
@@ -449,84 +425,177 @@ tides_write(tides_db *db, tides_batch *b, uint64_t *lsn_out)
 		 * reservation below, so the flush of the memtable that receives
 		 * the record sees the tag (with its exact first position).
 		 */
-		if (tag != 0 && tides_tags_note(db, tag, pos, false, 0) != TIDES_OK)
+		if (w->tag != 0 && tides_tags_note(db, w->tag, pos, false, 0) != TIDES_OK)
 		{
 			tides_spin_unlock(&sh->write_lock);
 			/* settled tags leave the table when their memtable is flushed */
 			tides_seal_memtable(db);
 			tides_db_wakeup(db, TIDES_WORK_FLUSH);
-			s = tides_fail(&db->err, TIDES_BUSY, "too many open batch tags");
-			goto out;
+			return tides_fail(&db->err, TIDES_BUSY, "too many open batch tags");
 		}
 		/*
 		 * What this record will claim was durable when it was written (see
 		 * log_format.h); never past a failed write, which is a hole until
 		 * repair_log records it as a skip.
 		 */
-		durable = atomic_load_explicit(&sh->log.durable_lsn, memory_order_acquire);
-		if (sh->log_broken_lsn != 0 && sh->log_broken_lsn < durable)
-			durable = sh->log_broken_lsn;
-		prepare_next = !tides_log_segment_ready(&sh->log, pos / seg_size + 1);
-		seq0 = sh->last_seq + 1;
-		sh->last_seq += b->count;
-		sh->next_lsn = pos + rec_len;
-		off = atomic_load(&mt->used);
-		atomic_store(&mt->used, off + bytes);
+		w->durable = atomic_load_explicit(&sh->log.durable_lsn, memory_order_acquire);
+		if (sh->log_broken_lsn != 0 && sh->log_broken_lsn < w->durable)
+			w->durable = sh->log_broken_lsn;
+		w->prepare_next = !tides_log_segment_ready(&sh->log, pos / seg_size + 1);
+		w->pos = pos;
+		w->seq0 = sh->last_seq + 1;
+		sh->last_seq += w->b->count;
+		sh->next_lsn = pos + w->rec_len;
+		w->mt = mt;
+		w->off = atomic_load(&mt->used);
+		atomic_store(&mt->used, w->off + w->bytes);
 		atomic_fetch_add(&mt->writers, 1);
 		tides_spin_unlock(&sh->write_lock);
-		break;
+		return TIDES_OK;
 	}
-	if (prepare_next)
-		tides_db_wakeup(db, TIDES_WORK_MAINT);
+}
 
-	/* log */
-	tides_put64(b->rep.data + TIDES_REC_HEADER, seq0);
-	tides_rec_seal_durable(b->rep.data, (uint32_t) payload_len, pos, TIDES_REC_BATCH, durable);
-	s = TIDES_OK;
-	if (pad_at != 0)
-		s = tides_log_write_pad(&db->log, pad_at, &err);
+/*
+ * Log and insert, without locks: write the record (after a PAD if it moved
+ * to the next segment), then link its entries into the reserved memtable
+ * bytes -- unless the log write failed, so that the batch stays invisible.
+ * Lowers the memtable's writer count either way.
+ */
+static tides_status
+log_and_insert(tides_db *db, write_op *w, tides_error *err)
+{
+	tides_batch *b = w->b;
+	tides_status s = TIDES_OK;
+
+	tides_batch_set_seq(b, w->seq0);
+	tides_rec_seal_durable(b->rep.data, (uint32_t) (w->rec_len - TIDES_REC_HEADER), w->pos,
+						   TIDES_REC_BATCH, w->durable);
+	if (w->pad_at != 0)
+		s = tides_log_write_pad(&db->log, w->pad_at, err);
 	if (s == TIDES_OK)
-		s = tides_log_write(&db->log, pos, b->rep.data, rec_len, &err);
-
-	/* memtable: a batch whose log write failed stays invisible */
+		s = tides_log_write(&db->log, w->pos, b->rep.data, w->rec_len, err);
 	if (s == TIDES_OK)
 	{
-		ic.m = mt;
-		ic.off = off;
-		ic.heights = heights;
+		insert_ctx	ic;
+		tides_batch_header bh;
+		const uint8_t *payload;
+		size_t		payload_len;
+
+		ic.m = w->mt;
+		ic.off = w->off;
+		ic.heights = w->heights;
 		ic.i = 0;
 		tides_skip_splice_init(&ic.splice);
-		tides_batch_decode(b->rep.data + TIDES_REC_HEADER, payload_len, &bh, insert_entry, &ic, NULL);
+		payload = tides_batch_payload(b, &payload_len);
+		tides_batch_decode(payload, payload_len, &bh, insert_entry, &ic, NULL);
 		/* a seal counts only once its record is in the log, and before flush can look */
-		if (tag != 0 && seal)
-			tides_tags_note(db, tag, pos, true, mt->first_lsn);
+		if (w->tag != 0 && w->seal)
+			tides_tags_note(db, w->tag, w->pos, true, w->mt->first_lsn);
 	}
-	atomic_fetch_sub_explicit(&mt->writers, 1, memory_order_release);
+	atomic_fetch_sub_explicit(&w->mt->writers, 1, memory_order_release);
+	return s;
+}
 
-	/* publish in log order */
-	wait_for_predecessors(sh, start);
-	/*
-	 * Whether an earlier record failed must be read before publishing: once
-	 * this record is published, a repair (which waits for exactly that) may
-	 * clear log_broken_lsn, and this batch -- inside the range the repair
-	 * skips -- would be acknowledged although recovery never replays it.
-	 */
+/*
+ * Publish in log order: wait for every earlier record, then advance
+ * published_seq / published_lsn past this one.  A failed log write
+ * (`failed`) marks the log broken at its start.  Returns where the log is
+ * broken (0: it is not), read before publishing: once this record is
+ * published, a repair (which waits for exactly that) may clear
+ * log_broken_lsn, and this batch -- inside the range the repair skips --
+ * would be acknowledged although recovery never replays it.
+ */
+static uint64_t
+publish_write(tides_shared *sh, const write_op *w, bool failed)
+{
+	uint64_t	end = w->pos + w->rec_len;
+	uint64_t	broken;
+
+	wait_for_predecessors(sh, w->start);
 	tides_spin_lock(&sh->write_lock);
-	if (s != TIDES_OK && sh->log_broken_lsn == 0)
-		sh->log_broken_lsn = start;
+	if (failed && sh->log_broken_lsn == 0)
+		sh->log_broken_lsn = w->start;
 	broken = sh->log_broken_lsn;
 	tides_spin_unlock(&sh->write_lock);
-	atomic_store_explicit(&sh->published_seq, seq0 + b->count - 1, memory_order_release);
-	atomic_store_explicit(&sh->log.written_lsn, pos + rec_len, memory_order_release);
-	atomic_store_explicit(&sh->published_lsn, pos + rec_len, memory_order_release);
-	announce_publish(sh, pos + rec_len);
+	atomic_store_explicit(&sh->published_seq, w->seq0 + w->b->count - 1, memory_order_release);
+	atomic_store_explicit(&sh->log.written_lsn, end, memory_order_release);
+	atomic_store_explicit(&sh->published_lsn, end, memory_order_release);
+	announce_publish(sh, end);
+	return broken;
+}
 
+/*
+ * The write path: check the batch and draw its heights; back-pressure;
+ * reserve; log and insert; publish; acknowledge (counters, and the group
+ * commit fsync in FULL mode).  See the comment at the top of this file.
+ */
+tides_status
+tides_write(tides_db *db, tides_batch *b, uint64_t *lsn_out)
+{
+	tides_shared *sh = db->sh;
+	uint32_t	heights_buf[64];
+	uint32_t   *heights = heights_buf;
+	write_op	w;
+	uint64_t	broken;
+	tides_error err;
+	tides_status s;
+
+	memset(&w, 0, sizeof(w));
+	w.b = b;
+	w.rec_len = b->rep.len;
+	if (atomic_load(&sh->state) != TIDES_STATE_OPEN)
+		return tides_fail(&db->err, TIDES_UNAVAILABLE, "engine is not open");
+	if (b->rep.oom)
+		return tides_fail(&db->err, TIDES_NO_MEMORY, "write batch ran out of memory");
+	if (lsn_out)
+		*lsn_out = atomic_load(&sh->published_lsn);
+	/* an empty batch matters only if it carries a tag (typically a seal) */
+	if (b->count == 0 && tides_batch_tag_of(b) == 0)
+		return TIDES_OK;
+	if (w.rec_len > sh->log.segment_size / 2)
+		return tides_fail(&db->err, TIDES_INVALID,
+						  "write batch of %zu bytes exceeds half a log segment", w.rec_len);
+
+	if (b->count > 64)
+	{
+		heights = malloc(b->count * sizeof(uint32_t));
+		if (heights == NULL)
+			return tides_fail(&db->err, TIDES_NO_MEMORY, "out of memory");
+	}
+	for (uint32_t i = 0; i < b->count; i++)
+		heights[i] = tides_skip_random_height(tides_rand_next(&db->rnd));
+	w.heights = heights;
+	w.bytes = batch_arena_bytes(b, heights);
+	if (w.bytes + tides_memtable_base_bytes(sh->ropts.memtable_size) > sh->ropts.memtable_size)
+	{
+		s = tides_fail(&db->err, TIDES_INVALID, "write batch of %zu bytes exceeds a memtable",
+					   w.rec_len);
+		goto out;
+	}
+	w.tag = tides_batch_tag_of(b);
+	w.seal = tides_batch_seals(b);
+
+	s = apply_backpressure(db);
+	if (s != TIDES_OK)
+	{
+		tides_fail(&db->err, s, "level 0 has too many files; waiting for compaction");
+		goto out;
+	}
+	s = reserve_write(db, &w);
+	if (s != TIDES_OK)
+		goto out;
+	if (w.prepare_next)
+		tides_db_wakeup(db, TIDES_WORK_MAINT);
+
+	tides_error_clear(&err);
+	s = log_and_insert(db, &w, &err);
+	broken = publish_write(sh, &w, s != TIDES_OK);
 	if (s != TIDES_OK)
 	{
 		tides_db_fail(db, &err);
 		goto out;
 	}
-	if (broken != 0 && broken < pos)
+	if (broken != 0 && broken < w.pos)
 	{
 		s = tides_fail(&db->err, TIDES_IO_ERROR,
 					   "log write at position %llu failed; this batch follows it and is not durable",
@@ -534,12 +603,13 @@ tides_write(tides_db *db, tides_batch *b, uint64_t *lsn_out)
 		goto out;
 	}
 
+	/* acknowledge */
 	tides_count(&sh->counters, keys_written, b->count);
-	tides_count(&sh->counters, user_bytes_written, payload_len);
+	tides_count(&sh->counters, user_bytes_written, w.rec_len - TIDES_REC_HEADER);
 	if (lsn_out)
-		*lsn_out = pos + rec_len;
-	if (db->opts.sync_mode == TIDES_SYNC_FULL && (tag == 0 || seal) && !b->defer_sync)
-		s = tides_sync(db, pos + rec_len, false);
+		*lsn_out = w.pos + w.rec_len;
+	if (db->opts.sync_mode == TIDES_SYNC_FULL && (w.tag == 0 || w.seal) && !b->defer_sync)
+		s = tides_sync(db, w.pos + w.rec_len, false);
 out:
 	if (heights != heights_buf)
 		free(heights);

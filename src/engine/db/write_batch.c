@@ -71,7 +71,7 @@ batch_add(tides_batch *b, int type, const void *key, size_t klen, const void *va
 	b->arena_bytes += tides_memtable_entry_size(1, klen, vlen);
 	if (klen > b->max_key_len)
 		b->max_key_len = (uint32_t) klen;
-	tides_put32(b->rep.data + TIDES_REC_HEADER + 8, b->count);
+	tides_put32(b->rep.data + TIDES_REC_HEADER + TIDES_BATCH_OFF_COUNT, b->count);
 	return TIDES_OK;
 }
 
@@ -106,8 +106,8 @@ tides_batch_set_tag(tides_batch *b, uint64_t tag, bool seal)
 
 	if (b->rep.oom)
 		return;
-	tides_put64(h + 12, tag);
-	h[20] = seal ? TIDES_BATCH_FLAG_SEAL : 0;
+	tides_put64(h + TIDES_BATCH_OFF_TAG, tag);
+	h[TIDES_BATCH_OFF_FLAGS] = seal ? TIDES_BATCH_FLAG_SEAL : 0;
 }
 
 void
@@ -126,12 +126,9 @@ tides_batch_decode(const uint8_t *payload, size_t len, tides_batch_header *hdr,
 
 	if (len < TIDES_BATCH_HEADER)
 		return tides_fail(err, TIDES_CORRUPTION, "batch of %zu bytes is shorter than its header", len);
-	hdr->seq = tides_get64(payload);
-	hdr->count = tides_get32(payload + 8);
-	hdr->tag = tides_get64(payload + 12);
-	hdr->seal = (payload[20] & TIDES_BATCH_FLAG_SEAL) != 0;
-	if (payload[20] & ~TIDES_BATCH_FLAG_SEAL)
-		return tides_fail(err, TIDES_CORRUPTION, "batch has unknown flags 0x%x", payload[20]);
+	tides_batch_read_header(payload, hdr);
+	if (hdr->flags & ~TIDES_BATCH_FLAG_SEAL)
+		return tides_fail(err, TIDES_CORRUPTION, "batch has unknown flags 0x%x", hdr->flags);
 	if (hdr->seq > TIDES_MAX_SEQ || hdr->count > TIDES_MAX_SEQ - hdr->seq)
 		return tides_fail(err, TIDES_CORRUPTION, "batch sequence number out of range");
 

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "db/version_edit.h"
 #include "util/buf.h"
 #include "util/coding.h"
 
@@ -228,7 +227,6 @@ tides_log_write_pad(tides_log *log, uint64_t lsn, tides_error *err)
 	if (room < TIDES_REC_HEADER)
 		return TIDES_OK;
 	/* the pad's payload is whatever follows; only its header is checked */
-	tides_put32(hdr + 4, 0);
 	tides_rec_seal(hdr, 0, lsn, TIDES_REC_PAD);
 	return tides_log_write(log, lsn, hdr, sizeof(hdr), err);
 }
@@ -284,6 +282,30 @@ all_zero(const uint8_t *p, size_t n)
 	return true;
 }
 
+/* is pos inside one of the skips?  then *to is where it ends */
+static bool
+in_skip(const tides_log_skip *skips, uint32_t nskips, uint64_t pos, uint64_t *to)
+{
+	for (uint32_t i = 0; i < nskips; i++)
+		if (skips[i].from <= pos && pos < skips[i].to)
+		{
+			*to = skips[i].to;
+			return true;
+		}
+	return false;
+}
+
+/* the first position at or after pos outside every skip (skips may abut) */
+static uint64_t
+past_skips(const tides_log_skip *skips, uint32_t nskips, uint64_t pos)
+{
+	uint64_t	to;
+
+	while (in_skip(skips, nskips, pos, &to))
+		pos = to;
+	return pos;
+}
+
 tides_status
 tides_log_replay(tides_log *log, uint64_t from, const tides_log_skip *skips, uint32_t nskips,
 				 tides_log_record_fn fn, void *arg, uint64_t *end, bool *damaged,
@@ -306,18 +328,8 @@ tides_log_replay(tides_log *log, uint64_t from, const tides_log_skip *skips, uin
 		int64_t		r;
 		uint32_t	len;
 		tides_rec_type type;
-		bool		jumped = true;
 
-		while (jumped)
-		{
-			jumped = false;
-			for (uint32_t i = 0; i < nskips; i++)
-				if (skips[i].from <= pos && pos < skips[i].to)
-				{
-					pos = skips[i].to;
-					jumped = true;
-				}
-		}
+		pos = past_skips(skips, nskips, pos);
 		seg = pos / size;
 		off = pos % size;
 		if (size - off < TIDES_REC_HEADER)
@@ -414,19 +426,6 @@ tides_log_sync_range(tides_log *log, uint64_t from, uint64_t to, tides_error *er
 	return TIDES_OK;
 }
 
-/* is pos inside one of the skips?  then *to is where it ends */
-static bool
-in_skip(const tides_log_skip *skips, uint32_t nskips, uint64_t pos, uint64_t *to)
-{
-	for (uint32_t i = 0; i < nskips; i++)
-		if (skips[i].from <= pos && pos < skips[i].to)
-		{
-			*to = skips[i].to;
-			return true;
-		}
-	return false;
-}
-
 #define SCAN_CHUNK (1u << 20)
 
 tides_status
@@ -479,7 +478,7 @@ tides_log_scan_after(tides_log *log, uint64_t end, uint64_t last_segment,
 				uint32_t	len;
 				tides_rec_type type;
 
-				if (buf[q + 8] != (uint8_t) lsn)
+				if (buf[q + TIDES_REC_OFF_LSN] != (uint8_t) lsn)
 				{
 					/*
 					 * Runs of zeros (the unwritten part of a prepared
@@ -498,7 +497,7 @@ tides_log_scan_after(tides_log *log, uint64_t end, uint64_t last_segment,
 					}
 					continue;
 				}
-				if (tides_get64(buf + q + 8) != lsn)
+				if (tides_rec_lsn(buf + q) != lsn)
 					continue;
 				if (in_skip(skips, nskips, lsn, &skip_to))
 					continue;

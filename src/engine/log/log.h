@@ -105,6 +105,19 @@ tides_status tides_log_write_pad(tides_log *log, uint64_t lsn, tides_error *err)
 tides_status tides_log_sync(tides_log *log, uint64_t lsn, tides_error *err);
 
 /*
+ * A skip: stream positions [from, to) that hold no records and that replay
+ * jumps over.  Recovery records one when it moves new writes past a damaged
+ * or torn tail to the next segment boundary instead of repairing it in
+ * place (db/open.c, repair_log in db/write.c); the manifest persists the
+ * list (db/version_edit.h, item 7).
+ */
+typedef struct tides_log_skip
+{
+	uint64_t	from;
+	uint64_t	to;
+} tides_log_skip;
+
+/*
  * Recovery read: walk records from `from`, following skips (sorted list of
  * [from, to) ranges to jump over), calling fn for each BATCH record.
  * Returns the position where the valid log ends (*end) and whether it ended
@@ -112,8 +125,6 @@ tides_status tides_log_sync(tides_log *log, uint64_t lsn, tides_error *err);
  */
 typedef tides_status (*tides_log_record_fn) (void *arg, uint64_t lsn, const uint8_t *payload,
 											 uint32_t len);
-
-typedef struct tides_log_skip tides_log_skip;
 
 tides_status tides_log_replay(tides_log *log, uint64_t from, const tides_log_skip *skips,
 							  uint32_t nskips, tides_log_record_fn fn, void *arg,

@@ -13,13 +13,17 @@
 static void
 seal(uint8_t *hdr, uint32_t len, uint64_t lsn, tides_rec_type type, uint32_t claim)
 {
-	tides_put32(hdr + 4, len);
-	tides_put64(hdr + 8, lsn);
-	hdr[16] = (uint8_t) type;
-	hdr[17] = (uint8_t) claim;
-	hdr[18] = (uint8_t) (claim >> 8);
-	hdr[19] = (uint8_t) (claim >> 16);
-	tides_put32(hdr, tides_crc_mask(tides_crc32c(hdr + 4, TIDES_REC_HEADER - 4 + (size_t) len)));
+	uint8_t    *c = hdr + TIDES_REC_OFF_CLAIM;
+
+	tides_put32(hdr + TIDES_REC_OFF_LEN, len);
+	tides_put64(hdr + TIDES_REC_OFF_LSN, lsn);
+	hdr[TIDES_REC_OFF_TYPE] = (uint8_t) type;
+	c[0] = (uint8_t) claim;
+	c[1] = (uint8_t) (claim >> 8);
+	c[2] = (uint8_t) (claim >> 16);
+	tides_put32(hdr + TIDES_REC_OFF_CRC,
+				tides_crc_mask(tides_crc32c(hdr + TIDES_REC_OFF_LEN,
+											TIDES_REC_HEADER - TIDES_REC_OFF_LEN + (size_t) len)));
 }
 
 void
@@ -52,25 +56,27 @@ tides_rec_seal_durable(uint8_t *hdr, uint32_t len, uint64_t lsn, tides_rec_type 
 uint64_t
 tides_rec_durable_claim(const uint8_t *hdr)
 {
-	uint32_t	claim = hdr[17] | ((uint32_t) hdr[18] << 8) | ((uint32_t) hdr[19] << 16);
+	const uint8_t *c = hdr + TIDES_REC_OFF_CLAIM;
+	uint32_t	claim = c[0] | ((uint32_t) c[1] << 8) | ((uint32_t) c[2] << 16);
 
 	if (claim == 0)
 		return 0;
-	return tides_get64(hdr + 8) - (uint64_t) (claim - 1) * TIDES_REC_CLAIM_UNIT;
+	return tides_rec_lsn(hdr) - (uint64_t) (claim - 1) * TIDES_REC_CLAIM_UNIT;
 }
 
 tides_rec_check
 tides_rec_check_header(const uint8_t *hdr, uint64_t lsn, uint64_t room,
 					   uint32_t *len, tides_rec_type *type)
 {
-	uint32_t	l = tides_get32(hdr + 4);
-	uint8_t		t = hdr[16];
+	uint32_t	l = tides_rec_len(hdr);
+	uint8_t		t = hdr[TIDES_REC_OFF_TYPE];
+	const uint8_t *c = hdr + TIDES_REC_OFF_CLAIM;
 
-	if (tides_get64(hdr + 8) != lsn)
+	if (tides_rec_lsn(hdr) != lsn)
 		return TIDES_REC_BAD_HEADER;
 	if (t < TIDES_REC_BATCH || t > TIDES_REC_EDIT)
 		return TIDES_REC_BAD_HEADER;
-	if (t != TIDES_REC_BATCH && (hdr[17] || hdr[18] || hdr[19]))
+	if (t != TIDES_REC_BATCH && (c[0] || c[1] || c[2]))
 		return TIDES_REC_BAD_HEADER;	/* only batches carry a durable claim */
 	if ((uint64_t) l > room)
 		return TIDES_REC_BAD_HEADER;
@@ -82,7 +88,7 @@ tides_rec_check_header(const uint8_t *hdr, uint64_t lsn, uint64_t room,
 bool
 tides_rec_check_crc(const uint8_t *hdr, uint32_t len)
 {
-	uint32_t	want = tides_crc_unmask(tides_get32(hdr));
+	uint32_t	want = tides_crc_unmask(tides_get32(hdr + TIDES_REC_OFF_CRC));
 
-	return tides_crc32c(hdr + 4, TIDES_REC_HEADER - 4 + (size_t) len) == want;
+	return tides_crc32c(hdr + TIDES_REC_OFF_LEN, TIDES_REC_HEADER - TIDES_REC_OFF_LEN + (size_t) len) == want;
 }

@@ -30,7 +30,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/coding.h"
+
 #define TIDES_REC_HEADER 20
+
+/* offsets of the header's fields; this header owns them */
+#define TIDES_REC_OFF_CRC 0
+#define TIDES_REC_OFF_LEN 4
+#define TIDES_REC_OFF_LSN 8
+#define TIDES_REC_OFF_TYPE 16
+#define TIDES_REC_OFF_CLAIM 17
 
 typedef enum tides_rec_type
 {
@@ -69,5 +78,22 @@ tides_rec_check tides_rec_check_header(const uint8_t *hdr, uint64_t lsn, uint64_
 
 /* verify the crc once the payload (len bytes at hdr + 20) has been read */
 bool		tides_rec_check_crc(const uint8_t *hdr, uint32_t len);
+
+/*
+ * Raw fields of a header not (yet) checked, for scans that slide over bytes
+ * looking for records and for the manifest's torn-tail rules; anything that
+ * acts on a record uses tides_rec_check_header first.
+ */
+static inline uint32_t
+tides_rec_len(const uint8_t *hdr)
+{
+	return tides_get32(hdr + TIDES_REC_OFF_LEN);
+}
+
+static inline uint64_t
+tides_rec_lsn(const uint8_t *hdr)
+{
+	return tides_get64(hdr + TIDES_REC_OFF_LSN);
+}
 
 #endif

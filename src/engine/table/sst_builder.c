@@ -398,46 +398,25 @@ dup_bytes(const uint8_t *p, size_t n)
 	return d;
 }
 
-tides_status
-tides_sst_builder_finish(tides_sst_builder *b, tides_sst_props *props, tides_error *err)
+/*
+ * The top index, after the filter and index partitions: per partition its
+ * last separator -> (index partition handle, filter partition handle), from
+ * the entries finish_partition recorded in b->meta.  Sets *handle; on
+ * failure (memory) the builder's status says so.
+ */
+static tides_status
+write_top_index(tides_sst_builder *b, uint64_t filters_off, uint64_t parts_off,
+				tides_block_handle *handle)
 {
 	tides_block_builder top;
-	tides_buf	pbuf;
-	tides_props_ext x;
-	tides_footer footer;
-	uint64_t	filters_off,
-				parts_off,
-				rel,
-				size;
+	const uint8_t *p = b->meta.data;
+	const uint8_t *limit = b->meta.data + b->meta.len;
 	const uint8_t *raw;
 	size_t		n;
-	const uint8_t *p,
-			   *limit;
+	uint64_t	rel;
+	bool		oom;
 
-	if (b->status != TIDES_OK || b->finished)
-		goto fail;
-	b->finished = true;
-
-	if (!tides_block_builder_empty(&b->data) && flush_data_block(b, NULL, 0) != TIDES_OK)
-		goto fail;
-	if (!tides_block_builder_empty(&b->part))
-		finish_partition(b);
-	if (builder_oom(b))
-	{
-		fail_oom(b);
-		goto fail;
-	}
-
-	/* filters, then index partitions, after the last data block */
-	filters_off = b->wbuf_off + b->wbuf.len;
-	tides_buf_append(&b->wbuf, b->filters.data, b->filters.len);
-	parts_off = filters_off + b->filters.len;
-	tides_buf_append(&b->wbuf, b->parts.data, b->parts.len);
-
-	/* top index: partition separator -> (index partition, filter partition) */
 	tides_block_builder_init(&top, 1);
-	p = b->meta.data;
-	limit = b->meta.data + b->meta.len;
 	for (uint32_t i = 0; i < b->nparts; i++)
 	{
 		uint64_t	slen = 0,
@@ -466,25 +445,31 @@ tides_sst_builder_finish(tides_sst_builder *b, tides_sst_props *props, tides_err
 		tides_block_builder_add(&top, sep, slen, b->handle.data, b->handle.len);
 	}
 	if (b->meta.oom)
-		tides_block_builder_free(&top);
-	if (b->meta.oom)
 	{
-		fail_oom(b);
-		goto fail;
+		tides_block_builder_free(&top);
+		return fail_oom(b);
 	}
 	raw = tides_block_builder_finish(&top, &n);
-	encode_block(b, raw, n, false, &b->wbuf, &rel, &size);
-	footer.top_index.offset = b->wbuf_off + rel;
-	footer.top_index.size = size;
-	if (tides_block_builder_oom(&top))
-	{
-		tides_block_builder_free(&top);
-		fail_oom(b);
-		goto fail;
-	}
+	encode_block(b, raw, n, false, &b->wbuf, &rel, &handle->size);
+	handle->offset = b->wbuf_off + rel;
+	oom = tides_block_builder_oom(&top);
 	tides_block_builder_free(&top);
+	return oom ? fail_oom(b) : TIDES_OK;
+}
 
-	/* properties: fixed-width, so the file size is known before encoding */
+/*
+ * The properties block, after the top index.  Properties are fixed-width,
+ * so the file size they state is known before encoding them: encode once to
+ * learn the size, then again with file_size set.  Sets *handle.
+ */
+static tides_status
+write_properties(tides_sst_builder *b, uint64_t footer_and_trailer, tides_block_handle *handle)
+{
+	tides_props_ext x;
+	tides_buf	pbuf;
+	uint64_t	rel,
+				size;
+
 	if (b->props.num_entries == 0)
 		b->props.min_seq = 0;
 	b->props.smallest = b->first_key.data;
@@ -499,11 +484,13 @@ tides_sst_builder_finish(tides_sst_builder *b, tides_sst_props *props, tides_err
 	x.compression = (uint32_t) b->env.compression;
 	tides_buf_init(&pbuf);
 	tides_props_encode(&pbuf, &b->props, &x);
-	footer.props.offset = b->wbuf_off + b->wbuf.len;
-	footer.props.size = pbuf.len;
-	b->props.file_size = footer.props.offset + pbuf.len + TIDES_BLOCK_TRAILER + TIDES_FOOTER_SIZE;
+	handle->offset = b->wbuf_off + b->wbuf.len;
+	handle->size = pbuf.len;
+	b->props.file_size = handle->offset + pbuf.len + footer_and_trailer;
 	tides_buf_reset(&pbuf);
 	tides_props_encode(&pbuf, &b->props, &x);
+	/* the keys stay the builder's; props holds them only while encoding */
+	b->props.smallest = b->props.largest = NULL;
 	/*
 	 * Check the properties buffer before using or freeing it: a failed
 	 * encode leaves it short (or without data), and tides_buf_free()
@@ -512,12 +499,48 @@ tides_sst_builder_finish(tides_sst_builder *b, tides_sst_props *props, tides_err
 	if (pbuf.oom)
 	{
 		tides_buf_free(&pbuf);
-		b->props.smallest = b->props.largest = NULL;
+		return fail_oom(b);
+	}
+	encode_block(b, pbuf.data, pbuf.len, false, &b->wbuf, &rel, &size);	/* never compressed */
+	tides_buf_free(&pbuf);
+	return TIDES_OK;
+}
+
+/*
+ * Finish: the last data block and partition; filters and index partitions
+ * (buffered until now); the top index; the properties; the footer.  Then
+ * write out what is buffered and hand the properties to the caller.
+ */
+tides_status
+tides_sst_builder_finish(tides_sst_builder *b, tides_sst_props *props, tides_error *err)
+{
+	tides_footer footer;
+	uint64_t	filters_off,
+				parts_off;
+
+	if (b->status != TIDES_OK || b->finished)
+		goto fail;
+	b->finished = true;
+
+	if (!tides_block_builder_empty(&b->data) && flush_data_block(b, NULL, 0) != TIDES_OK)
+		goto fail;
+	if (!tides_block_builder_empty(&b->part))
+		finish_partition(b);
+	if (builder_oom(b))
+	{
 		fail_oom(b);
 		goto fail;
 	}
-	encode_block(b, pbuf.data, pbuf.len, false, &b->wbuf, &rel, &size);
-	tides_buf_free(&pbuf);
+
+	/* filters, then index partitions, after the last data block */
+	filters_off = b->wbuf_off + b->wbuf.len;
+	tides_buf_append(&b->wbuf, b->filters.data, b->filters.len);
+	parts_off = filters_off + b->filters.len;
+	tides_buf_append(&b->wbuf, b->parts.data, b->parts.len);
+
+	if (write_top_index(b, filters_off, parts_off, &footer.top_index) != TIDES_OK ||
+		write_properties(b, TIDES_BLOCK_TRAILER + TIDES_FOOTER_SIZE, &footer.props) != TIDES_OK)
+		goto fail;
 
 	footer.version = TIDES_SST_FORMAT_VERSION;
 	if (tides_buf_reserve(&b->wbuf, TIDES_FOOTER_SIZE))
@@ -525,7 +548,6 @@ tides_sst_builder_finish(tides_sst_builder *b, tides_sst_props *props, tides_err
 		tides_footer_encode(b->wbuf.data + b->wbuf.len, &footer);
 		b->wbuf.len += TIDES_FOOTER_SIZE;
 	}
-	b->props.smallest = b->props.largest = NULL;
 	if (b->wbuf.oom)
 	{
 		fail_oom(b);

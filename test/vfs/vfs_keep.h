@@ -1,7 +1,7 @@
 /*
  * vfs_keep.h -- a test vfs that keeps unsynced log writes in shared memory.
  *
- * Used by PostgreSQL's tides.test_keep_unsynced (see docs/durability.md).
+ * Used by the test module tidesam_keepvfs (test/crash/keepvfs, docs/durability.md).
  * Writes to log segments (files whose name ends in ".log") do not go to the
  * file: they are queued, with their data, in a buffer that lives in memory
  * shared by every process of the engine, and reach the file only when that
@@ -39,8 +39,8 @@
  *
  * Nothing here includes a PostgreSQL header.
  */
-#ifndef TIDES_ENV_VFS_KEEP_H
-#define TIDES_ENV_VFS_KEEP_H
+#ifndef TIDES_TEST_VFS_KEEP_H
+#define TIDES_TEST_VFS_KEEP_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -5,7 +5,7 @@
  * xid).  Before PostgreSQL writes the commit (or prepare) record, an empty
  * batch seals the tag: after a crash the engine reports every tag whose seal
  * did not survive, and such a transaction's rows are invisible even if its
- * commit record survived (DESIGN.md D1).
+ * commit record survived (docs/durability.md, D1).
  *
  * The seal is written with write(), so it reaches the kernel before the
  * commit record exists (D3).  Then, by sync mode:
@@ -19,7 +19,7 @@
  * PostgreSQL itself flushes the commit record synchronously also when the
  * transaction drops or replaces relation files (TRUNCATE, DROP, CLUSTER) and
  * after ForceSyncCommit (CREATE DATABASE and friends, which tell us through
- * tides_xact_force_durable): then too the tides records go first.
+ * trt_xact_force_durable): then too the tides records go first.
  *
  * ON COMMIT DELETE ROWS truncates temporary tables after the PRE_COMMIT
  * callbacks, that is after the seal.  A tagged write then would reopen the
@@ -35,8 +35,8 @@
  * transaction commits -- unique and exclusion checks read only their own
  * indexes' entries, and other snapshots cannot see the rows.  They collect
  * in a backend-local batch with the transaction's tag, which goes to the
- * engine before this backend's next write or read (tides_write_batch,
- * tides_read, tides_open_iter), before a parallel plan starts its workers,
+ * engine before this backend's next write or read (trt_write_batch,
+ * trt_read, trt_open_iter), before a parallel plan starts its workers,
  * or as the sealing batch itself.  A one-row INSERT into a table with a
  * primary key and three other indexes then writes three batches (the row,
  * the key's entry, the other entries with the seal) instead of six.  D1
@@ -55,7 +55,7 @@
 #include "storage/procarray.h"
 #include "miscadmin.h"
 
-#include "tides_pg.h"
+#include "runtime/trt.h"
 
 static bool xact_wrote = false;
 static bool xact_sealed = false;
@@ -63,26 +63,25 @@ static bool xact_force_durable = false;
 static uint64 xact_tag = 0;
 
 /* deferred entries (above); flushed at this size, far below a log segment's half */
-#define TIDES_DEFERRED_MAX_BYTES (1024 * 1024)
-int			tides_deferred_entries = 0;
+#define TRT_DEFERRED_MAX_BYTES (1024 * 1024)
+int			trt_deferred_entries = 0;
 static tides_batch *deferred = NULL;
-static ExecutorRun_hook_type prev_executor_run = NULL;
 
 void
-tides_xact_note_write(void)
+trt_xact_note_write(void)
 {
 	if (!xact_wrote)
 	{
-		(void) tides_engine();	/* finalises the incarnation if needed */
+		(void) trt_engine();	/* finalises the incarnation if needed */
 		/* after the seal, writes go untagged (and no xid may be assigned) */
 		if (!xact_sealed)
-			xact_tag = tides_make_tag(tides_shared->incarnation, GetTopTransactionId());
+			xact_tag = trt_make_tag(trt_shared->incarnation, GetTopTransactionId());
 		xact_wrote = true;
 	}
 }
 
 void
-tides_xact_tag_batch(tides_batch *b)
+trt_xact_tag_batch(tides_batch *b)
 {
 	Assert(xact_wrote);
 	if (xact_sealed)
@@ -95,23 +94,23 @@ tides_xact_tag_batch(tides_batch *b)
 }
 
 void
-tides_xact_defer_put(const void *key, size_t klen, const void *val, size_t vlen)
+trt_xact_defer_put(const void *key, size_t klen, const void *val, size_t vlen)
 {
 	tides_batch *b;
 
-	tides_xact_note_write();
+	trt_xact_note_write();
 	if (xact_sealed)
 	{
 		/* after the seal (ON COMMIT DELETE ROWS): at once, and untagged */
-		b = tides_local_batch();
-		tides_xact_tag_batch(b);
+		b = trt_local_batch();
+		trt_xact_tag_batch(b);
 	}
 	else
 	{
 		if (deferred == NULL && (deferred = tides_batch_new()) == NULL)
 			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
 		b = deferred;
-		if (tides_deferred_entries == 0)
+		if (trt_deferred_entries == 0)
 			tides_batch_set_tag(b, xact_tag, false);
 	}
 	if (tides_batch_put(b, key, klen, val, vlen) != TIDES_OK)
@@ -121,45 +120,47 @@ tides_xact_defer_put(const void *key, size_t klen, const void *val, size_t vlen)
 		 * that a commit writes it and fails; an abort drops it.
 		 */
 		if (b == deferred)
-			tides_deferred_entries++;
+			trt_deferred_entries++;
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("tides: could not add an entry of %zu bytes to a write batch", klen + vlen)));
 	}
 	if (b != deferred)
-		tides_write_batch(b);
+		trt_write_batch(b);
 	else
 	{
-		tides_deferred_entries++;
-		if (tides_batch_bytes(b) >= TIDES_DEFERRED_MAX_BYTES)
-			tides_xact_flush_deferred();
+		trt_deferred_entries++;
+		if (tides_batch_bytes(b) >= TRT_DEFERRED_MAX_BYTES)
+			trt_xact_flush_deferred();
 	}
 }
 
 void
-tides_xact_flush_deferred(void)
+trt_xact_flush_deferred(void)
 {
-	if (tides_deferred_entries == 0)
+	if (trt_deferred_entries == 0)
 		return;
-	(void) tides_write_batch_now(deferred);
+	/* deferred entries are never left behind a seal: they go with it */
+	Assert(!xact_sealed && xact_wrote);
+	(void) trt_write_batch_now(deferred);
 	tides_batch_clear(deferred);
-	tides_deferred_entries = 0;
+	trt_deferred_entries = 0;
 }
 
 /* at abort; a new batch next time, as this one may have run out of memory */
 static void
 discard_deferred(void)
 {
-	if (tides_deferred_entries > 0)
+	if (trt_deferred_entries > 0)
 	{
 		tides_batch_free(deferred);
 		deferred = NULL;
 	}
-	tides_deferred_entries = 0;
+	trt_deferred_entries = 0;
 }
 
 void
-tides_xact_force_durable(void)
+trt_xact_force_durable(void)
 {
 	xact_force_durable = true;
 }
@@ -185,15 +186,17 @@ commit_will_be_flushed(void)
 static uint64
 seal(void)
 {
-	tides_batch *b = tides_deferred_entries > 0 ? deferred : tides_local_batch();
+	tides_batch *b = trt_deferred_entries > 0 ? deferred : trt_local_batch();
 	uint64		lsn;
 
+	/* a tag is sealed once, by the transaction that wrote under it */
+	Assert(xact_wrote && !xact_sealed && xact_tag != 0);
 	tides_batch_set_tag(b, xact_tag, true);
-	lsn = tides_write_batch_now(b);
+	lsn = trt_write_batch_now(b);
 	if (b == deferred)
 	{
 		tides_batch_clear(deferred);
-		tides_deferred_entries = 0;
+		trt_deferred_entries = 0;
 	}
 	return lsn;
 }
@@ -204,15 +207,15 @@ seal_and_sync(bool force_durable)
 	uint64		lsn = seal();
 	tides_status s = TIDES_OK;
 
-	if (tides_guc_sync_mode == TIDES_SYNC_FULL)
+	if (trt_guc_sync_mode == TIDES_SYNC_FULL)
 	{
 		/* tides_write of a sealing batch has synced in full mode */
 		ForceSyncCommit();
 	}
 	else if (force_durable)
-		s = tides_sync(tides_engine(), lsn, true);
+		s = tides_sync(trt_engine(), lsn, true);
 	if (s != TIDES_OK)
-		tides_engine_error(s, "make the transaction's rows durable");
+		trt_engine_error(s, "make the transaction's rows durable");
 }
 
 static void
@@ -228,11 +231,12 @@ seal_quietly(void)
 	tides_batch_set_tag(b, xact_tag, true);
 	for (int attempt = 0; attempt < 1000 && s == TIDES_BUSY; attempt++)
 	{
-		s = tides_write(tides_engine(), b, NULL);
+		s = tides_write(trt_engine(), b, NULL);
 		if (s == TIDES_BUSY)
 			pg_usleep(1000L);
 	}
 	tides_batch_free(b);
+	Assert(trt_deferred_entries == 0);	/* discarded before */
 	if (s != TIDES_OK)
 		elog(WARNING, "tides: could not close an aborted transaction's records: %s",
 			 tides_status_name(s));
@@ -262,32 +266,33 @@ oldest_running_full(void)
 }
 
 void
-tides_sync_everything(const char *why)
+trt_sync_everything(const char *why)
 {
 	FullTransactionId horizon = oldest_running_full();
-	tides_status s = tides_sync(tides_engine(), 0, true);
+	tides_status s = tides_sync(trt_engine(), 0, true);
 	uint64		cur;
 
 	if (s != TIDES_OK)
-		tides_engine_error(s, why);
-	cur = pg_atomic_read_u64(&tides_shared->durable_horizon);
+		trt_engine_error(s, why);
+	cur = pg_atomic_read_u64(&trt_shared->durable_horizon);
 	while (cur < U64FromFullTransactionId(horizon) &&
-		   !pg_atomic_compare_exchange_u64(&tides_shared->durable_horizon, &cur,
+		   !pg_atomic_compare_exchange_u64(&trt_shared->durable_horizon, &cur,
 										   U64FromFullTransactionId(horizon)))
 		;
 }
 
 bool
-tides_xid_durable(TransactionId xid)
+trt_xid_durable(TransactionId xid)
 {
 	FullTransactionId next = ReadNextFullTransactionId();
 	uint64		full = U64FromFullTransactionId(next) - (uint32) (XidFromFullTransactionId(next) - xid);
 
-	return full < pg_atomic_read_u64(&tides_shared->durable_horizon);
+	return full < pg_atomic_read_u64(&trt_shared->durable_horizon);
 }
 
-static void
-tides_xact_callback(XactEvent event, void *arg)
+/* the transaction callback (src/module/module.c registers it) */
+void
+trt_xact_callback(XactEvent event)
 {
 	switch (event)
 	{
@@ -313,7 +318,7 @@ tides_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:
 		case XACT_EVENT_PREPARE:
-			Assert(tides_deferred_entries == 0);
+			Assert(trt_deferred_entries == 0);
 			xact_wrote = xact_sealed = xact_force_durable = false;
 			break;
 		default:
@@ -321,22 +326,13 @@ tides_xact_callback(XactEvent event, void *arg)
 	}
 }
 
-/* parallel workers read the engine, not this backend's deferred entries */
-static void
-tides_xact_executor_run(QueryDesc *qd, ScanDirection direction, uint64 count, bool execute_once)
-{
-	if (tides_deferred_entries > 0 && qd->plannedstmt->parallelModeNeeded)
-		tides_xact_flush_deferred();
-	if (prev_executor_run)
-		prev_executor_run(qd, direction, count, execute_once);
-	else
-		standard_ExecutorRun(qd, direction, count, execute_once);
-}
-
+/*
+ * ExecutorRun hook, before the plan runs: parallel workers read the engine,
+ * not this backend's deferred entries.
+ */
 void
-tides_xact_init(void)
+trt_executor_run_begin(QueryDesc *qd)
 {
-	RegisterXactCallback(tides_xact_callback, NULL);
-	prev_executor_run = ExecutorRun_hook;
-	ExecutorRun_hook = tides_xact_executor_run;
+	if (trt_deferred_entries > 0 && qd->plannedstmt->parallelModeNeeded)
+		trt_xact_flush_deferred();
 }

@@ -16,7 +16,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "env/vfs_keep.h"
+#include "vfs_keep.h"
 
 #include <errno.h>
 #include <fcntl.h>

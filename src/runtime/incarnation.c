@@ -1,6 +1,6 @@
 /*
  * incarnation.c -- transactions PostgreSQL forgot, and transactions whose
- * tides writes were cut short (DESIGN.md D1 and D4).
+ * tides writes were cut short (docs/durability.md, D1 and D4).
  *
  * After a crash, PostgreSQL hands out again every xid at or above the
  * nextXid its own recovery ended with: transactions that had those xids
@@ -19,7 +19,7 @@
  * hand out an xid before either.
  *
  * Transactions the engine reports unsealed after its recovery (their seal
- * never made it to disk) are recorded as aborted (META_ABORTED): their rows
+ * never made it to disk) are recorded as aborted (TRT_META_ABORTED): their rows
  * stay invisible even where PostgreSQL's commit record survived.
  *
  * The first backend or worker to use tides after a start "finalises" the
@@ -38,46 +38,24 @@
 
 #include <unistd.h>
 
-#include "tides_pg.h"
+#include "runtime/trt.h"
+#include "runtime/meta.h"
 
-#define TIDES_RMGR_ID 143
-
-static size_t
-meta_key(uint8 *key, char kind)
-{
-	tides_key_put_tree(key, TIDES_TREE_META);
-	key[8] = (uint8) kind;
-	return 9;
-}
-
-static void
-put32be(uint8 *p, uint32 v)
-{
-	p[0] = v >> 24;
-	p[1] = v >> 16;
-	p[2] = v >> 8;
-	p[3] = v;
-}
-
-static uint32
-get32be(const uint8 *p)
-{
-	return ((uint32) p[0] << 24) | ((uint32) p[1] << 16) | ((uint32) p[2] << 8) | p[3];
-}
+#define TRT_RMGR_ID 143
 
 /* ---- capturing where PostgreSQL's recovery ended */
 
 void
-tides_capture_control_file(void)
+trt_capture_control_file(void)
 {
 	bool		crc_ok;
 	ControlFileData *cf = get_controlfile(DataDir, &crc_ok);
 
 	if (!crc_ok)
 		ereport(LOG, (errmsg("tides: pg_control has a bad checksum; its nextXid is used anyway")));
-	tides_shared->start_next_fxid = U64FromFullTransactionId(cf->checkPointCopy.nextXid);
-	tides_shared->start_next_multi = cf->checkPointCopy.nextMulti;
-	tides_shared->after_crash = cf->state != DB_SHUTDOWNED &&
+	trt_shared->start_next_fxid = U64FromFullTransactionId(cf->checkPointCopy.nextXid);
+	trt_shared->start_next_multi = cf->checkPointCopy.nextMulti;
+	trt_shared->after_crash = cf->state != DB_SHUTDOWNED &&
 		cf->state != DB_SHUTDOWNED_IN_RECOVERY;
 	pfree(cf);
 }
@@ -108,12 +86,12 @@ empty_tree(tides_db *db, uint64 tree)
 	tides_batch *b;
 	tides_status s;
 
-	tides_key_put_tree(lower, tree);
+	trt_key_put_tree(lower, tree);
 	s = tides_drop_prefix(db, lower, sizeof(lower));
 	if (s != TIDES_BUSY)
 		return s;
 	/* the dropped-prefix table is full: tombstones instead */
-	tides_key_put_tree(upper, tree + 1);
+	trt_key_put_tree(upper, tree + 1);
 	memset(&io, 0, sizeof(io));
 	io.lower = lower;
 	io.lower_len = sizeof(lower);
@@ -159,17 +137,16 @@ empty_tree(tides_db *db, uint64 tree)
 static void
 mark_suspect(tides_db *db, uint64 tree, tides_batch **marks)
 {
-	uint8		key[17];
+	uint8		key[TRT_META_TREE_KEY_LEN];
 	uint64		reserved = 0,
 				mark = 0;
 	size_t		vlen;
 
-	meta_key(key, META_VID_RESERVED);
-	tides_key_put_tree(key + 9, tree);
+	trt_meta_tree_key(key, TRT_META_VID_RESERVED, tree);
 	if (tides_get_into(db, NULL, key, sizeof(key), &reserved, sizeof(reserved), &vlen) != TIDES_OK ||
 		vlen != sizeof(reserved) || reserved == 0)
 		return;
-	key[8] = META_SUSPECT;
+	trt_meta_tree_key(key, TRT_META_SUSPECT, tree);
 	if (tides_get_into(db, NULL, key, sizeof(key), &mark, sizeof(mark), &vlen) == TIDES_OK &&
 		vlen == sizeof(mark) && mark >= reserved)
 		return;
@@ -193,13 +170,13 @@ mark_suspect(tides_db *db, uint64 tree, tides_batch **marks)
  * index does not know, or bits nothing vouches for.
  */
 void
-tides_reset_after_crash(void)
+trt_reset_after_crash(void)
 {
 	tides_options o;
 	tides_db   *db = NULL;
 	char		dir[MAXPGPATH];
-	uint8		lower[9],
-				upper[9];
+	uint8		lower[TRT_META_HEAD_LEN],
+				upper[TRT_META_HEAD_LEN];
 	tides_iter_options io;
 	tides_iter *it;
 	int			nmaps = 0;
@@ -208,16 +185,15 @@ tides_reset_after_crash(void)
 	tides_status s = TIDES_OK;
 	tides_batch *marks = NULL;
 
-	if (!tides_shared->after_crash || !tides_shared->engine_ok)
+	if (!trt_shared->after_crash || !trt_shared->engine_ok)
 		return;
-	tides_fill_options(&o);
+	trt_fill_options(&o);
 	snprintf(dir, sizeof(dir), "%s/pg_tides", DataDir);
-	if (tides_open(tides_shared->region, dir, &o, tides_engine_vfs(), false, NULL, &db) != TIDES_OK)
+	if (tides_open(trt_shared->region, dir, &o, trt_engine_vfs(), false, NULL, &db) != TIDES_OK)
 		ereport(FATAL,
 				(errmsg("tides: could not open the engine to reset it after a crash: %s",
 						db ? tides_errmsg(db) : "out of memory")));
-	meta_key(lower, META_TREEMAP);
-	meta_key(upper, META_TREEMAP + 1);
+	trt_meta_kind_range(lower, upper, TRT_META_TREEMAP);
 	memset(&io, 0, sizeof(io));
 	io.lower = lower;
 	io.lower_len = sizeof(lower);
@@ -233,26 +209,26 @@ tides_reset_after_crash(void)
 		const uint8 *k = tides_iter_key(it, &klen);
 		const char *v = tides_iter_value(it, &vlen);
 		RelFileNode rnode;
-		int32		backend;
+		TrtTreeOwnerValue ov;
+		uint64		tree;
 		char	   *path;
 
-		/* TreeOwnerValue: db, spc, rel, backend, persistence */
-		if (klen != 17 || vlen < 17)
+		if (!trt_meta_parse_tree_key(k, klen, TRT_META_TREEMAP, &tree) ||
+			!trt_meta_owner_value(v, vlen, &ov))
 			continue;
-		memcpy(&rnode.dbNode, v, 4);
-		memcpy(&rnode.spcNode, v + 4, 4);
-		memcpy(&rnode.relNode, v + 8, 4);
-		memcpy(&backend, v + 12, 4);
-		path = relpathbackend(rnode, backend, VISIBILITYMAP_FORKNUM);
+		rnode.dbNode = ov.db;
+		rnode.spcNode = ov.spc;
+		rnode.relNode = ov.rel;
+		path = relpathbackend(rnode, ov.backend, VISIBILITYMAP_FORKNUM);
 		unlink_fork(path);
 		pfree(path);
 		nmaps++;
-		mark_suspect(db, tides_key_get_tree(k + 9), &marks);
-		if (v[16] == RELPERSISTENCE_UNLOGGED)
+		mark_suspect(db, tree, &marks);
+		if (ov.persistence == RELPERSISTENCE_UNLOGGED)
 		{
 			unlogged = unlogged ? repalloc(unlogged, (nunlogged + 1) * sizeof(uint64))
 				: palloc(sizeof(uint64));
-			unlogged[nunlogged++] = tides_key_get_tree(k + 9);
+			unlogged[nunlogged++] = tree;
 		}
 	}
 	s = tides_iter_status(it);
@@ -283,17 +259,17 @@ static void
 rmgr_cleanup(void)
 {
 	/* the startup process, after redo: these are final */
-	if (tides_shared == NULL)
+	if (trt_shared == NULL)
 		return;
-	tides_shared->start_next_fxid = U64FromFullTransactionId(ReadNextFullTransactionId());
-	tides_shared->start_next_multi = ReadNextMultiXactId();
+	trt_shared->start_next_fxid = U64FromFullTransactionId(ReadNextFullTransactionId());
+	trt_shared->start_next_multi = ReadNextMultiXactId();
 }
 
 static void
 rmgr_redo(XLogReaderState *record)
 {
 	/* tides writes no WAL; a record of ours means a foreign tool used the id */
-	elog(PANIC, "tides: unexpected WAL record for resource manager %d", TIDES_RMGR_ID);
+	elog(PANIC, "tides: unexpected WAL record for resource manager %d", TRT_RMGR_ID);
 }
 
 static void
@@ -307,7 +283,7 @@ rmgr_identify(uint8 info)
 	return NULL;
 }
 
-static RmgrData tides_rmgr = {
+static RmgrData trt_rmgr = {
 	.rm_name = "tides",
 	.rm_redo = rmgr_redo,
 	.rm_desc = rmgr_desc,
@@ -319,9 +295,9 @@ static RmgrData tides_rmgr = {
 };
 
 void
-tides_register_rmgr(void)
+trt_register_rmgr(void)
 {
-	RegisterCustomRmgr(TIDES_RMGR_ID, &tides_rmgr);
+	RegisterCustomRmgr(TRT_RMGR_ID, &trt_rmgr);
 }
 
 /* ---- finalisation */
@@ -342,24 +318,17 @@ cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : (x > y);
 }
 
-/* iterate keys of one META kind: fn(key, klen, val, vlen) */
+/* iterate keys of one metadata kind: fn(key, klen, val, vlen) */
 static void
-scan_meta(tides_db *db, char kind, void (*fn) (const uint8 *, size_t, const void *, size_t, void *),
-		  void *arg)
+scan_meta(tides_db *db, TrtMetaKind kind,
+		  void (*fn) (const uint8 *, size_t, const void *, size_t, void *), void *arg)
 {
-	uint8		lower[9],
-				upper[9];
-	tides_iter_options o;
+	uint8		lower[TRT_META_HEAD_LEN],
+				upper[TRT_META_HEAD_LEN];
 	tides_iter *it;
 
-	meta_key(lower, kind);
-	meta_key(upper, kind + 1);
-	memset(&o, 0, sizeof(o));
-	o.lower = lower;
-	o.lower_len = sizeof(lower);
-	o.upper = upper;
-	o.upper_len = sizeof(upper);
-	it = tides_open_iter(db, &o);
+	trt_meta_kind_range(lower, upper, kind);
+	it = trt_open_range_iter(db, lower, sizeof(lower), upper, sizeof(upper), false);
 	for (tides_iter_first(it); tides_iter_valid(it); tides_iter_next(it))
 	{
 		size_t		klen,
@@ -373,22 +342,24 @@ scan_meta(tides_db *db, char kind, void (*fn) (const uint8 *, size_t, const void
 	{
 		tides_status s = tides_iter_status(it);
 
-		tides_close_iter(it);
-		tides_engine_error(s, "read metadata");
+		trt_close_iter(it);
+		trt_engine_error(s, "read metadata");
 	}
-	tides_close_iter(it);
+	trt_close_iter(it);
 }
 
 static void
 load_inc_start(const uint8 *k, size_t klen, const void *v, size_t vlen, void *arg)
 {
-	TidesShared *ts = tides_shared;
+	TrtShared *ts = trt_shared;
 	IncStartValue sv;
+	uint32		inc;
 
-	if (klen != 13 || vlen < sizeof(sv) || ts->n_inc_start >= TIDES_MAX_INCARNATIONS)
+	if (!trt_meta_parse_inc_start_key(k, klen, &inc) || vlen < sizeof(sv) ||
+		ts->n_inc_start >= TRT_MAX_INCARNATIONS)
 		return;
 	memcpy(&sv, v, sizeof(sv));
-	ts->inc_start[ts->n_inc_start].inc = get32be(k + 9);
+	ts->inc_start[ts->n_inc_start].inc = inc;
 	ts->inc_start[ts->n_inc_start].next_fxid = sv.next_fxid;
 	ts->inc_start[ts->n_inc_start].next_multi = sv.next_multi;
 	ts->n_inc_start++;
@@ -397,16 +368,18 @@ load_inc_start(const uint8 *k, size_t klen, const void *v, size_t vlen, void *ar
 static void
 load_aborted(const uint8 *k, size_t klen, const void *v, size_t vlen, void *arg)
 {
-	TidesShared *ts = tides_shared;
+	TrtShared *ts = trt_shared;
+	uint32		inc;
+	TransactionId top;
 
-	if (klen != 17)
+	if (!trt_meta_parse_aborted_key(k, klen, &inc, &top))
 		return;
-	if (ts->n_aborted >= TIDES_MAX_ABORTED)
+	if (ts->n_aborted >= TRT_MAX_ABORTED)
 	{
 		*(bool *) arg = true;
 		return;
 	}
-	ts->aborted[ts->n_aborted++] = ((uint64) get32be(k + 9) << 32) | get32be(k + 13);
+	ts->aborted[ts->n_aborted++] = trt_make_tag(inc, top);
 }
 
 static void
@@ -417,10 +390,10 @@ check(tides_db *db, tides_status s, const char *what)
 }
 
 void
-tides_finalize_startup(tides_db *db)
+trt_finalize_startup(tides_db *db)
 {
-	TidesShared *ts = tides_shared;
-	uint8		key[32];
+	TrtShared *ts = trt_shared;
+	uint8		key[TRT_META_KEY_MAX];
 	size_t		klen;
 	void	   *val;
 	size_t		vlen;
@@ -438,7 +411,7 @@ tides_finalize_startup(tides_db *db)
 		return;
 	}
 
-	klen = meta_key(key, META_INCARNATION);
+	klen = trt_meta_key(key, TRT_META_INCARNATION);
 	s = tides_get(db, NULL, key, klen, &val, &vlen);
 	if (s == TIDES_OK)
 	{
@@ -454,20 +427,19 @@ tides_finalize_startup(tides_db *db)
 	if (b == NULL)
 		elog(ERROR, "out of memory");
 	tides_batch_put(b, key, klen, &inc, sizeof(inc));
-	klen = meta_key(key, META_INC_START);
-	put32be(key + klen, inc);
+	klen = trt_meta_inc_start_key(key, inc);
 	memset(&sv, 0, sizeof(sv));
 	sv.next_fxid = ts->start_next_fxid;
 	sv.next_multi = ts->start_next_multi;
-	tides_batch_put(b, key, klen + 4, &sv, sizeof(sv));
+	tides_batch_put(b, key, klen, &sv, sizeof(sv));
 	for (uint32 i = 0; i < ts->n_unsealed; i++)
 	{
 		uint8		one = 1;
 
-		klen = meta_key(key, META_ABORTED);
-		put32be(key + klen, (uint32) (ts->unsealed[i] >> 32));
-		put32be(key + klen + 4, (uint32) ts->unsealed[i]);
-		tides_batch_put(b, key, klen + 8, &one, 1);
+		/* a tag is (incarnation << 32) | top xid */
+		klen = trt_meta_aborted_key(key, (uint32) (ts->unsealed[i] >> 32),
+									(TransactionId) ts->unsealed[i]);
+		tides_batch_put(b, key, klen, &one, 1);
 	}
 	for (;;)
 	{
@@ -483,14 +455,14 @@ tides_finalize_startup(tides_db *db)
 		check(db, tides_settle_tags(db, ts->unsealed, ts->n_unsealed), "settle recovered transactions");
 
 	ts->n_inc_start = 0;
-	scan_meta(db, META_INC_START, load_inc_start, NULL);
+	scan_meta(db, TRT_META_INC_START, load_inc_start, NULL);
 	ts->n_aborted = 0;
-	scan_meta(db, META_ABORTED, load_aborted, &overflow);
+	scan_meta(db, TRT_META_ABORTED, load_aborted, &overflow);
 	qsort(ts->aborted, ts->n_aborted, sizeof(uint64), cmp_u64);
 	if (overflow)
 		ereport(WARNING,
 				(errmsg("tides: more than %d incomplete transactions are recorded; some are ignored",
-						TIDES_MAX_ABORTED)));
+						TRT_MAX_ABORTED)));
 
 	ts->incarnation = inc;
 	/* what recovery kept is durable, and newer transactions have not begun */
@@ -503,10 +475,10 @@ tides_finalize_startup(tides_db *db)
 }
 
 /* the nextXid/nextMulti incarnation `inc` started with; false if unknown */
-static const TidesIncStart *
+static const TrtIncStart *
 inc_start(uint32 inc)
 {
-	TidesShared *ts = tides_shared;
+	TrtShared *ts = trt_shared;
 	uint32		lo = 0,
 				hi = ts->n_inc_start;
 
@@ -524,11 +496,13 @@ inc_start(uint32 inc)
 }
 
 bool
-tides_writer_lost(uint32 inc, TransactionId top, TransactionId xid)
+trt_writer_lost(uint32 inc, TransactionId top, TransactionId xid)
 {
-	TidesShared *ts = tides_shared;
-	const TidesIncStart *next;
+	TrtShared  *ts = trt_shared;
+	const TrtIncStart *next;
 
+	/* the start values and the aborted set are loaded (trt_engine() finalises) */
+	Assert(ts->finalized);
 	if (inc == ts->incarnation || inc == 0 || !TransactionIdIsNormal(xid))
 		return false;
 	next = inc_start(inc + 1);
@@ -550,11 +524,11 @@ tides_writer_lost(uint32 inc, TransactionId top, TransactionId xid)
 }
 
 bool
-tides_multi_lost(uint32 inc, MultiXactId multi)
+trt_multi_lost(uint32 inc, MultiXactId multi)
 {
-	const TidesIncStart *next;
+	const TrtIncStart *next;
 
-	if (inc == tides_shared->incarnation || inc == 0)
+	if (inc == trt_shared->incarnation || inc == 0)
 		return false;
 	next = inc_start(inc + 1);
 	return next != NULL && !MultiXactIdPrecedes(multi, next->next_multi);

@@ -26,9 +26,9 @@
 #include "utils/memutils.h"
 #include "utils/wait_event.h"
 
-#include "tides_pg.h"
+#include "runtime/trt.h"
 
-PGDLLEXPORT void tides_worker_main(Datum arg);
+PGDLLEXPORT void trt_worker_main(Datum arg);
 
 enum
 {
@@ -52,7 +52,7 @@ register_one(int kind, int index)
 	w.bgw_start_time = BgWorkerStart_RecoveryFinished;
 	w.bgw_restart_time = 1;
 	snprintf(w.bgw_library_name, BGW_MAXLEN, "tidesam");
-	snprintf(w.bgw_function_name, BGW_MAXLEN, "tides_worker_main");
+	snprintf(w.bgw_function_name, BGW_MAXLEN, "trt_worker_main");
 	if (kind == KIND_COMPACT)
 		snprintf(w.bgw_name, BGW_MAXLEN, "tides compaction %d", index);
 	else
@@ -63,10 +63,10 @@ register_one(int kind, int index)
 }
 
 void
-tides_register_workers(void)
+trt_register_workers(void)
 {
 	register_one(KIND_FLUSH, 0);
-	for (int i = 0; i < tides_compaction_workers; i++)
+	for (int i = 0; i < trt_compaction_workers; i++)
 		register_one(KIND_COMPACT, i);
 	register_one(KIND_SYNC, 0);
 	register_one(KIND_MAINT, 0);
@@ -78,13 +78,13 @@ my_latch_slot(int kind, int index)
 	switch (kind)
 	{
 		case KIND_FLUSH:
-			return &tides_shared->flush_latch;
+			return &trt_shared->flush_latch;
 		case KIND_COMPACT:
-			return &tides_shared->compact_latch[index];
+			return &trt_shared->compact_latch[index];
 		case KIND_SYNC:
-			return &tides_shared->sync_latch;
+			return &trt_shared->sync_latch;
 		default:
-			return &tides_shared->maint_latch;
+			return &trt_shared->maint_latch;
 	}
 }
 
@@ -112,19 +112,19 @@ do_work(tides_db *db, int kind, tides_status *st)
 			break;
 		case KIND_SYNC:
 			/* interval mode's fsync, and the durable horizon (xact.c) in every mode */
-			tides_sync_everything("sync the log");
+			trt_sync_everything("sync the log");
 			break;
 		default:
 			*st = tides_maint_work(db, &did);
 			if (*st == TIDES_OK)
-				tides_process_drops();
+				trt_process_drops();
 			break;
 	}
 	return did;
 }
 
 void
-tides_worker_main(Datum arg)
+trt_worker_main(Datum arg)
 {
 	int			v = DatumGetInt32(arg);
 	int			kind = v / 100;
@@ -139,7 +139,7 @@ tides_worker_main(Datum arg)
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
 
 	work_cxt = AllocSetContextCreate(TopMemoryContext, "tides worker", ALLOCSET_DEFAULT_SIZES);
-	db = tides_engine();
+	db = trt_engine();
 	*my_latch_slot(kind, index) = MyLatch;
 	on_shmem_exit(clear_latch_slot, arg);
 
@@ -170,7 +170,7 @@ tides_worker_main(Datum arg)
 			EmitErrorReport();
 			FlushErrorState();
 			LWLockReleaseAll();
-			tides_close_all_iters();
+			trt_close_all_iters();
 			st = TIDES_IO_ERROR;
 		}
 		PG_END_TRY();
@@ -190,7 +190,7 @@ tides_worker_main(Datum arg)
 			if (did)
 				continue;		/* more may be waiting */
 			if (kind == KIND_SYNC)
-				timeout = tides_guc_sync_mode == TIDES_SYNC_NONE ? 10000 : tides_sync_interval_ms;
+				timeout = trt_guc_sync_mode == TIDES_SYNC_NONE ? 10000 : trt_sync_interval_ms;
 		}
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, timeout,
 						 PG_WAIT_EXTENSION);

@@ -44,8 +44,8 @@
  * themselves are assumed durable.  Durable images are kept in memory, which
  * suits test-sized stores.
  */
-#ifndef TIDES_ENV_VFS_FAULT_H
-#define TIDES_ENV_VFS_FAULT_H
+#ifndef TIDES_TEST_VFS_FAULT_H
+#define TIDES_TEST_VFS_FAULT_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -13,8 +13,8 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
-#include "tides_pg.h"
-#include "tides_index.h"
+#include "runtime/trt.h"
+#include "index/tidx.h"
 
 PG_FUNCTION_INFO_V1(tides_verify_sql);
 PG_FUNCTION_INFO_V1(tides_stats_sql);
@@ -51,9 +51,9 @@ tides_verify_sql(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	vc.store = rsinfo->setResult;
 	vc.desc = rsinfo->setDesc;
-	n = tides_verify(tides_engine(), collect_problem, &vc);
+	n = tides_verify(trt_engine(), collect_problem, &vc);
 	if (n < 0)
-		ereport(ERROR, (errmsg("tides: verification could not run: %s", tides_errmsg(tides_engine()))));
+		ereport(ERROR, (errmsg("tides: verification could not run: %s", tides_errmsg(trt_engine()))));
 	return (Datum) 0;
 }
 
@@ -76,7 +76,7 @@ tides_stats_sql(PG_FUNCTION_ARGS)
 	char		name[64];
 
 	InitMaterializedSRF(fcinfo, 0);
-	tides_get_stats(tides_engine(), &st);
+	tides_get_stats(trt_engine(), &st);
 #define S(f) put_stat(rsinfo, #f, st.f)
 	S(log_bytes_written);
 	S(log_syncs);
@@ -108,7 +108,7 @@ tides_stats_sql(PG_FUNCTION_ARGS)
 		snprintf(name, sizeof(name), "level%d_bytes", l);
 		put_stat(rsinfo, name, st.level_bytes[l]);
 	}
-	put_stat(rsinfo, "incarnation", tides_shared->incarnation);
+	put_stat(rsinfo, "incarnation", trt_shared->incarnation);
 	return (Datum) 0;
 }
 
@@ -119,10 +119,10 @@ tides_relation_size_sql(PG_FUNCTION_ARGS)
 	Relation	rel = relation_open(relid, AccessShareLock);
 	uint64		tree;
 
-	if (tides_is_tides_index(rel))
+	if (trt_is_tides_index(rel))
 		tree = tidx_index_tree(rel);	/* a tides_btree index: its entries */
-	else if (RELKIND_HAS_STORAGE(rel->rd_rel->relkind) && tides_is_tides_relation(rel))
-		tree = tides_rel_tree(rel);
+	else if (RELKIND_HAS_STORAGE(rel->rd_rel->relkind) && trt_is_tides_relation(rel))
+		tree = trt_rel_tree(rel);
 	else
 	{
 		relation_close(rel, AccessShareLock);
@@ -131,14 +131,14 @@ tides_relation_size_sql(PG_FUNCTION_ARGS)
 				 errmsg("\"%s\" is not stored by tides", get_rel_name(relid))));
 	}
 	relation_close(rel, AccessShareLock);
-	PG_RETURN_INT64((int64) tides_tree_bytes(tree, false));
+	PG_RETURN_INT64((int64) trt_tree_bytes(tree, false));
 }
 
 /* seal the memtable and wait until every sealed memtable is flushed */
 Datum
 tides_flush_sql(PG_FUNCTION_ARGS)
 {
-	tides_db   *db = tides_engine();
+	tides_db   *db = trt_engine();
 	tides_status s;
 
 	for (;;)
@@ -147,7 +147,7 @@ tides_flush_sql(PG_FUNCTION_ARGS)
 		if (s == TIDES_OK)
 			break;
 		if (s != TIDES_BUSY)
-			tides_engine_error(s, "seal the memtable");
+			trt_engine_error(s, "seal the memtable");
 		pg_usleep(1000L);
 		CHECK_FOR_INTERRUPTS();
 	}
@@ -157,7 +157,7 @@ tides_flush_sql(PG_FUNCTION_ARGS)
 
 		s = tides_flush_work(db, &did);
 		if (s != TIDES_OK)
-			tides_engine_error(s, "flush");
+			trt_engine_error(s, "flush");
 		if (!did)
 			pg_usleep(1000L);
 		CHECK_FOR_INTERRUPTS();
@@ -177,7 +177,7 @@ tides_flush_sql(PG_FUNCTION_ARGS)
 Datum
 tides_compact_sql(PG_FUNCTION_ARGS)
 {
-	tides_db   *db = tides_engine();
+	tides_db   *db = trt_engine();
 	tides_full_compaction fc;
 	bool		did = true;
 	bool		done = false;
@@ -188,7 +188,7 @@ tides_compact_sql(PG_FUNCTION_ARGS)
 		tides_status s = tides_full_compaction_step(db, &fc, &done, &did);
 
 		if (s != TIDES_OK)
-			tides_engine_error(s, "compact");
+			trt_engine_error(s, "compact");
 		if (!done && !did)
 			pg_usleep(2000L);	/* another process compacts what comes next */
 		CHECK_FOR_INTERRUPTS();
@@ -201,10 +201,10 @@ tides_compact_sql(PG_FUNCTION_ARGS)
 		tides_status s = tides_compact_work(db, &c);
 
 		if (s != TIDES_OK)
-			tides_engine_error(s, "compact");
+			trt_engine_error(s, "compact");
 		s = tides_maint_work(db, &m);
 		if (s != TIDES_OK)
-			tides_engine_error(s, "run maintenance");
+			trt_engine_error(s, "run maintenance");
 		did = c || m;
 		CHECK_FOR_INTERRUPTS();
 	}

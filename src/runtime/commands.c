@@ -1,5 +1,5 @@
 /*
- * hooks.c -- telling the engine about relations that go away.
+ * commands.c -- what commands below the table AM mean for trees.
  *
  * PostgreSQL gives a table access method no callback when a relation is
  * dropped: DROP TABLE unlinks storage through the storage manager.  The
@@ -10,8 +10,11 @@
  * Databases are copied and moved below the table AM too: CREATE DATABASE
  * copies the template's files and ALTER DATABASE SET TABLESPACE moves them,
  * neither through a table AM callback.  A utility hook follows each with the
- * matching change to the engine's trees (see tides_copy_database and
- * tides_move_database).
+ * matching change to the engine's trees (see trt_copy_database and
+ * trt_move_database).
+ *
+ * src/module/module.c owns the hooks and calls trt_object_access and
+ * trt_utility_before/after from them.
  */
 #include "postgres.h"
 
@@ -29,18 +32,12 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
-#include "tides_pg.h"
+#include "runtime/trt.h"
 
-extern void tides_schedule_database_drop(Oid dboid);
-
-static object_access_hook_type prev_object_access_hook = NULL;
-static ProcessUtility_hook_type prev_process_utility = NULL;
-
-static void
-tides_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId, void *arg)
+/* object access hook: a relation's or a database's trees go when the DROP commits */
+void
+trt_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId)
 {
-	if (prev_object_access_hook)
-		prev_object_access_hook(access, classId, objectId, subId, arg);
 	if (access != OAT_DROP)
 		return;
 	if (classId == RelationRelationId && subId == 0)
@@ -49,12 +46,12 @@ tides_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subI
 
 		if (rel == NULL)
 			return;
-		if (RELKIND_HAS_STORAGE(rel->rd_rel->relkind) && tides_is_tides_relation(rel))
-			tides_schedule_relation_drop(rel);
+		if (RELKIND_HAS_STORAGE(rel->rd_rel->relkind) && trt_is_tides_relation(rel))
+			trt_schedule_relation_drop(rel);
 		relation_close(rel, NoLock);
 	}
 	else if (classId == DatabaseRelationId)
-		tides_schedule_database_drop(objectId);
+		trt_schedule_database_drop(objectId);
 }
 
 /* a database's default tablespace */
@@ -102,52 +99,52 @@ alterdb_tablespace(AlterDatabaseStmt *stmt)
 	return NULL;
 }
 
-static void
-tides_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
-					  ProcessUtilityContext context, ParamListInfo params,
-					  QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
+/*
+ * Utility hook, before the command: for ALTER DATABASE ... SET TABLESPACE to
+ * another tablespace, the first step of trt_move_database (in the
+ * command's first transaction).  Remembers what trt_utility_after needs.
+ */
+void
+trt_utility_before(PlannedStmt *pstmt, TrtUtilityState *st)
 {
 	Node	   *node = pstmt->utilityStmt;
-	Oid			src_db = InvalidOid;
-	Oid			old_spc = InvalidOid;
-	Oid			new_spc = InvalidOid;
 
+	st->node = node;
+	st->src_db = InvalidOid;
+	st->old_spc = InvalidOid;
+	st->new_spc = InvalidOid;
 	if (IsA(node, CreatedbStmt))
-		src_db = get_database_oid(createdb_template((CreatedbStmt *) node), false);
+		st->src_db = get_database_oid(createdb_template((CreatedbStmt *) node), false);
 	else if (IsA(node, AlterDatabaseStmt) && alterdb_tablespace((AlterDatabaseStmt *) node) != NULL)
 	{
-		src_db = get_database_oid(((AlterDatabaseStmt *) node)->dbname, false);
-		old_spc = database_tablespace(src_db);
-		new_spc = get_tablespace_oid(alterdb_tablespace((AlterDatabaseStmt *) node), false);
-		if (new_spc != old_spc)
-			tides_move_database(src_db, old_spc, new_spc, false);
+		st->src_db = get_database_oid(((AlterDatabaseStmt *) node)->dbname, false);
+		st->old_spc = database_tablespace(st->src_db);
+		st->new_spc = get_tablespace_oid(alterdb_tablespace((AlterDatabaseStmt *) node), false);
+		if (st->new_spc != st->old_spc)
+			trt_move_database(st->src_db, st->old_spc, st->new_spc, false);
 	}
-
-	if (prev_process_utility)
-		prev_process_utility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
-	else
-		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
-
-	if (!OidIsValid(src_db))
-		return;
-	CommandCounterIncrement();
-	if (IsA(node, CreatedbStmt))
-	{
-		Oid			dst_db = get_database_oid(((CreatedbStmt *) node)->dbname, false);
-
-		tides_copy_database(src_db, database_tablespace(src_db), dst_db, database_tablespace(dst_db));
-	}
-	else if (database_tablespace(src_db) == new_spc && new_spc != old_spc)
-		tides_move_database(src_db, old_spc, new_spc, true);
 }
 
-void		tides_hooks_init(void);
-
+/*
+ * Utility hook, after the command ran: CREATE DATABASE copies the
+ * template's trees in the same transaction, so the copies exist exactly if
+ * the database does; ALTER DATABASE ... SET TABLESPACE, if the database's
+ * tablespace now is the new one, finishes the move (in the transaction
+ * movedb() started after committing).
+ */
 void
-tides_hooks_init(void)
+trt_utility_after(TrtUtilityState *st)
 {
-	prev_object_access_hook = object_access_hook;
-	object_access_hook = tides_object_access;
-	prev_process_utility = ProcessUtility_hook;
-	ProcessUtility_hook = tides_process_utility;
+	if (!OidIsValid(st->src_db))
+		return;
+	CommandCounterIncrement();
+	if (IsA(st->node, CreatedbStmt))
+	{
+		Oid			dst_db = get_database_oid(((CreatedbStmt *) st->node)->dbname, false);
+
+		trt_copy_database(st->src_db, database_tablespace(st->src_db), dst_db,
+							database_tablespace(dst_db));
+	}
+	else if (database_tablespace(st->src_db) == st->new_spc && st->new_spc != st->old_spc)
+		trt_move_database(st->src_db, st->old_spc, st->new_spc, true);
 }

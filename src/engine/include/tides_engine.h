@@ -63,7 +63,7 @@ const char *tides_status_name(tides_status s);
 
 /*
  * All file I/O goes through a vfs table.  tides_vfs_posix() is the default;
- * test/engine builds a fault-injecting vfs on top of it (see env/vfs_fault.h).
+ * test/engine builds a fault-injecting vfs on top of it (test/vfs/vfs_fault.h).
  * Every function returns 0 or a negative errno value.
  */
 typedef struct tides_vfs tides_vfs;
@@ -138,8 +138,6 @@ typedef struct tides_options
 	uint32_t	sync_interval_ms;	/* for TIDES_SYNC_INTERVAL (200) */
 
 	uint32_t	max_open_files;		/* per-process SSTable descriptor cache (256) */
-	bool		paranoid_checks;	/* (true) currently has no effect: blocks are
-									 * checksummed whenever read from a file */
 
 	/* called (by the writer) when background work became due; may be NULL */
 	void		(*wakeup) (void *arg, int kind);

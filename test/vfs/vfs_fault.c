@@ -13,7 +13,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "env/vfs_fault.h"
+#include "vfs_fault.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -16,42 +16,42 @@
 #include "storage/latch.h"
 #include "utils/wait_event.h"
 
-#include "tides_pg.h"
+#include "runtime/trt.h"
 
 static tides_db *my_db = NULL;
 
 static tides_batch *my_batch = NULL;
 
 void
-tides_fill_options(tides_options *o)
+trt_fill_options(tides_options *o)
 {
 	tides_options_default(o);
-	o->memtable_size = (uint64) tides_memtable_size_mb << 20;
-	o->memtable_count = tides_memtable_count;
-	o->block_cache_size = (uint64) tides_block_cache_mb << 20;
-	o->meta_size = (uint64) tides_meta_size_mb << 20;
+	o->memtable_size = (uint64) trt_memtable_size_mb << 20;
+	o->memtable_count = trt_memtable_count;
+	o->block_cache_size = (uint64) trt_block_cache_mb << 20;
+	o->meta_size = (uint64) trt_meta_size_mb << 20;
 	o->max_open_tags = Max(1024, Min(16384, 4 * (MaxBackends + max_prepared_xacts) + 256));
-	o->sync_mode = (tides_sync_mode) tides_guc_sync_mode;
-	o->sync_interval_ms = tides_sync_interval_ms;
-	o->compression = (tides_compression) tides_guc_compression;
-	o->compression_level = tides_compression_level;
-	o->level0_slowdown_trigger = tides_l0_slowdown;
-	o->level0_stop_trigger = Max(tides_l0_stop, tides_l0_slowdown);
+	o->sync_mode = (tides_sync_mode) trt_guc_sync_mode;
+	o->sync_interval_ms = trt_sync_interval_ms;
+	o->compression = (tides_compression) trt_guc_compression;
+	o->compression_level = trt_compression_level;
+	o->level0_slowdown_trigger = trt_l0_slowdown;
+	o->level0_stop_trigger = Max(trt_l0_stop, trt_l0_slowdown);
 	/* a log segment must hold the largest batch: a memtable's worth */
 	o->log_segment_size = Max((uint64) 64 << 20, o->memtable_size / 4);
 	/* the server limits descriptors per process; leave most of them to md.c */
 	o->max_open_files = 64;
-	o->prefix_len = TIDES_ROW_KEY_LEN;
-	o->wakeup = tides_wakeup_workers;
+	o->prefix_len = TRT_ROW_KEY_LEN;
+	o->wakeup = trt_wakeup_workers;
 	o->wakeup_arg = NULL;
 }
 
 void
-tides_sync_mode_changed(void)
+trt_sync_mode_changed(void)
 {
 	/* each process reads the mode from its own options copy */
 	if (my_db != NULL)
-		tides_set_sync_mode(my_db, (tides_sync_mode) tides_guc_sync_mode);
+		tides_set_sync_mode(my_db, (tides_sync_mode) trt_guc_sync_mode);
 }
 
 static void
@@ -73,7 +73,7 @@ detach_engine(int code, Datum arg)
  * whole target-sized file of them each time.
  */
 static bool
-tides_metadata_partition(void *arg, const void *prev, size_t prevlen, const void *key, size_t klen)
+trt_metadata_partition(void *arg, const void *prev, size_t prevlen, const void *key, size_t klen)
 {
 	static const uint8 meta[8] = {0};
 	bool		prev_meta = prevlen >= 8 && memcmp(prev, meta, 8) == 0;
@@ -83,7 +83,7 @@ tides_metadata_partition(void *arg, const void *prev, size_t prevlen, const void
 }
 
 tides_db *
-tides_engine(void)
+trt_engine(void)
 {
 	tides_options o;
 	char		dir[MAXPGPATH];
@@ -91,22 +91,22 @@ tides_engine(void)
 
 	if (my_db != NULL)
 	{
-		if (!tides_shared->finalized)
-			tides_finalize_startup(my_db);
+		if (!trt_shared->finalized)
+			trt_finalize_startup(my_db);
 		return my_db;
 	}
-	if (tides_shared == NULL)
+	if (trt_shared == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("tidesam must be loaded via shared_preload_libraries")));
-	if (!tides_shared->engine_ok)
+	if (!trt_shared->engine_ok)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("tides storage is unavailable: %s", tides_shared->engine_error),
+				 errmsg("tides storage is unavailable: %s", trt_shared->engine_error),
 				 errhint("See the server log for the engine's recovery error.")));
-	tides_fill_options(&o);
+	trt_fill_options(&o);
 	snprintf(dir, sizeof(dir), "%s/pg_tides", DataDir);
-	s = tides_open(tides_shared->region, dir, &o, tides_engine_vfs(), false, NULL, &my_db);
+	s = tides_open(trt_shared->region, dir, &o, trt_engine_vfs(), false, NULL, &my_db);
 	if (s != TIDES_OK)
 	{
 		char		msg[512];
@@ -117,15 +117,15 @@ tides_engine(void)
 		my_db = NULL;
 		ereport(ERROR, (errmsg("could not attach to tides storage: %s", msg)));
 	}
-	tides_set_partitioner(my_db, tides_metadata_partition, NULL);
+	tides_set_partitioner(my_db, trt_metadata_partition, NULL);
 	on_shmem_exit(detach_engine, 0);
-	if (!tides_shared->finalized)
-		tides_finalize_startup(my_db);
+	if (!trt_shared->finalized)
+		trt_finalize_startup(my_db);
 	return my_db;
 }
 
 tides_batch *
-tides_local_batch(void)
+trt_local_batch(void)
 {
 	if (my_batch == NULL)
 	{
@@ -138,7 +138,7 @@ tides_local_batch(void)
 }
 
 void
-tides_engine_error(tides_status s, const char *what)
+trt_engine_error(tides_status s, const char *what)
 {
 	const char *msg = my_db ? tides_errmsg(my_db) : "";
 	int			code;
@@ -182,17 +182,17 @@ busy_wait(int attempt)
 }
 
 uint64
-tides_write_batch(tides_batch *b)
+trt_write_batch(tides_batch *b)
 {
-	if (tides_deferred_entries > 0)
-		tides_xact_flush_deferred();
-	return tides_write_batch_now(b);
+	if (trt_deferred_entries > 0)
+		trt_xact_flush_deferred();
+	return trt_write_batch_now(b);
 }
 
 uint64
-tides_write_batch_now(tides_batch *b)
+trt_write_batch_now(tides_batch *b)
 {
-	tides_db   *db = tides_engine();
+	tides_db   *db = trt_engine();
 	uint64		lsn = 0;
 
 	for (int attempt = 0;; attempt++)
@@ -202,20 +202,20 @@ tides_write_batch_now(tides_batch *b)
 		if (s == TIDES_OK)
 			return lsn;
 		if (s != TIDES_BUSY)
-			tides_engine_error(s, "write");
+			trt_engine_error(s, "write");
 		busy_wait(attempt);
 	}
 }
 
 bool
-tides_read(const uint8 *key, size_t klen, char **val, size_t *vlen)
+trt_read(const uint8 *key, size_t klen, char **val, size_t *vlen)
 {
-	tides_db   *db = tides_engine();
+	tides_db   *db = trt_engine();
 	size_t		cap = 512;
 	char	   *buf;
 
-	if (tides_deferred_entries > 0)
-		tides_xact_flush_deferred();
+	if (trt_deferred_entries > 0)
+		trt_xact_flush_deferred();
 	buf = palloc(cap);
 
 	for (;;)
@@ -238,14 +238,14 @@ tides_read(const uint8 *key, size_t klen, char **val, size_t *vlen)
 			buf = repalloc(buf, cap);
 			continue;
 		}
-		tides_engine_error(s, "read");
+		trt_engine_error(s, "read");
 	}
 }
 
 void
-tides_wakeup_workers(void *arg, int kind)
+trt_wakeup_workers(void *arg, int kind)
 {
-	TidesShared *ts = tides_shared;
+	TrtShared *ts = trt_shared;
 
 	if (ts == NULL)
 		return;
@@ -257,7 +257,7 @@ tides_wakeup_workers(void *arg, int kind)
 		SetLatch(ts->sync_latch);
 	if (kind & TIDES_WORK_COMPACT)
 	{
-		uint32		n = Max(1, tides_compaction_workers);
+		uint32		n = Max(1, trt_compaction_workers);
 		uint32		i = pg_atomic_fetch_add_u32(&ts->compact_rr, 1) % n;
 
 		if (ts->compact_latch[i])

@@ -1,5 +1,5 @@
 /*
- * tides_index.h -- the index access method "tides_btree": B-tree semantics,
+ * tidx.h -- the index access method "tides_btree": B-tree semantics,
  * entries stored in the tides engine.  See src/index/README.md.
  *
  * An entry is one engine key/value pair:
@@ -13,8 +13,8 @@
  * index order of nbtree.  The heap TID is block (4, BE) || offset (2, BE);
  * for tides tables that is the order of vids (vid = block * 291 + offset - 1).
  */
-#ifndef TIDES_INDEX_H
-#define TIDES_INDEX_H
+#ifndef TIDX_H
+#define TIDX_H
 
 #include "postgres.h"
 
@@ -22,13 +22,15 @@
 #include "access/genam.h"
 #include "access/itup.h"
 #include "access/relscan.h"
+#include "catalog/objectaccess.h"
+#include "executor/execdesc.h"
 #include "nodes/execnodes.h"
+#include "tcop/utility.h"
 #include "lib/stringinfo.h"
 #include "utils/pg_locale.h"
 #include "utils/rel.h"
-#include "utils/timestamp.h"
 
-#include "tides_pg.h"
+#include "runtime/trt.h"
 
 /* null markers: NULLS FIRST puts NULL before values, NULLS LAST after */
 #define TIDX_NULL_FIRST		0x00
@@ -101,7 +103,7 @@ typedef struct TidxDesc
 	TidxCol		cols[INDEX_MAX_KEYS];
 } TidxDesc;
 
-/* ---- encode.c */
+/* ---- tidx_encode.c */
 
 /* the kind of an opclass's comparison function, or TK_INVALID */
 extern TidxKind tidx_kind_of_cmp_proc(Oid procid);
@@ -120,8 +122,8 @@ extern const char *tidx_kind_name(TidxKind kind);
 extern bool tidx_col_init(TidxCol *col, Oid cmpproc, Oid typid, Oid collation,
 						  bool desc, bool nulls_first, int flags, const char *what);
 
-/* setting tides.trust_strxfrm */
-extern bool tides_trust_strxfrm;
+/* setting tides.trust_strxfrm (tidx_init.c) */
+extern bool tidx_trust_strxfrm;
 
 /* append the ascending, marker-less encoding of a non-NULL value */
 extern void tidx_encode_value(StringInfo buf, const TidxCol *col, Datum value);
@@ -147,7 +149,7 @@ extern void tidx_decode_tid(const uint8 *key, size_t klen, ItemPointer tid);
 /* smallest byte string greater than every string that starts with p; false if none */
 extern bool tidx_prefix_successor(uint8 *p, int *len);
 
-/* ---- desc.c */
+/* ---- tidx_desc.c */
 
 /* describe an index (tree, columns); with for_build, unsupported columns error */
 extern void tidx_desc_init(TidxDesc *d, Relation index, bool for_build);
@@ -155,24 +157,19 @@ extern void tidx_desc_init(TidxDesc *d, Relation index, bool for_build);
 /* the engine tree of the index's current storage (errors if it has none) */
 extern uint64 tidx_index_tree(Relation index);
 
-/* is this index relation a tides_btree index? */
-extern bool tides_is_tides_index(Relation rel);
-
 /* OID of the tides_btree access method (InvalidOid if not installed) */
 extern Oid	tidx_am_oid(void);
 
 /* the index's heap is a tides table (TIDs are never reused) */
 extern bool tidx_heap_is_tides(Relation heap);
 
-/* read the mapping relfilenode -> tree without creating one */
-extern bool tidx_lookup_tree(const RelFileNode *rnode, BackendId backend, uint64 *tree);
 
-/* ---- build.c */
+/* ---- tidx_build.c */
 
 extern IndexBuildResult *tidx_build(Relation heap, Relation index, IndexInfo *indexInfo);
 extern void tidx_buildempty(Relation index);
 
-/* ---- insert.c */
+/* ---- tidx_insert.c */
 
 extern bool tidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid,
 						Relation heap, IndexUniqueCheck checkUnique, bool indexUnchanged,
@@ -182,7 +179,7 @@ extern bool tidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer
 extern void tidx_delete_keys(uint8 **keys, size_t *lens, int n);
 extern void tidx_check_key_size(Relation index, Relation heap, int klen, ItemPointer tid);
 
-/* ---- scankeys.c */
+/* ---- tidx_scankeys.c */
 
 /* an interval [lo, hi) of encoded keys that a scan reads */
 typedef struct TidxKeyRange
@@ -220,7 +217,7 @@ tidx_cmp_bytes(const char *a, int alen, const char *b, int blen)
 	return alen < blen ? -1 : (alen > blen);
 }
 
-/* ---- scan.c */
+/* ---- tidx_scan.c */
 
 extern IndexScanDesc tidx_beginscan(Relation index, int nkeys, int norderbys);
 extern void tidx_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int norderbys);
@@ -230,54 +227,23 @@ extern void tidx_endscan(IndexScanDesc scan);
 extern void tidx_markpos(IndexScanDesc scan);
 extern void tidx_restrpos(IndexScanDesc scan);
 
-/* ---- vacuum.c */
+/* ---- tidx_vacuum.c */
 
 extern IndexBulkDeleteResult *tidx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 											  IndexBulkDeleteCallback callback, void *callback_state);
 extern IndexBulkDeleteResult *tidx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats);
 
-/* ---- engine helpers (desc.c) */
-
 /*
- * An engine iterator over [lower, upper), owned by the current resource
- * owner (an ERROR cannot leak it and the memtables it pins); close it with
- * tidx_iter_close.
- *
- * An iterator pins the memtables it reads, and a memtable slot is reused
- * only when nothing pins it: a walk over a big index on one iterator would
- * stall every writer once the other slots filled (as src/am/cursor.c says
- * for table scans).  So long walks trade their iterator for a fresh one
- * every TIDX_ITER_REFRESH_MS (tidx_iter_next, tidx_iter_refresh_due).  That
- * is safe for index entries: every row a snapshot sees had its entry
- * written before the snapshot was taken, and entries are deleted only for
- * rows dead to every snapshot, so a later view holds at least the entries
- * an earlier one held for the rows the walk can see.
+ * Long walks over an index's entries step through a TrtIter (src/runtime/
+ * iterators.c), which trades its engine iterator for a fresh one every
+ * TRT_ITER_REFRESH_MS.  That is safe for index entries: every row a
+ * snapshot sees had its entry written before the snapshot was taken, and
+ * entries are deleted only for rows dead to every snapshot, so a later view
+ * holds at least the entries an earlier one held for the rows the walk can
+ * see.
  */
-#define TIDX_ITER_REFRESH_MS 200
 
-typedef struct TidxIter
-{
-	tides_iter *it;
-	uint8	   *lower;			/* copies of the bounds, for refreshes */
-	size_t		llen;
-	uint8	   *upper;
-	size_t		ulen;
-	TimestampTz opened_at;
-	uint32		steps;
-} TidxIter;
-
-extern TidxIter *tidx_iter_open(const uint8 *lower, size_t llen, const uint8 *upper, size_t ulen);
-extern void tidx_iter_close(TidxIter *w);
-/* ERROR if the iterator stopped because of an engine error */
-extern void tidx_iter_check(TidxIter *w);
-/* has the iterator lived long enough to be replaced? (looks at the clock now and then) */
-extern bool tidx_iter_refresh_due(TidxIter *w);
-/* replace the iterator by a fresh one over the same bounds (not positioned) */
-extern void tidx_iter_reopen(TidxIter *w);
-/* step forward, replacing the iterator first when it is due */
-extern void tidx_iter_next(TidxIter *w);
-
-/* ---- compat.c: PostgreSQL 15's b-tree-only corners */
+/* ---- tidx_compat.c: PostgreSQL 15's b-tree-only corners */
 
 /* the ambuild step that lets foreign keys reference the index */
 extern void tidx_use_btree_opclasses(Relation heap, Relation index);
@@ -301,5 +267,42 @@ extern void tidx_unguard_reuse(List *guard);
 
 extern void tidx_lock_stripes_request(void);
 extern LWLock *tidx_stripe_lock(uint64 tree, const uint8 *prefix, size_t len);
+
+/* the hooks' index parts; src/module/module.c installs the hooks (tidx_compat.c) */
+extern void tidx_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId);
+extern List *tidx_masquerade_for_query(QueryDesc *qd);
+extern bool tidx_planner_begin(void);
+extern void tidx_planner_end(void);
+extern void tidx_relcache_callback(Datum arg, Oid relid);
+extern void tidx_xact_callback(XactEvent event);
+
+/* ---- tidx_init.c: settings and shared memory */
+
+/* setting tides.index_method */
+#define TIDX_INDEX_METHOD_BTREE		0
+#define TIDX_INDEX_METHOD_TIDES_BTREE	1
+extern int	tidx_index_method;
+
+extern void tidx_define_settings(void);
+extern void tidx_shmem_request(void);
+
+/* ---- tidx_utility.c: the utility hook's index part */
+
+typedef struct TidxUtilityState
+{
+	List	   *masq;			/* index OIDs masqueraded as btree for the command */
+	List	   *guard;			/* tidx_guard_reuse's state */
+	List	   *dropped_trees;	/* DROP INDEX CONCURRENTLY: trees (uint64 *) to drop */
+	List	   *masq_names;		/* ADD CONSTRAINT ... USING INDEX names (char *) */
+	Oid			masq_nsp;
+	void	   *prev_names;		/* tidx_masquerade_names_begin's answer */
+	Oid			moved;			/* ALTER INDEX ... SET TABLESPACE of a tides_btree index */
+	Oid			move_all_spc;	/* ALTER INDEX ALL IN TABLESPACE ... SET TABLESPACE: target */
+} TidxUtilityState;
+
+extern void tidx_utility_before(PlannedStmt **pstmt, bool *readOnlyTree, const char *queryString,
+								ProcessUtilityContext context, TidxUtilityState *st);
+extern void tidx_utility_cleanup(TidxUtilityState *st);
+extern void tidx_utility_after(TidxUtilityState *st);
 
 #endif

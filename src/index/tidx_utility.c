@@ -1,6 +1,7 @@
 /*
- * utility.c -- the setting tides.index_method, and the utility commands
- * that need help with tides_btree indexes.
+ * tidx_utility.c -- the setting tides.index_method, and the utility commands
+ * that need help with tides_btree indexes.  src/module/module.c owns the
+ * ProcessUtility hook and calls tidx_utility_before, _cleanup and _after.
  *
  * tides.index_method = tides_btree makes the b-tree indexes that a user
  * does not ask for by name use tides_btree instead, on ordinary (not
@@ -61,23 +62,8 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
-#include "tides_pg.h"
-#include "tides_index.h"
-
-#define TIDES_INDEX_METHOD_BTREE		0
-#define TIDES_INDEX_METHOD_TIDES_BTREE	1
-
-int			tides_index_method = TIDES_INDEX_METHOD_BTREE;
-
-static const struct config_enum_entry index_method_options[] = {
-	{"btree", TIDES_INDEX_METHOD_BTREE, false},
-	{"tides_btree", TIDES_INDEX_METHOD_TIDES_BTREE, false},
-	{NULL, 0, false}
-};
-
-static ProcessUtility_hook_type prev_utility = NULL;
-
-void		tides_utility_init(void);
+#include "runtime/trt.h"
+#include "index/tidx.h"
 
 /* --------------------------------------------------- was USING written? */
 
@@ -152,7 +138,7 @@ static bool
 table_qualifies(Relation rel)
 {
 	return rel->rd_rel->relkind == RELKIND_RELATION && !rel->rd_rel->relispartition &&
-		tides_is_tides_relation(rel);
+		trt_is_tides_relation(rel);
 }
 
 /* a key column of type typid and collation coll, with opclass name opcname (or NIL) */
@@ -599,7 +585,7 @@ moved_index(AlterTableStmt *stmt)
 	rel = try_relation_open(relid, NoLock);
 	if (rel == NULL)
 		return InvalidOid;
-	ours = tides_is_tides_index(rel);
+	ours = trt_is_tides_index(rel);
 	relation_close(rel, NoLock);
 	return ours ? relid : InvalidOid;
 }
@@ -610,8 +596,8 @@ rebuild_if_storage_missing(Oid indexoid)
 {
 	Relation	index = index_open(indexoid, AccessExclusiveLock);
 	uint64		tree;
-	bool		missing = tides_is_tides_index(index) &&
-		!tidx_lookup_tree(&index->rd_node, index->rd_backend, &tree);
+	bool		missing = trt_is_tides_index(index) &&
+		!trt_lookup_tree(&index->rd_node, index->rd_backend, &tree);
 	char		persistence = index->rd_rel->relpersistence;
 
 	index_close(index, NoLock);
@@ -651,7 +637,7 @@ indexes_in_tablespace(Oid spc)
 }
 
 /*
- * DROP INDEX CONCURRENTLY: the object access hook (src/pg/hooks.c) cannot
+ * DROP INDEX CONCURRENTLY: the object access hook (src/runtime/commands.c) cannot
  * write the drop marker, since the command must not have an xid when it
  * starts; its last transaction drops the index's storage, so the trees are
  * scheduled then, after PostgreSQL's part.
@@ -676,7 +662,7 @@ concurrent_drop_trees(DropStmt *stmt)
 		rel = try_relation_open(relid, NoLock);
 		if (rel == NULL)
 			continue;
-		if (tides_is_tides_index(rel) && tidx_lookup_tree(&rel->rd_node, rel->rd_backend, &tree))
+		if (trt_is_tides_index(rel) && trt_lookup_tree(&rel->rd_node, rel->rd_backend, &tree))
 		{
 			uint64	   *p = palloc(sizeof(uint64));
 
@@ -690,29 +676,30 @@ concurrent_drop_trees(DropStmt *stmt)
 
 /* ------------------------------------------------------------------ hook */
 
-static void
-tides_index_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
-					ProcessUtilityContext context, ParamListInfo params,
-					QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
+/*
+ * Before the command: with tides.index_method = tides_btree, make the
+ * statement's unnamed b-tree indexes tides_btree (*pstmt may be replaced by
+ * a copy, and *readOnlyTree then becomes false); fix operator class names;
+ * masquerade the indexes the command must take for btree; note what
+ * tidx_utility_after must do.  tidx_utility_cleanup must follow, also on
+ * error.
+ */
+void
+tidx_utility_before(PlannedStmt **pstmt_p, bool *readOnlyTree, const char *queryString,
+					ProcessUtilityContext context, TidxUtilityState *st)
 {
+	PlannedStmt *pstmt = *pstmt_p;
 	Node	   *node = pstmt->utilityStmt;
-	List	   *masq = NIL;
-	List	   *guard = NIL;
-	List	   *dropped_trees = NIL;
-	List	   *masq_names = NIL;
-	Oid			masq_nsp = InvalidOid;
-	void	   *prev_names;
-	Oid			moved = InvalidOid;
-	Oid			move_all_spc = InvalidOid;
 
-	if (tides_index_method == TIDES_INDEX_METHOD_TIDES_BTREE &&
+	memset(st, 0, sizeof(*st));
+	if (tidx_index_method == TIDX_INDEX_METHOD_TIDES_BTREE &&
 		(IsA(node, IndexStmt) || IsA(node, AlterTableStmt)))
 	{
-		if (readOnlyTree)
+		if (*readOnlyTree)
 		{
 			pstmt = copyObject(pstmt);
 			node = pstmt->utilityStmt;
-			readOnlyTree = false;
+			*readOnlyTree = false;
 		}
 		if (IsA(node, IndexStmt))
 		{
@@ -729,85 +716,69 @@ tides_index_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTr
 	}
 	if (IsA(node, IndexStmt))
 	{
-		masq = partition_index_targets((IndexStmt *) node);
+		st->masq = partition_index_targets((IndexStmt *) node);
 		if (strcmp(((IndexStmt *) node)->accessMethod, "tides_btree") == 0)
 		{
-			if (readOnlyTree)
+			if (*readOnlyTree)
 			{
 				pstmt = copyObject(pstmt);
 				node = pstmt->utilityStmt;
-				readOnlyTree = false;
+				*readOnlyTree = false;
 			}
 			fix_opclass_names((IndexStmt *) node);
 		}
 	}
 	else if (IsA(node, AlterTableStmt))
 	{
-		masq = using_index_targets((AlterTableStmt *) node, &masq_names, &masq_nsp);
-		masq = list_concat(masq, attach_targets((AlterTableStmt *) node));
-		guard = guard_type_changes((AlterTableStmt *) node);
+		st->masq = using_index_targets((AlterTableStmt *) node, &st->masq_names, &st->masq_nsp);
+		st->masq = list_concat(st->masq, attach_targets((AlterTableStmt *) node));
+		st->guard = guard_type_changes((AlterTableStmt *) node);
 		if (((AlterTableStmt *) node)->objtype == OBJECT_INDEX)
-			moved = moved_index((AlterTableStmt *) node);
+			st->moved = moved_index((AlterTableStmt *) node);
 	}
 	else if (IsA(node, DropStmt))
-		dropped_trees = concurrent_drop_trees((DropStmt *) node);
+		st->dropped_trees = concurrent_drop_trees((DropStmt *) node);
 	else if (IsA(node, AlterTableMoveAllStmt) &&
 			 ((AlterTableMoveAllStmt *) node)->objtype == OBJECT_INDEX)
-		move_all_spc = get_tablespace_oid(((AlterTableMoveAllStmt *) node)->new_tablespacename, true);
+		st->move_all_spc = get_tablespace_oid(((AlterTableMoveAllStmt *) node)->new_tablespacename, true);
 
-	prev_names = tidx_masquerade_names_begin(masq_nsp, masq_names);
-	PG_TRY();
-	{
-		if (prev_utility)
-			prev_utility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
-		else
-			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
-	}
-	PG_FINALLY();
-	{
-		tidx_masquerade_names_end(prev_names);
-		tidx_unmasquerade_oids(masq);
-		tidx_unguard_reuse(guard);
-	}
-	PG_END_TRY();
+	st->prev_names = tidx_masquerade_names_begin(st->masq_nsp, st->masq_names);
+	*pstmt_p = pstmt;
+}
 
-	if (dropped_trees != NIL)
-	{
-		ListCell   *lc;
+/* after the command, on success or error: every masquerade and guard ends */
+void
+tidx_utility_cleanup(TidxUtilityState *st)
+{
+	tidx_masquerade_names_end(st->prev_names);
+	tidx_unmasquerade_oids(st->masq);
+	tidx_unguard_reuse(st->guard);
+}
 
-		foreach(lc, dropped_trees)
-			tides_drop_tree_at_end(*(uint64 *) lfirst(lc), true);
-	}
-	if (OidIsValid(moved))
+/*
+ * After the command succeeded: DROP INDEX CONCURRENTLY's trees are
+ * scheduled, and tides_btree indexes moved by SET TABLESPACE without their
+ * storage are rebuilt.
+ */
+void
+tidx_utility_after(TidxUtilityState *st)
+{
+	ListCell   *lc;
+
+	foreach(lc, st->dropped_trees)
+		trt_drop_tree_at_end(*(uint64 *) lfirst(lc), true);
+	if (OidIsValid(st->moved))
 	{
 		CommandCounterIncrement();
-		rebuild_if_storage_missing(moved);
+		rebuild_if_storage_missing(st->moved);
 	}
-	if (OidIsValid(move_all_spc))
+	if (OidIsValid(st->move_all_spc))
 	{
-		ListCell   *lc;
 		List	   *list;
 
 		CommandCounterIncrement();
-		list = indexes_in_tablespace(move_all_spc);
+		list = indexes_in_tablespace(st->move_all_spc);
 		foreach(lc, list)
 			rebuild_if_storage_missing(lfirst_oid(lc));
 	}
-}
-
-void
-tides_utility_init(void)
-{
-	DefineCustomEnumVariable("tides.index_method",
-							 "Access method of b-tree indexes not named by USING on tides tables.",
-							 "tides_btree: PRIMARY KEY, UNIQUE and CREATE INDEX without USING on tides tables use tides_btree where it supports the key columns; btree: they use btree.",
-							 &tides_index_method, TIDES_INDEX_METHOD_BTREE, index_method_options,
-							 PGC_USERSET, 0, NULL, NULL, NULL);
-	DefineCustomBoolVariable("tides.trust_strxfrm",
-							 "Lets tides_btree index strings under libc collations.",
-							 "Their keys come from strxfrm(), which in glibc does not always order as strcoll() does; turn on only if the C library's two agree.",
-							 &tides_trust_strxfrm, false,
-							 PGC_SUSET, 0, NULL, NULL, NULL);
-	prev_utility = ProcessUtility_hook;
-	ProcessUtility_hook = tides_index_utility;
 }

@@ -1,0 +1,151 @@
+/*
+ * shmem.c -- the runtime's shared memory: its size (requested in the
+ * postmaster's shmem_request hook), its initialisation, and what the
+ * postmaster does right after (shmem_startup hook): engine recovery and the
+ * reset after a crash, before any backend exists.  src/module/module.c
+ * installs the hooks and calls trt_shmem_request and trt_shmem_startup.
+ *
+ * tidesam must be in shared_preload_libraries: the engine's memtables,
+ * block cache and log state live in the main shared memory segment, whose
+ * address is the same in every process (the engine's raw pointers need
+ * that), and its recovery runs in the postmaster.
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/shmem.h"
+
+#include "runtime/trt.h"
+
+TrtShared *trt_shared = NULL;
+
+/* a test module's file system (trt_set_vfs_provider), or NULL */
+static const TrtVfsProvider *vfs_provider = NULL;
+
+static Size
+engine_region_size(void)
+{
+	tides_options o;
+
+	trt_fill_options(&o);
+	return tides_region_size(&o);
+}
+
+void
+trt_shmem_request(void)
+{
+	RequestAddinShmemSpace(add_size(sizeof(TrtShared), engine_region_size()));
+	RequestAddinShmemSpace(mul_size(trt_row_lock_stripes, sizeof(LWLockPadded)));
+	RequestAddinShmemSpace(trt_trees_shmem_size());
+	RequestNamedLWLockTranche("tides", 4);
+	RequestNamedLWLockTranche("tides_row", trt_row_lock_stripes);
+}
+
+void
+trt_set_vfs_provider(const TrtVfsProvider *provider)
+{
+	if (!process_shared_preload_libraries_in_progress || trt_shared != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("a tides vfs provider can only be set while shared_preload_libraries are loaded")));
+	if (vfs_provider != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("tides vfs provider \"%s\" is already set", vfs_provider->name)));
+	vfs_provider = provider;
+}
+
+/* the vfs every process opens the engine with: NULL (POSIX) unless testing */
+tides_vfs *
+trt_engine_vfs(void)
+{
+	return vfs_provider != NULL ? vfs_provider->vfs() : NULL;
+}
+
+/* recover the engine (postmaster, before any backend exists) */
+static void
+recover_engine(void)
+{
+	tides_options o;
+	tides_recovery_info info;
+	tides_db   *db = NULL;
+	tides_status s;
+	char		dir[MAXPGPATH];
+
+	trt_fill_options(&o);
+	snprintf(dir, sizeof(dir), "%s/pg_tides", DataDir);
+	s = tides_region_init(trt_shared->region, engine_region_size(), &o);
+	if (s == TIDES_OK)
+		s = tides_open(trt_shared->region, dir, &o, trt_engine_vfs(), true, &info, &db);
+	if (s != TIDES_OK)
+	{
+		snprintf(trt_shared->engine_error, sizeof(trt_shared->engine_error), "%s",
+				 db ? tides_errmsg(db) : tides_status_name(s));
+		ereport(LOG,
+				(errmsg("tides: engine recovery failed: %s", trt_shared->engine_error),
+				 errhint("Tables using the tides access method are unavailable until this is fixed.")));
+		if (db)
+			tides_close(db);
+		return;
+	}
+	trt_shared->engine_ok = true;
+	trt_shared->recovery_seconds = info.seconds;
+	trt_shared->recovery_batches = info.batches_replayed;
+	trt_shared->clean_start = !info.log_tail_damaged;
+	if (info.n_unsealed_tags > 0)
+	{
+		trt_shared->unsealed = ShmemAlloc(sizeof(uint64) * info.n_unsealed_tags);
+		memcpy(trt_shared->unsealed, info.unsealed_tags, sizeof(uint64) * info.n_unsealed_tags);
+		trt_shared->n_unsealed = info.n_unsealed_tags;
+	}
+	ereport(LOG,
+			(errmsg("tides: engine recovered in %.3f s: %llu log bytes, %llu batches replayed%s, %u unfinished transactions",
+					info.seconds, (unsigned long long) info.log_bytes_replayed,
+					(unsigned long long) info.batches_replayed,
+					info.log_tail_damaged ? " (log tail damaged, replay stopped there)" : "",
+					info.n_unsealed_tags)));
+	tides_close(db);
+}
+
+void
+trt_shmem_startup(void)
+{
+	bool		found;
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	trt_shared = ShmemInitStruct("tides shared state",
+								   add_size(sizeof(TrtShared), engine_region_size() + 64),
+								   &found);
+	if (!found)
+	{
+		LWLockPadded *locks;
+
+		memset(trt_shared, 0, sizeof(TrtShared));
+		trt_shared->region = (void *) TYPEALIGN(64, (char *) trt_shared + sizeof(TrtShared));
+		locks = GetNamedLWLockTranche("tides");
+		trt_shared->init_lock = &locks[0].lock;
+		trt_shared->reserve_lock = &locks[1].lock;
+		trt_shared->row_locks = GetNamedLWLockTranche("tides_row");
+		trt_shared->n_row_locks = trt_row_lock_stripes;
+		SpinLockInit(&trt_shared->tree_lock);
+		pg_atomic_init_u32(&trt_shared->compact_rr, 0);
+		pg_atomic_init_u64(&trt_shared->durable_horizon, 0);
+	}
+	trt_trees_shmem_init();
+	/* a test file system's shared state, before recovery opens the engine over it */
+	if (vfs_provider != NULL)
+		vfs_provider->shmem_startup();
+	LWLockRelease(AddinShmemInitLock);
+
+	if (!found && !IsUnderPostmaster)
+	{
+		if (vfs_provider != NULL)
+			ereport(LOG,
+					(errmsg("tides: the engine opens its files through the test file system \"%s\"",
+							vfs_provider->name)));
+		trt_capture_control_file();
+		recover_engine();
+		trt_reset_after_crash();
+	}
+}
