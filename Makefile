@@ -20,7 +20,9 @@ PG_CONFIG ?= pg_config
 
 MODULE_big = tidesam
 EXTENSION  = tidesam
-DATA       = tidesam--1.0.sql
+# every version's script: the base tidesam--1.0.sql and the update chain
+# tidesam--A--B.sql (a version without a base script is installed by the chain)
+DATA       = $(sort $(wildcard tidesam--*.sql))
 PGFILEDESC = "tidesam - LSM table access method"
 
 TIDES_PG_SRCS := $(sort $(wildcard src/pg/*.c src/am/*.c src/index/*.c))
