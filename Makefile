@@ -5,6 +5,8 @@
 #   make                 the PostgreSQL extension (PGXS)
 #   make install         install the extension into the server found by pg_config
 #   make installcheck    the extension's pg_regress tests (needs a running server)
+#   make deb             the Debian package postgresql-15-tidesam (build/deb/)
+#   make deb-test        install that package in a fresh Debian chroot, CREATE EXTENSION
 #
 # See README.md for the full test and benchmark commands.
 
@@ -51,6 +53,16 @@ override autodepend = yes
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# ---- packaging (debian/, META.json; see debian/README.Debian)
+
+.PHONY: deb deb-test meta-check
+deb:
+	bash test/packaging/build_deb.sh
+deb-test:
+	bash test/packaging/deb_chroot.sh
+meta-check:
+	python3 test/packaging/check_meta.py
 
 # engine objects built for the extension use the engine's own warnings
 $(ENGINE_SRCS:.c=.o): CFLAGS += -Wno-missing-prototypes
