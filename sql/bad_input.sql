@@ -8,10 +8,18 @@
 -- written to postgresql.auto.conf, so only invalid ones are used here.)
 --
 
--- the settings and their defaults (the memtable size comes from regress.conf);
--- a new setting needs its bad values below, too
-SELECT name, setting, unit, context, vartype, min_val, max_val, enumvals
+-- the settings and their built-in defaults (boot_val: what the server's
+-- configuration sets does not matter); a new setting needs its bad values
+-- below, too
+SELECT name, boot_val, unit, context, vartype, min_val, max_val, enumvals
 FROM pg_settings WHERE name LIKE 'tides.%' ORDER BY name;
+-- what is in effect now, and what postgresql.auto.conf holds: the end of
+-- the block checks that nothing of it changed
+CREATE TEMP TABLE bad_settings_before AS
+SELECT name, setting, source FROM pg_settings WHERE name LIKE 'tides.%';
+CREATE TEMP TABLE bad_auto_conf_before AS
+SELECT name, setting FROM pg_file_settings
+WHERE name LIKE 'tides.%' AND sourcefile LIKE '%postgresql.auto.conf';
 
 -- postmaster settings cannot be changed with SET
 SET tides.memtable_size = '64MB';
@@ -90,14 +98,29 @@ SHOW tides.trust_strxfrm;
 SET tides.bogus = 1;
 ALTER SYSTEM SET tides.bogus = 1;
 SHOW tides.bogus;
--- nothing was changed: postgresql.auto.conf holds no tides setting
-SELECT name, setting FROM pg_file_settings
-WHERE name LIKE 'tides.%' AND sourcefile LIKE '%postgresql.auto.conf' ORDER BY name;
-SELECT name, setting FROM pg_settings WHERE name LIKE 'tides.%' AND source <> 'default'
+-- nothing was changed: postgresql.auto.conf holds the tides settings it
+-- held before, and every setting is still what and where it was
+(SELECT name, setting FROM pg_file_settings
+ WHERE name LIKE 'tides.%' AND sourcefile LIKE '%postgresql.auto.conf'
+ EXCEPT SELECT name, setting FROM bad_auto_conf_before)
+UNION ALL
+(SELECT name, setting FROM bad_auto_conf_before
+ EXCEPT SELECT name, setting FROM pg_file_settings
+ WHERE name LIKE 'tides.%' AND sourcefile LIKE '%postgresql.auto.conf')
+ORDER BY name;
+SELECT name, setting, source FROM pg_settings WHERE name LIKE 'tides.%'
+EXCEPT SELECT name, setting, source FROM bad_settings_before
 ORDER BY name;
 -- (in case one of the values above was accepted, it must not break the
--- later restarts of this cluster)
-ALTER SYSTEM RESET ALL;
+-- later restarts of this cluster: put back what postgresql.auto.conf held,
+-- touching nothing else of a server that make installcheck runs on)
+SELECT CASE WHEN b.name IS NULL THEN format('ALTER SYSTEM RESET %s', a.name)
+            ELSE format('ALTER SYSTEM SET %s = %L', a.name, b.setting) END
+FROM (SELECT name, setting FROM pg_file_settings
+      WHERE name LIKE 'tides.%' AND sourcefile LIKE '%postgresql.auto.conf') a
+LEFT JOIN bad_auto_conf_before b USING (name)
+WHERE b.setting IS DISTINCT FROM a.setting
+ORDER BY a.name \gexec
 
 --
 -- reloptions on tides tables

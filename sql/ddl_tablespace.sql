@@ -1,9 +1,10 @@
 --
 -- ddl_tablespace: ALTER TABLE ... SET TABLESPACE of tides tables and back, CREATE
 -- TABLE ... TABLESPACE, a rolled back move, DROP TABLESPACE afterwards.
+-- The tablespace is an in-place one (a directory under pg_tblspc/, as
+-- PostgreSQL's own tablespace test makes), so the test needs no directory
+-- prepared outside the server and runs under make installcheck.
 --
-\getenv abs_builddir PG_ABS_BUILDDIR
-\set tsdir :abs_builddir '/tablespace'
 -- dd_reset(): the test table, freshly loaded
 CREATE PROCEDURE dd_reset() LANGUAGE plpgsql AS $$
 BEGIN
@@ -21,7 +22,9 @@ SELECT * FROM dd_digest();
 --
 -- ALTER TABLE SET TABLESPACE (and back)
 --
-CREATE TABLESPACE tides_ts LOCATION :'tsdir';
+SET allow_in_place_tablespaces = on;
+CREATE TABLESPACE tides_ts LOCATION '';
+RESET allow_in_place_tablespaces;
 ALTER TABLE dd SET TABLESPACE tides_ts;
 SELECT t.spcname FROM pg_class c JOIN pg_tablespace t ON t.oid = c.reltablespace WHERE c.relname = 'dd';
 SELECT * FROM dd_digest();

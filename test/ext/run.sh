@@ -43,6 +43,7 @@
 #                     tides: no failed transaction, balances = history deltas
 #        no_preload   cluster 2 without shared_preload_libraries: the error and hint
 #        bad_conf     cluster 2 with invalid tides.* values in postgresql.conf
+#        packaging    META.json (PGXN spec, version = default_version), update chain
 #        server_log   no server process crashed (both clusters' logs)
 #   8. one line: "extension: P passed, F failed"
 {
@@ -60,7 +61,7 @@ unset LANGUAGE PGDATABASE PGHOST PGPORT PGUSER PGOPTIONS
 
 # tests whose expected output cannot come from the heap reference run
 # (tides-only settings and functions); their expected files are written by hand
-NO_REFERENCE="bad_input"
+NO_REFERENCE="bad_input ext_privileges ext_versions"
 
 AM=tides
 BUILD=1
@@ -221,7 +222,7 @@ selected() {  # is $1 selected (or nothing selected)?
     for s in "${SELECTED[@]}"; do [[ "$s" == "$1" ]] && return 0; done
     return 1
 }
-ALL_CHECKS=(pg_dump pgbench no_preload bad_conf)
+ALL_CHECKS=(pg_dump pgbench no_preload bad_conf packaging)
 for s in "${SELECTED[@]}"; do
     found=0
     for t in "${all_regress[@]}" "${all_isolation[@]}" "${ALL_CHECKS[@]}" server_log; do
@@ -510,6 +511,14 @@ EOF
         cat "$W/bad_conf.log" >>"$LOG2"
     } >"$W/checks/bad_conf.out" 2>&1
     compare_check bad_conf
+fi
+
+# packaging: META.json against the PGXN spec and tidesam.control's
+# default_version, the update chain, debian/changelog (test/packaging/check_meta.py)
+if run_check packaging; then
+    log "packaging"
+    python3 "$REPO/test/packaging/check_meta.py" "$REPO" >"$W/checks/packaging.out" 2>&1
+    compare_check packaging
 fi
 
 # ------------------------------------------------------------ shutdown -----
