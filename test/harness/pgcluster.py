@@ -29,7 +29,7 @@ Command line (the cluster's settings are kept in DIR/cluster.json):
                                        installation of this tree, else the system's
   pgcluster.py init DIR [--port N] [--no-preload] [--regress-conf] [--set 'K = V']...
                    [--conf FILE]... [--initdb-opts 'OPTS'] [--log FILE]
-  pgcluster.py start DIR [--core] [--timeout S]    (pg_ctl start -w; prints nothing)
+  pgcluster.py start DIR [--core] [--timeout S] [--log FILE]   (pg_ctl start -w)
   pgcluster.py stop DIR [--mode fast|immediate] [--timeout S]
                                        falls back to immediate, then kill -9 by pid
   pgcluster.py kill9 DIR               SIGKILL the postmaster and every child at once
@@ -522,6 +522,7 @@ def _cli(argv):
     p.add_argument("dir")
     p.add_argument("--core", action="store_true")
     p.add_argument("--timeout", type=int, default=180)
+    p.add_argument("--log", help="the server log of this start (default: the cluster's)")
     p = sub.add_parser("stop")
     p.add_argument("dir")
     p.add_argument("--mode", default="fast")
@@ -562,7 +563,7 @@ def _cli(argv):
             return 1
     elif a.cmd == "start":
         try:
-            Cluster.load(a.dir).start(timeout=a.timeout, core=a.core)
+            Cluster.load(a.dir).start(timeout=a.timeout, core=a.core, logfile=a.log and os.path.abspath(a.log))
         except RuntimeError as e:
             print(e, file=sys.stderr)
             return 1
