@@ -367,11 +367,15 @@ class Cluster:
             e.update(extra)
         return e
 
+    def as_user(self, cmd):
+        """cmd as the server user (a subclass may wrap it further)"""
+        return as_user(cmd)
+
     def run(self, cmd, env=None, cwd=None, **kw):
         """cmd as the server user, in a directory that user can enter (the
         cluster directory, or /), with PGHOST/PGPORT/PGUSER of this cluster and
         HOME = the cluster directory."""
-        return subprocess.run(as_user(cmd), env=self.client_env(dict(HOME=self.base, **(env or {}))),
+        return subprocess.run(self.as_user(cmd), env=self.client_env(dict(HOME=self.base, **(env or {}))),
                               cwd=cwd or self._cwd(), **kw)
 
     def _cwd(self):
