@@ -118,31 +118,7 @@ signal.signal(signal.SIGHUP, _on_signal)
 # /proc helpers
 
 
-def _children_map():
-    kids = {}
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % d) as f:
-                s = f.read()
-        except OSError:
-            continue
-        # the comm field may contain spaces; ppid follows the last ')'
-        rest = s[s.rfind(")") + 2:].split()
-        ppid = int(rest[1])
-        kids.setdefault(ppid, []).append(int(d))
-    return kids
-
-
-def process_tree(root_pid):
-    kids = _children_map()
-    out, todo = [], [root_pid]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        todo.extend(kids.get(p, []))
-    return out
+process_tree = pgcluster.process_tree
 
 
 def read_io(pid):

@@ -197,19 +197,30 @@ def pg_regress(kind="regress", bin_dir=None):
 # processes
 
 
-def proc_children(pid):
-    kids = []
+def _children_map():
+    kids = {}
     for d in os.listdir("/proc"):
         if not d.isdigit():
             continue
         try:
             with open("/proc/%s/stat" % d) as f:
                 st = f.read()
-            if int(st[st.rindex(")") + 2:].split()[1]) == pid:
-                kids.append(int(d))
-        except (OSError, ValueError):
-            pass
+        except OSError:
+            continue
+        # the comm field may contain spaces; ppid follows the last ')'
+        kids.setdefault(int(st[st.rindex(")") + 2:].split()[1]), []).append(int(d))
     return kids
+
+
+def process_tree(root_pid):
+    """root_pid and all its descendants"""
+    kids = _children_map()
+    out, todo = [], [root_pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(kids.get(p, []))
+    return out
 
 
 def pid_alive(pid):
@@ -441,7 +452,7 @@ class Cluster:
         pm = self.postmaster_pid()
         if pm is None or not pid_alive(pm) or self.data not in cmdline(pm):
             return False
-        victims = [pm] + proc_children(pm)
+        victims = process_tree(pm)
         for p in victims:
             try:
                 os.kill(p, signal.SIGKILL)
