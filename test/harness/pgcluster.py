@@ -157,11 +157,11 @@ def install(dest=None, src=ROOT, build=True, quiet=True):
             subprocess.check_call(["cp", "-a", d, dest + d])
         with open(stamp, "w") as f:
             f.write(want + "\n")
-    for f in [os.path.join(dest + pkglibdir, "tidesam.so")] + [
-            os.path.join(dest + sharedir, "extension", n) for n in os.listdir(dest + sharedir + "/extension")
-            if n.startswith("tidesam")]:
-        if os.path.exists(f):
-            os.unlink(f)
+    # what an earlier install left (tidesam.so, test modules, control and SQL files)
+    for d in (dest + pkglibdir, os.path.join(dest + sharedir, "extension")):
+        for n in os.listdir(d):
+            if n.startswith("tidesam"):
+                os.unlink(os.path.join(d, n))
     subprocess.run(["make", "-s", "install", "DESTDIR=" + dest], cwd=src, check=True, stdout=out)
     subprocess.check_call(["chmod", "-R", "a+rX", dest])
     # every parent directory must be traversable by the server user
