@@ -140,7 +140,15 @@ def install(dest=None, src=ROOT, build=True, quiet=True):
     """Build tidesam in src (make) and install it into a private copy of the
     installed PostgreSQL under dest; returns the copy's bindir.  The copy of
     the server is refreshed when the installed server changes."""
+    import fcntl
     dest = os.path.abspath(dest or default_install_dir(src))
+    os.makedirs(os.path.dirname(dest), exist_ok=True)
+    with open(dest + ".lock", "w") as lock:     # one install into dest at a time
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _install(dest, src, build, quiet)
+
+
+def _install(dest, src, build, quiet):
     bindir, pkglibdir, sharedir = (_pg_config(w) for w in ("--bindir", "--pkglibdir", "--sharedir"))
     out = subprocess.DEVNULL if quiet else None
     if build:
