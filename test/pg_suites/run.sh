@@ -48,7 +48,8 @@ Results
                           (default postgres; created as a system user if missing)
   --quiet                 do not stream pg_regress progress to stderr
 
-Environment: TIDES_CACHE (default /var/tmp/tidesam-cache), PG_MAJOR (15).
+Environment: TIDES_CACHE (default /var/tmp/tidesam-cache), PG_MAJOR (15),
+TIDES_PG_BINDIR (with tidesam: the private installation; default: one of this tree, made now).
 Exit status: 0 all tests passed (possibly with accepted differences),
              1 some test failed, 2 harness error.
 EOF
