@@ -11,7 +11,8 @@
 #   bash scripts/demo.sh bench-quick  its smoke version (make bench-quick)
 #
 # The extension is installed into a private copy of the server under
-# build/bench-pg (bench/pg/install_private.sh), never into the system
+# build/pg-private (test/harness/pgcluster.py install; /var/tmp/tidesam-pg.*
+# when the postgres user cannot enter the clone), never into the system
 # directories.  DEMO_SKIP_BUILD=1 skips packages and build and uses the
 # extension installed in the server that PG_BINDIR (or pg_config) names.
 #
@@ -28,6 +29,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
+source test/harness/cluster.sh
 
 mode=${1:-demo}
 case $mode in
@@ -48,12 +50,12 @@ if [[ ${DEMO_SKIP_BUILD:-0} != 1 ]]; then
   fi
   say "building the extension (make)"
   make -s -j"$(nproc)"
-  # installed into a private copy of the server (bench/pg/install_private.sh),
-  # not into the system directories: the demo must not change what other
-  # clusters on this machine load, and a later build of someone else's must
-  # not change what the demo measures
-  say "installing it into a private copy of PostgreSQL (bench/pg/install_private.sh)"
-  PG_BINDIR=$(bash bench/pg/install_private.sh)
+  # installed into a private copy of the server (test/harness), not into the
+  # system directories: the demo must not change what other clusters on
+  # this machine load, and a later build of someone else's must not change
+  # what the demo measures
+  say "installing it into a private copy of PostgreSQL (test/harness/pgcluster.py install)"
+  PG_BINDIR=$(pgc install --no-build)
   export PG_BINDIR
 fi
 
@@ -70,16 +72,10 @@ CLIENTS=${DEMO_CLIENTS:-4}
 THREADS=$(( CLIENTS < $(nproc) ? CLIENTS : $(nproc) ))
 PGBIN=${PG_BINDIR:-$(pg_config --bindir)}
 
-# ---- 3. the throwaway cluster
+# ---- 3. the throwaway cluster (test/harness: initdb and the server run as postgres)
 WORK=$(mktemp -d "${DEMO_DIR:-/var/tmp}/tidesam-demo.XXXXXX")
-chmod 755 "$WORK"
-PGDATA_DIR=$WORK/data
-# the port only names the socket in $WORK; DEMO_PORT, or one of 56300-56399
+# the port only names the socket in $WORK/sock; DEMO_PORT, or one of 56300-56399
 PORT=${DEMO_PORT:-$(( 56300 + RANDOM % 100 ))}
-as_pg() {
-  if [[ $EUID -eq 0 ]]; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi
-}
-[[ $EUID -eq 0 ]] && chown postgres: "$WORK"
 
 cleaned=0
 cleanup() {
@@ -90,38 +86,19 @@ cleanup() {
     echo "[demo] failed (exit $rc); the end of the server log:" >&2
     tail -n 25 "$WORK/server.log" >&2
   fi
-  if [[ -f $PGDATA_DIR/postmaster.pid ]]; then
-    as_pg "$PGBIN/pg_ctl" -D "$PGDATA_DIR" -m immediate -w stop >/dev/null 2>&1 || true
-  fi
-  rm -rf "$WORK"
+  pgc destroy "$WORK" >/dev/null 2>&1 || rm -rf "$WORK"
 }
 trap 'cleanup $?' EXIT
 trap 'echo; echo "[demo] interrupted: removing the cluster" >&2; cleanup; exit 130' INT TERM HUP
 
-say "creating a throwaway cluster in $WORK (socket $WORK, port $PORT)"
-as_pg "$PGBIN/initdb" -D "$PGDATA_DIR" -A trust -U postgres -E UTF8 --locale=C --no-sync >/dev/null
-cat >>"$PGDATA_DIR/postgresql.conf" <<EOF
+say "creating a throwaway cluster in $WORK (socket $WORK/sock, port $PORT)"
+pgc init "$WORK" --bindir "$PGBIN" --port "$PORT" --set "max_connections = 50" --set "shared_buffers = 1GB" \
+  --set "wal_buffers = 16MB" --set "max_wal_size = 8GB" --set "min_wal_size = 1GB" \
+  --set "checkpoint_timeout = 30min" --set "jit = off" --set "client_min_messages = warning" \
+  --set "tides.memtable_size = 64MB" --set "tides.block_cache_size = 512MB" --set "tides.compression = lz4"
+pgc start "$WORK" --timeout 120
 
-# tidesam demo
-listen_addresses = ''
-unix_socket_directories = '$WORK'
-port = $PORT
-shared_preload_libraries = 'tidesam'
-max_connections = 50
-shared_buffers = 1GB
-wal_buffers = 16MB
-max_wal_size = 8GB
-min_wal_size = 1GB
-checkpoint_timeout = 30min
-jit = off
-client_min_messages = warning
-tides.memtable_size = 64MB
-tides.block_cache_size = 512MB
-tides.compression = lz4
-EOF
-as_pg "$PGBIN/pg_ctl" -D "$PGDATA_DIR" -l "$WORK/server.log" -w -t 120 start >/dev/null
-
-export PGHOST=$WORK PGPORT=$PORT PGUSER=postgres
+export PGHOST=$(pgc get "$WORK" sock) PGPORT=$PORT PGUSER=$(pgc user)
 unset PGDATABASE PGOPTIONS
 psql_q() { "$PGBIN/psql" -X -q -A -t -v ON_ERROR_STOP=1 "$@"; }
 

@@ -11,7 +11,7 @@
 #   make bench-kv      the engine against RocksDB (bench/kv, ~10-15 min)
 #
 # bench and bench-quick build the extension, install it into a private copy
-# of the PostgreSQL installation under build/bench-pg (so nobody's
+# of the PostgreSQL installation under build/pg-private (so nobody's
 # `make install` can swap the build under test mid-run; BENCH_PG=system uses
 # the system installation instead) and run as root (initdb runs as postgres,
 # data directories go on loop devices).  See bench/pg/README.md.

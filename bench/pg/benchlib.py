@@ -3,9 +3,9 @@
 Every comparison script (pgbench_std.py, oltp_idx.py, copy_load.py) uses this
 module to:
 
-  * create a throwaway cluster (initdb as the postgres user, private socket
-    directory, unix socket only) and remove it again on exit, error, Ctrl-C
-    or SIGTERM;
+  * create a throwaway cluster (the shared harness, test/harness/pgcluster.py:
+    initdb as the postgres user, private socket directory, unix socket only)
+    on a loop device, and remove it again on exit, error, Ctrl-C or SIGTERM;
   * run pgbench with per-transaction logs and compute p50/p95/p99;
   * measure bytes written to the device: each cluster's data directory is
     an ext4 filesystem on its own loop device, whose sector counter
@@ -31,8 +31,6 @@ import csv
 import json
 import os
 import platform
-import pwd
-import random
 import re
 import shutil
 import signal
@@ -46,17 +44,13 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 RESULTS = os.environ.get("BENCH_RESULTS", os.path.join(ROOT, "bench", "results"))
+sys.path.insert(0, os.path.join(ROOT, "test", "harness"))
+import pgcluster  # noqa: E402
 
 
-def _pg_bindir():
-    for cand in (os.environ.get("PG_BINDIR"), "/usr/lib/postgresql/15/bin"):
-        if cand and os.path.exists(os.path.join(cand, "postgres")):
-            return cand
-    out = subprocess.run(["pg_config", "--bindir"], capture_output=True, text=True)
-    return out.stdout.strip()
-
-
-PG_BIN = _pg_bindir()
+# the private installation that bench/pg/run.sh made (PG_BINDIR / TIDES_PG_BINDIR),
+# else one of this tree, made now (test/harness)
+PG_BIN = pgcluster.bindir(need_tidesam=True)
 IS_ROOT = os.geteuid() == 0
 SO_SEEN = set()   # sha256 of the tidesam.so each cluster started with
 
@@ -124,31 +118,7 @@ signal.signal(signal.SIGHUP, _on_signal)
 # /proc helpers
 
 
-def _children_map():
-    kids = {}
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % d) as f:
-                s = f.read()
-        except OSError:
-            continue
-        # the comm field may contain spaces; ppid follows the last ')'
-        rest = s[s.rfind(")") + 2:].split()
-        ppid = int(rest[1])
-        kids.setdefault(ppid, []).append(int(d))
-    return kids
-
-
-def process_tree(root_pid):
-    kids = _children_map()
-    out, todo = [], [root_pid]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        todo.extend(kids.get(p, []))
-    return out
+process_tree = pgcluster.process_tree
 
 
 def read_io(pid):
@@ -214,10 +184,9 @@ class MemSampler(threading.Thread):
 # --------------------------------------------------------------------------
 # the throwaway cluster
 
+# (the harness adds listen_addresses = '', the socket and the preload of tidesam)
 BASE_CONF = {
-    "listen_addresses": "''",
     "max_connections": "100",
-    "shared_preload_libraries": "'tidesam'",
     "shared_buffers": "256MB",
     "max_wal_size": "8GB",
     "min_wal_size": "1GB",
@@ -238,33 +207,18 @@ BASE_CONF = {
 
 
 PORT_RANGE = (56300, 56399)   # the ports this project's benchmarks may use on the shared machine
-_next_port = [random.randint(*PORT_RANGE)]
 
 
 def pick_port():
-    """the next port of PORT_RANGE (BENCH_PORTS=lo-hi overrides it).  The
-    socket lives in a private directory, so two clusters on one number would
-    not clash on the socket; still, each cluster of a run gets its own number
-    so that a server log or ps line names one cluster, and a number whose
-    socket is in use in /tmp (someone else's server) is skipped."""
+    """a port of PORT_RANGE (BENCH_PORTS=lo-hi overrides it); the socket
+    lives in the cluster's own directory, so the number only names it"""
     lo, hi = PORT_RANGE
     if os.environ.get("BENCH_PORTS"):
         lo, hi = (int(x) for x in os.environ["BENCH_PORTS"].split("-"))
-    for _ in range(hi - lo + 1):
-        p = _next_port[0]
-        if p < lo or p > hi:
-            p = lo
-        _next_port[0] = p + 1
-        if not os.path.exists("/tmp/.s.PGSQL.%d" % p) and p not in _ports_in_use():
-            return p
-    return random.randint(lo, hi)
+    return pgcluster.pick_port(lo, hi)
 
 
-def _ports_in_use():
-    return {c.port for c in _CLUSTERS if c.running}
-
-
-class Cluster:
+class Cluster(pgcluster.Cluster):
     """a throwaway cluster.  Its data directory lives on a private ext4
     filesystem on a loop device (when running as root and a loop device is
     free; BENCH_LOOP=0 turns this off), so the bytes the cluster writes to
@@ -279,23 +233,19 @@ class Cluster:
         os.chmod(self.dir, 0o755)
         self.mnt = os.path.join(self.dir, "mnt")
         os.makedirs(self.mnt)
-        self.data = os.path.join(self.mnt, "data")
-        self.sock = self.dir
-        self.port = pick_port()
-        self.logfile = os.path.join(self.dir, "server.log")
+        super().__init__(self.dir, port=pick_port(), data=os.path.join(self.mnt, "data"), sock=self.dir,
+                         bin_dir=PG_BIN)
         self.conf = dict(BASE_CONF)
         self.conf.update(conf or {})
-        self.running = False
-        self._pm = None
+        self.started = False
         self.loopdev = None
         self.img = None
         _CLUSTERS.append(self)
         if IS_ROOT and os.environ.get("BENCH_LOOP", "1") != "0":
             self._mount_loop()
         if IS_ROOT:
-            pw = pwd.getpwnam("postgres")
             for d in (self.dir, self.mnt):
-                os.chown(d, pw.pw_uid, pw.pw_gid)
+                pgcluster.chown_tree(d)
 
     def _mount_loop(self):
         size = os.environ.get("BENCH_LOOP_SIZE", "48G")
@@ -336,49 +286,33 @@ class Cluster:
     def syncfs(self):
         subprocess.run(["sync", "-f", self.mnt if self.loopdev else self.data], check=False)
 
-    # -- running things as the server's user
+    # -- running things as the server's user (a subclass may wrap them)
     def _as_pg(self, cmd):
-        if IS_ROOT:
-            return ["runuser", "-u", "postgres", "--"] + cmd
-        return cmd
+        return pgcluster.as_user(cmd)
+
+    def as_user(self, cmd):
+        return self._as_pg(cmd)
 
     def env(self, pgoptions=None):
-        e = dict(os.environ)
-        e.update(PGHOST=self.sock, PGPORT=str(self.port), PGUSER="postgres")
-        e.pop("PGDATABASE", None)
-        if pgoptions:
-            e["PGOPTIONS"] = pgoptions
-        else:
-            e.pop("PGOPTIONS", None)
-        return e
+        """a client's environment (PGHOST, PGPORT, PGUSER; PGOPTIONS if given)"""
+        return self.client_env({"PGOPTIONS": pgoptions} if pgoptions else None)
 
     def initdb(self):
-        subprocess.run(self._as_pg([os.path.join(PG_BIN, "initdb"), "-D", self.data, "-A", "trust",
-                                    "-U", "postgres", "-E", "UTF8", "--locale=C", "--no-sync"]),
-                       check=True, stdout=subprocess.DEVNULL, cwd="/")
-        conf = dict(self.conf)
-        conf["unix_socket_directories"] = "'%s'" % self.sock
-        conf["port"] = str(self.port)
-        with open(os.path.join(self.data, "postgresql.conf"), "a") as f:
-            f.write("\n# tidesam bench\n")
-            for k, v in conf.items():
-                f.write("%s = %s\n" % (k, v))
+        super().initdb(self.conf)
         return self
 
     def start(self):
         for attempt in range(5):
-            r = subprocess.run(self._as_pg([os.path.join(PG_BIN, "pg_ctl"), "-D", self.data, "-l", self.logfile,
-                                            "-w", "-t", "120", "start"]),
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd="/")
-            if r.returncode == 0:
+            try:
+                super().start(timeout=120)
                 break
-            # port clash on the SysV key: try another port
-            self.port = pick_port()
-            self._rewrite_port()
+            except RuntimeError:
+                # port clash on the SysV key: try another port
+                self.port = pick_port()
+                self._rewrite_port()
         else:
             raise RuntimeError("server did not start:\n" + self.tail_log())
-        self.running = True
-        self._pm = None
+        self.started = True
         SO_SEEN.add(so_hash())
         return self
 
@@ -391,23 +325,16 @@ class Cluster:
             f.write(txt)
 
     def stop(self, mode="fast"):
-        if not self.running:
+        if not self.started:
             return
-        subprocess.run(self._as_pg([os.path.join(PG_BIN, "pg_ctl"), "-D", self.data, "-m", mode, "-w",
-                                    "-t", "120", "stop"]),
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/")
-        self.running = False
-        self._pm = None
-
-    def restart(self):
-        self.stop()
-        self.start()
+        super().stop(mode)
+        self.started = False
 
     def destroy(self):
         if self in _CLUSTERS:
             _CLUSTERS.remove(self)
-        if self.running or os.path.exists(os.path.join(self.data, "postmaster.pid")):
-            self.running = True
+        if self.started or os.path.exists(os.path.join(self.data, "postmaster.pid")):
+            self.started = True
             self.stop("immediate")
         if os.environ.get("BENCH_KEEP") == "1":
             log("keeping %s (loop device %s stays mounted)" % (self.dir, self.loopdev))
@@ -421,15 +348,6 @@ class Cluster:
                 return "".join(f.readlines()[-n:])
         except OSError:
             return ""
-
-    def postmaster_pid(self):
-        if self._pm is None:
-            try:
-                with open(os.path.join(self.data, "postmaster.pid")) as f:
-                    self._pm = int(f.readline())
-            except (OSError, ValueError):
-                return None
-        return self._pm
 
     def server_pids(self):
         pm = self.postmaster_pid()

@@ -38,7 +38,7 @@ CONFIGS = [
 
 def pgbench(c, args, env=None):
     cmd = [os.path.join(H.BINDIR, "pgbench"), "-h", c.sock, "-p", str(c.port),
-           "-U", H.RUN_USER if os.geteuid() == 0 else os.getlogin()] + args
+           "-U", H.RUN_USER] + args
     e = dict(os.environ)
     if env:
         e.update(env)

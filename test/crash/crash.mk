@@ -7,9 +7,10 @@
 #   make crash-soak    the same with 300 cycles per sync mode and variant
 #   make crash-bench   commit rates per sync mode and recovery time (RESULTS.md)
 #
-# Each builds and installs the extension first (the tests start their own
-# servers from the installed PostgreSQL), needs root or a user that may run
-# PostgreSQL, and ends with "crash-<target>: P passed, F failed".
+# Each builds the extension first; the tests start their own servers from a
+# private installation (test/harness: TIDES_PG_BINDIR, else one made from
+# this tree), never the system's.  Needs root or a user that may run
+# PostgreSQL; ends with "crash-<target>: P passed, F failed".
 
 .PHONY: crash-check crash-soak crash-bench
 
@@ -19,11 +20,11 @@ build/crash/test_vfs_keep: test/crash/test_vfs_keep.c $(TEST_VFS_SAN_LIB) build/
 	$(CC) $(ENGINE_CFLAGS) $(ENGINE_SAN) -I$(TEST_VFS_DIR) $< $(TEST_VFS_SAN_LIB) \
 		build/engine-san/libtides_engine.a $(ENGINE_LIBS) -o $@
 
-crash-check: install
+crash-check: all
 	bash test/crash/run.sh check
 
-crash-soak: install
+crash-soak: all
 	bash test/crash/run.sh soak
 
-crash-bench: install
+crash-bench: all
 	bash test/crash/run.sh bench

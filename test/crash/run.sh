@@ -1,23 +1,33 @@
 #!/usr/bin/env bash
-# run.sh -- the crash, wraparound and fault tests against the installed
-# extension (make install first; crash.mk does).  Each test prints its own
-# "<name>: P passed, F failed" line; the last line sums them up.
+# run.sh -- the crash, wraparound and fault tests against a private
+# installation of the extension (test/harness: $TIDES_PG_BINDIR, which
+# scripts/test.sh makes once per run, else one of this tree, built now).
+# Each test prints its own "<name>: P passed, F failed" line; the last line
+# sums them up.
 #
 #   test/crash/run.sh check   CI size: vfs_keep unit test, 20 kill -9 cycles per
 #                             sync mode and variant, wraparound, faults
 #   test/crash/run.sh soak    300 cycles per sync mode and variant
 #   test/crash/run.sh bench   commit rates and recovery time (RESULTS.md)
 #
-# Environment: PG_CONFIG (which server), TIDES_CRASH_DIR (work directory,
-# default /tmp/tidesam-crash), TIDES_CRASH_SEED (reproduce a crash loop),
-# CRASH_CYCLES, CRASH_MODES (none,interval,full), CRASH_VARIANTS (check:
-# kill,keep; soak: kill,keep,backend).
-# As root the servers run as the OS user "tidestest" (created if missing).
+# Environment: TIDES_PG_BINDIR (the installation), TIDES_CRASH_DIR (work
+# directory, default a new /tmp/tidesam-crash.XXXXXX, removed when all
+# passed), TIDES_CRASH_SEED (reproduce a crash loop), CRASH_CYCLES,
+# CRASH_MODES (none,interval,full), CRASH_VARIANTS (check: kill,keep; soak:
+# kill,keep,backend).
+# As root the servers run as the harness's user (TIDES_TEST_USER, default postgres).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+cd "$here/../.."
 what=${1:-check}
-base=${TIDES_CRASH_DIR:-/tmp/tidesam-crash}
+if [[ -n ${TIDES_CRASH_DIR:-} ]]; then base=$TIDES_CRASH_DIR; own_base=0
+else base=$(mktemp -d "${TMPDIR:-/tmp}/tidesam-crash.XXXXXX"); own_base=1; fi
 mkdir -p "$base" build/crash
+chmod 755 "$base"
+echo "work directory: $base"
+TIDES_PG_BINDIR=$(python3 test/harness/pgcluster.py bindir --tidesam) ||
+  { echo "crash-$what: 0 passed, 1 failed (no private installation)"; exit 1; }
+export TIDES_PG_BINDIR
 total_p=0; total_f=0
 out=$(mktemp)
 
@@ -62,5 +72,6 @@ case "$what" in
   *) echo "usage: $0 check|soak|bench" >&2; exit 2 ;;
 esac
 rm -f "$out"
+[[ $own_base == 1 && $total_f == 0 ]] && rm -rf "$base"
 echo "crash-$what: $total_p passed, $total_f failed"
 [ "$total_f" -eq 0 ]

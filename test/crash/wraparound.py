@@ -131,7 +131,7 @@ def freeze_all(c):
     c.psql("ALTER DATABASE template0 WITH ALLOW_CONNECTIONS true")
     try:
         subprocess.run([os.path.join(H.BINDIR, "vacuumdb"), "--all", "--freeze", "-q",
-                        "-h", c.sock, "-p", str(c.port), "-U", H.RUN_USER if os.geteuid() == 0 else os.getlogin()],
+                        "-h", c.sock, "-p", str(c.port), "-U", H.RUN_USER],
                        check=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     except subprocess.CalledProcessError as e:
         raise RuntimeError("vacuumdb --all --freeze failed: %s" % e.stdout)
@@ -153,8 +153,8 @@ def jump(c, xid):
             with open(path, "wb") as f:
                 f.write(b"\0" * (32 * 8192))
             H.chown_tree(path)
-    subprocess.check_call(H.as_user([os.path.join(H.BINDIR, "pg_resetwal"), "-x", str(xid), c.data]),
-                          stdout=subprocess.DEVNULL)
+    c.run([os.path.join(H.BINDIR, "pg_resetwal"), "-x", str(xid), c.data], check=True,
+          stdout=subprocess.DEVNULL)
     c.start()
 
 

@@ -16,10 +16,12 @@
 #   --commit REV      test a clean export (git archive) of commit REV instead
 #                     of the working tree
 #   --system-install  make install into the system's PostgreSQL (shared with
-#                     everybody else on the machine).  Default: a private
-#                     copy of the PostgreSQL installation in the run
-#                     directory (make install DESTDIR=...), so that runs and
-#                     other people's installs do not interfere
+#                     everybody else on the machine).  Default: the private
+#                     installation in $TIDES_PG_BINDIR (scripts/test.sh makes
+#                     one per run), else a new private copy of the PostgreSQL
+#                     installation in the run directory (test/harness:
+#                     make install DESTDIR=...), so that runs and other
+#                     people's installs do not interfere
 #   --no-build        no make: test the tidesam already installed in the system
 #   --keep            keep the cluster directory (stopped)
 #   --outdir DIR      results (default build/ext-test); emptied first
@@ -29,8 +31,9 @@
 #   --timeout SECS    per pg_regress / pg_isolation_regress run (default 1800)
 #
 # What runs (tides):
-#   1. make && make install (DESTDIR: a private copy of PostgreSQL)
-#   2. cluster 1: initdb, postgresql.conf += test/regress.conf, start
+#   1. make && make install (DESTDIR: a private copy of PostgreSQL), unless
+#      $TIDES_PG_BINDIR names one already
+#   2. cluster 1 (test/harness): initdb, postgresql.conf += test/regress.conf, start
 #   3. pg_regress, phase 1: every sql/*.sql except *_restart and *_crash;
 #      tests that have a *_restart / *_crash companion (same prefix before
 #      "_<digit>") run last, since they leave prepared transactions behind
@@ -53,6 +56,7 @@ REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 PG_MAJOR="${PG_MAJOR:-15}"
 SYS_BINDIR="/usr/lib/postgresql/$PG_MAJOR/bin"
 PG_BINDIR="$SYS_BINDIR"
+source "$REPO/test/harness/cluster.sh"
 PGXS_TEST="/usr/lib/postgresql/$PG_MAJOR/lib/pgxs/src/test"
 PG_REGRESS="$PGXS_TEST/regress/pg_regress"
 PG_ISOLATION_REGRESS="$PGXS_TEST/isolation/pg_isolation_regress"
@@ -121,32 +125,26 @@ mkdir -p "$OUTDIR"
 : >"$OUTDIR/summary.txt"
 
 # ------------------------------------------------------------- run user -----
-if [[ $EUID -eq 0 ]]; then
-    RUN_USER=postgres
-    id -u "$RUN_USER" >/dev/null 2>&1 ||
-        useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$RUN_USER"
-    RUNNER=(runuser -u "$RUN_USER" --)
-else
-    RUN_USER="$(id -un)"
-    RUNNER=()
-fi
+# as root the servers and clients run as the harness's user (postgres), in
+# the cluster's directory (test/harness/pgcluster.py)
+RUN_USER="$(pgc user)"
 
 W="$(mktemp -d "${TMPDIR:-/tmp}/tidesam-ext.XXXXXX")"
 chmod 755 "$W"
-SOCK="$W/sock"
-PORT=$((55100 + $$ % 800))
-as_user() { "${RUNNER[@]}" env HOME="$W" PGHOST="$SOCK" PGPORT="$PORT" LC_ALL=C \
-    PGTZ=America/Los_Angeles PGDATESTYLE="Postgres, MDY" PGISOLATIONTIMEOUT=60 "$@"; }
+# C1: the cluster of the tests; C2: the second one (no_preload, bad_conf).
+# CUR: the one that psql_q, as_user and psql_script talk to
+C1="$W/c1"
+C2="$W/c2"
+CUR="$C1"
+as_user() { pgc run "$CUR" env LC_ALL=C PGTZ=America/Los_Angeles PGDATESTYLE="Postgres, MDY" PGISOLATIONTIMEOUT=60 "$@"; }
 
-DATA_DIRS=()
 CLIENT_PID=""
 cleanup() {
     local rc=$? d
     trap - EXIT INT TERM
     [[ -n "$CLIENT_PID" ]] && kill -TERM -- "-$CLIENT_PID" 2>/dev/null
-    for d in "${DATA_DIRS[@]}"; do
-        [[ -f "$d/postmaster.pid" ]] &&
-            as_user "$PG_BINDIR/pg_ctl" stop -D "$d" -m immediate -w -t 60 >/dev/null 2>&1
+    for d in "$C1" "$C2"; do
+        [[ -f "$d/data/postmaster.pid" ]] && pgc stop "$d" --mode immediate --timeout 60 >/dev/null 2>&1
     done
     if [[ $KEEP -eq 1 ]]; then log "cluster kept in $W"; else rm -rf "$W"; fi
     exit "$rc"
@@ -164,23 +162,20 @@ if [[ "$AM" == tides && $BUILD -eq 1 ]]; then
         (cd "$REPO" && git archive "$COMMIT") | tar -x -C "$SRC" ||
             { result build FAILED setup "git archive $COMMIT"; finish; }
     fi
+    build_rc=0
     if [[ $SYSTEM_INSTALL -eq 1 ]]; then
-        install_args=()
+        log "make && make install (source: ${COMMIT:-working tree})"
+        (cd "$SRC" && make -s -j"$(nproc)" && make -s install) >"$OUTDIR/build.log" 2>&1 || build_rc=1
+    elif [[ -n "${TIDES_PG_BINDIR:-}" && -z "$COMMIT" ]]; then
+        PG_BINDIR="$TIDES_PG_BINDIR"
+        log "the private installation of this run: $PG_BINDIR"
+        : >"$OUTDIR/build.log"
     else
-        # a private, relocated copy of the installation: PostgreSQL finds its
-        # share and lib directories relative to its binaries
-        log "private PostgreSQL installation in $W/inst"
-        mkdir -p "$W/inst/usr/lib/postgresql" "$W/inst/usr/share/postgresql"
-        cp -a "/usr/lib/postgresql/$PG_MAJOR" "$W/inst/usr/lib/postgresql/" &&
-        cp -a "/usr/share/postgresql/$PG_MAJOR" "$W/inst/usr/share/postgresql/" ||
-            { result build FAILED setup "copy of the PostgreSQL installation"; finish; }
-        rm -f "$W/inst/usr/lib/postgresql/$PG_MAJOR/lib/tidesam.so" \
-              "$W/inst/usr/share/postgresql/$PG_MAJOR/extension/"tidesam*
-        PG_BINDIR="$W/inst/usr/lib/postgresql/$PG_MAJOR/bin"
-        install_args=(DESTDIR="$W/inst")
+        # a private, relocated copy of the installation (test/harness)
+        log "make && make install into a private PostgreSQL installation in $W/inst (source: ${COMMIT:-working tree})"
+        PG_BINDIR="$(pgc install --src "$SRC" --dest "$W/inst" 2>"$OUTDIR/build.log")" || build_rc=1
     fi
-    log "make && make install ${install_args[*]} (source: ${COMMIT:-working tree})"
-    if ! (cd "$SRC" && make -s -j"$(nproc)" && make -s install "${install_args[@]}") >"$OUTDIR/build.log" 2>&1; then
+    if [[ $build_rc -ne 0 || ! -x "$PG_BINDIR/postgres" ]]; then
         tail -n 40 "$OUTDIR/build.log" >&2
         result build FAILED setup "(see build.log)"
         finish
@@ -193,7 +188,7 @@ SO="$("$PG_BINDIR/pg_config" --pkglibdir 2>/dev/null)/tidesam.so"
 } | tee "$OUTDIR/build-id.txt" >&2
 
 # ---------------------------------------------------------- test inputs -----
-mkdir -p "$SOCK" "$W/regress/sql" "$W/regress/expected" "$W/isolation/specs" "$W/isolation/expected" "$W/checks"
+mkdir -p "$W/regress/sql" "$W/regress/expected" "$W/isolation/specs" "$W/isolation/expected" "$W/checks"
 cp "$REPO"/sql/*.sql "$W/regress/sql/" 2>/dev/null
 cp "$REPO"/expected/*.out "$W/regress/expected/" 2>/dev/null
 cp "$REPO"/test/isolation/*.spec "$W/isolation/specs/" 2>/dev/null
@@ -210,6 +205,9 @@ for f in "$REPO"/test/isolation/*.spec; do
     t="$(basename "$f" .spec)"
     [[ -f "$W/isolation/expected/$t.out" ]] || : >"$W/isolation/expected/$t.out"
 done
+# the checks' SQL files: read by psql as the server's user, who may not be
+# able to enter the repository (issue 17)
+cp "$REPO"/test/ext/*.sql "$W/checks/"
 chown -R "$RUN_USER" "$W"
 
 all_regress=()
@@ -256,48 +254,29 @@ for t in "${all_isolation[@]}"; do selected "$t" && iso+=("$t"); done
 run_check() { selected "$1" && [[ "$AM" == tides ]]; }
 
 # -------------------------------------------------------------- clusters -----
-# new_cluster DIR PRELOAD(yes|no) [extra conf lines...]
+# new_cluster DIR PRELOAD(yes|no) LOG: test/regress.conf (without the
+# preload and tides.* lines for PRELOAD no), fsync off
 new_cluster() {
-    local d="$1" preload="$2"; shift 2
-    DATA_DIRS+=("$d")
-    as_user "$PG_BINDIR/initdb" -D "$d" -A trust --no-sync --no-instructions --encoding=UTF8 --locale=C \
-        >"$W/initdb-$(basename "$d").log" 2>&1 || { cat "$W/initdb-$(basename "$d").log" >&2; return 1; }
-    {
-        echo ""
-        echo "# ---- test/ext/run.sh"
-        echo "listen_addresses = ''"
-        echo "port = $PORT"
-        echo "unix_socket_directories = '$SOCK'"
-        echo "fsync = off"
-        echo "# ---- test/regress.conf"
-        if [[ "$preload" == yes ]]; then
-            cat "$REPO/test/regress.conf"
-        else
-            grep -vE '^[[:space:]]*(shared_preload_libraries|tides\.)' "$REPO/test/regress.conf"
-        fi
-        echo ""
-        local l
-        for l in "$@"; do echo "$l"; done
-    } >>"$d/postgresql.conf"
+    local preload=()
+    [[ "$2" == yes ]] || preload=(--no-preload)
+    pgc init "$1" --bindir "$PG_BINDIR" --log "$3" --regress-conf "${preload[@]}" --set "fsync = off"
 }
-start_cluster() {  # DIR LOG
-    as_user "$PG_BINDIR/pg_ctl" start -c -D "$1" -l "$2" -w -t 120 >/dev/null 2>&1 ||
-        { tail -n 30 "$2" >&2; return 1; }
+start_cluster() {  # DIR [LOG]
+    pgc start "$1" --core --timeout 120 ${2:+--log "$2"} >/dev/null 2>&1 ||
+        { tail -n 30 "${2:-$(pgc get "$1" log)}" >&2; return 1; }
 }
 stop_cluster() {  # DIR MODE
-    as_user "$PG_BINDIR/pg_ctl" stop -D "$1" -m "$2" -w -t 120 >/dev/null 2>&1
+    pgc stop "$1" --mode "$2" --timeout 120 >/dev/null 2>&1
 }
 psql_q() { as_user "$PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 "$@"; }
 
-DATA1="$W/data"
 LOG1="$W/postmaster.log"
-touch "$LOG1"; chown "$RUN_USER" "$LOG1"
-if ! new_cluster "$DATA1" "$([[ $AM == tides ]] && echo yes || echo no)" || ! start_cluster "$DATA1" "$LOG1"; then
+if ! new_cluster "$C1" "$([[ $AM == tides ]] && echo yes || echo no)" "$LOG1" || ! start_cluster "$C1"; then
     cp "$LOG1" "$OUTDIR/" 2>/dev/null
     result cluster FAILED setup
     finish
 fi
-cp "$DATA1/postgresql.conf" "$OUTDIR/postgresql.conf"
+cp "$C1/data/postgresql.conf" "$OUTDIR/postgresql.conf"
 log "am=$AM, cluster $W, $(psql_q -d postgres -Atc 'select version()')"
 
 # the heap reference run makes its databases itself: "tides" is heap there
@@ -306,7 +285,7 @@ make_reference_db() {  # DBNAME
     psql_q -d "$1" -c "ALTER DATABASE \"$1\" SET lc_messages TO 'C'" -c "ALTER DATABASE \"$1\" SET lc_monetary TO 'C'" \
         -c "ALTER DATABASE \"$1\" SET lc_numeric TO 'C'" -c "ALTER DATABASE \"$1\" SET lc_time TO 'C'" \
         -c "ALTER DATABASE \"$1\" SET bytea_output TO 'hex'" -c "ALTER DATABASE \"$1\" SET timezone_abbreviations TO 'Default'" \
-        -f "$REPO/test/ext/heap_reference.sql" >/dev/null
+        -f "$W/checks/heap_reference.sql" >/dev/null
 }
 
 # run_regress KIND PHASE USE_EXISTING TESTS...   (KIND regress|isolation)
@@ -323,7 +302,7 @@ run_regress() {
         db=isolation_regression
         cmd=("$PG_ISOLATION_REGRESS" --inputdir="$W/isolation")
     fi
-    cmd+=(--outputdir="$out" --host="$SOCK" --port="$PORT" --dbname="$db")
+    cmd+=(--outputdir="$out" --host="$(pgc get "$C1" sock)" --port="$(pgc get "$C1" port)" --dbname="$db")
     if [[ "$existing" == yes ]]; then
         cmd+=(--use-existing)
     elif [[ "$AM" == heap ]]; then
@@ -334,8 +313,8 @@ run_regress() {
     fi
     log "$kind $phase: $*"
     printf '%q ' "${cmd[@]}" "$@" >"$OUTDIR/$phase.cmd"
-    setsid timeout --kill-after=30 "$TIMEOUT" "${RUNNER[@]}" env HOME="$W" LC_ALL=C PGISOLATIONTIMEOUT=60 \
-        "${cmd[@]}" "$@" >"$out/pg_regress.log" 2>&1 &
+    setsid timeout --kill-after=30 "$TIMEOUT" "$HARNESS_PYTHON" "$HARNESS_DIR/pgcluster.py" run "$C1" \
+        env LC_ALL=C PGISOLATIONTIMEOUT=60 "${cmd[@]}" "$@" >"$out/pg_regress.log" 2>&1 &
     CLIENT_PID=$!
     wait "$CLIENT_PID" || rc=$?
     CLIENT_PID=""
@@ -362,7 +341,7 @@ run_regress() {
 run_regress regress phase1 no "${phase1[@]}"
 if [[ ${#phase2[@]} -gt 0 ]]; then
     log "restart (fast shutdown)"
-    if stop_cluster "$DATA1" fast && start_cluster "$DATA1" "$LOG1"; then
+    if stop_cluster "$C1" fast && start_cluster "$C1"; then
         run_regress regress phase2 yes "${phase2[@]}"
     else
         for t in "${phase2[@]}"; do result "$t" FAILED regress "server did not restart"; done
@@ -370,7 +349,7 @@ if [[ ${#phase2[@]} -gt 0 ]]; then
 fi
 if [[ ${#phase3[@]} -gt 0 ]]; then
     log "crash (immediate shutdown) and restart"
-    if stop_cluster "$DATA1" immediate && start_cluster "$DATA1" "$LOG1"; then
+    if stop_cluster "$C1" immediate && start_cluster "$C1"; then
         run_regress regress phase3 yes "${phase3[@]}"
     else
         for t in "${phase3[@]}"; do result "$t" FAILED regress "server did not restart"; done
@@ -391,8 +370,7 @@ compare_check() {
 }
 # psql_script DB FILE: like pg_regress runs a test (echo, errors without file names)
 psql_script() {
-    "${RUNNER[@]}" env HOME="$W" LC_ALL=C PGTZ=America/Los_Angeles PGDATESTYLE="Postgres, MDY" \
-        "$PG_BINDIR/psql" -X -a -q -h "$SOCK" -p "$PORT" -d "$1" <"$2" 2>&1
+    as_user "$PG_BINDIR/psql" -X -a -q -d "$1" <"$2" 2>&1
 }
 mkdir -p "$OUTDIR/results" "$OUTDIR/diffs"
 chown "$RUN_USER" "$W/checks"
@@ -402,19 +380,19 @@ if run_check pg_dump; then
     {
         echo "-- tides_dump_src: CREATE EXTENSION tidesam; dump_setup.sql"
         psql_q -d postgres -c "CREATE DATABASE tides_dump_src" &&
-        psql_q -d tides_dump_src -c "CREATE EXTENSION tidesam" -f "$REPO/test/ext/dump_setup.sql" >/dev/null &&
+        psql_q -d tides_dump_src -c "CREATE EXTENSION tidesam" -f "$W/checks/dump_setup.sql" >/dev/null &&
         echo "-- tides_dump_heap: heap_reference.sql; dump_setup.sql (the same on heap)" &&
         psql_q -d postgres -c "CREATE DATABASE tides_dump_heap TEMPLATE template0" &&
-        psql_q -d tides_dump_heap -f "$REPO/test/ext/heap_reference.sql" -f "$REPO/test/ext/dump_setup.sql" >/dev/null &&
+        psql_q -d tides_dump_heap -f "$W/checks/heap_reference.sql" -f "$W/checks/dump_setup.sql" >/dev/null &&
         echo "-- pg_dump -Fc tides_dump_src" &&
         as_user "$PG_BINDIR/pg_dump" -Fc -d tides_dump_src -f "$W/checks/dump.fc" &&
         echo "-- createdb tides_dump_dst; pg_restore -d tides_dump_dst" &&
         psql_q -d postgres -c "CREATE DATABASE tides_dump_dst TEMPLATE template0" &&
         as_user "$PG_BINDIR/pg_restore" --exit-on-error -d tides_dump_dst "$W/checks/dump.fc" &&
         echo "-- contents of tides_dump_src" &&
-        psql_script tides_dump_src "$REPO/test/ext/dump_check.sql" | tee "$W/checks/src.txt" &&
-        psql_script tides_dump_heap "$REPO/test/ext/dump_check.sql" >"$W/checks/heap.txt" &&
-        psql_script tides_dump_dst "$REPO/test/ext/dump_check.sql" >"$W/checks/dst.txt" &&
+        psql_script tides_dump_src "$W/checks/dump_check.sql" | tee "$W/checks/src.txt" &&
+        psql_script tides_dump_heap "$W/checks/dump_check.sql" >"$W/checks/heap.txt" &&
+        psql_script tides_dump_dst "$W/checks/dump_check.sql" >"$W/checks/dst.txt" &&
         echo "-- tides_dump_src and tides_dump_heap hold the same" &&
         diff "$W/checks/heap.txt" "$W/checks/src.txt" &&
         echo "-- tides_dump_dst (restored) and tides_dump_src hold the same" &&
@@ -451,31 +429,31 @@ if run_check pgbench; then
 fi
 
 # cluster 2: no preload (no_preload), then bad tides.* values (bad_conf)
-DATA2="$W/data2"
 LOG2="$W/postmaster2.log"
 if run_check no_preload || run_check bad_conf; then
-    stop_cluster "$DATA1" fast    # one cluster at a time (the engine's shared memory)
-    touch "$LOG2"; chown "$RUN_USER" "$LOG2"
-    new_cluster "$DATA2" yes || result cluster2 FAILED setup
+    stop_cluster "$C1" fast    # one cluster at a time (the engine's shared memory)
+    new_cluster "$C2" yes "$LOG2" || result cluster2 FAILED setup
+    CUR="$C2"
 fi
+DATA2="$C2/data"
 if run_check no_preload; then
     log "no_preload"
     # a database that already has the extension and a tides table, then the
     # server restarted without shared_preload_libraries
     {
-        start_cluster "$DATA2" "$LOG2" &&
+        start_cluster "$C2" &&
         psql_q -d postgres -c "CREATE DATABASE had_tides" &&
         psql_q -d had_tides -c "CREATE EXTENSION tidesam" \
             -c "CREATE TABLE t (id int) USING tides" -c "INSERT INTO t VALUES (1), (2)" &&
-        stop_cluster "$DATA2" fast &&
+        stop_cluster "$C2" fast &&
         sed -i -E 's/^[[:space:]]*shared_preload_libraries.*$/# (removed by run.sh: no_preload)/' "$DATA2/postgresql.conf" &&
-        start_cluster "$DATA2" "$LOG2" &&
+        start_cluster "$C2" &&
         psql_q -d postgres -c "CREATE DATABASE no_tides" &&
         echo "-- database without the extension" &&
-        psql_script no_tides "$REPO/test/ext/no_preload_new.sql" &&
+        psql_script no_tides "$W/checks/no_preload_new.sql" &&
         echo "-- database that has the extension and a tides table" &&
-        psql_script had_tides "$REPO/test/ext/no_preload_existing.sql" &&
-        stop_cluster "$DATA2" fast
+        psql_script had_tides "$W/checks/no_preload_existing.sql" &&
+        stop_cluster "$C2" fast
     } >"$W/checks/no_preload.out" 2>&1
     compare_check no_preload
 fi
@@ -500,14 +478,13 @@ tides.index_method = 'hash'
 tides.trust_strxfrm = 'perhaps'
 tides.no_such_setting = 1
 EOF
-        : >"$W/bad_conf.log"; chown "$RUN_USER" "$W/bad_conf.log"
         echo "-- server start with invalid tides.* settings"
-        start_cluster "$DATA2" "$W/bad_conf.log" && echo "started"
+        start_cluster "$C2" "$W/bad_conf.log" && echo "started"
         echo "-- server log lines naming tides settings"
         grep -oE '(WARNING|FATAL|ERROR|LOG|DETAIL|HINT):.*tides\..*' "$W/bad_conf.log" | sort
         echo "-- settings in effect"
-        psql_script postgres "$REPO/test/ext/bad_conf.sql"
-        stop_cluster "$DATA2" fast
+        psql_script postgres "$W/checks/bad_conf.sql"
+        stop_cluster "$C2" fast
         cat "$W/bad_conf.log" >>"$LOG2"
     } >"$W/checks/bad_conf.out" 2>&1
     compare_check bad_conf
@@ -522,8 +499,8 @@ if run_check packaging; then
 fi
 
 # ------------------------------------------------------------ shutdown -----
-for d in "$DATA1" "$DATA2"; do
-    [[ -f "$d/postmaster.pid" ]] && { stop_cluster "$d" fast || stop_cluster "$d" immediate; }
+for d in "$C1" "$C2"; do
+    [[ -f "$d/data/postmaster.pid" ]] && stop_cluster "$d" fast
 done
 cp "$LOG1" "$OUTDIR/postmaster.log"
 [[ -f "$LOG2" ]] && cp "$LOG2" "$OUTDIR/postmaster2.log"
@@ -535,7 +512,7 @@ if selected server_log; then
     else
         printf '%s\n' "$crashes" >"$OUTDIR/diffs/server_log.diffs"
         n=0
-        for core in "$DATA1"/core* "$DATA2"/core*; do
+        for core in "$C1"/data/core* "$C2"/data/core*; do
             [[ -f "$core" ]] || continue
             n=$((n + 1))
             gdb -batch -ex "bt 40" "$PG_BINDIR/postgres" "$core" >"$OUTDIR/core-$n.txt" 2>&1 || true

@@ -9,7 +9,7 @@
 #
 # Each round runs sql/index_encode.sql with N random values per type (plus
 # the edge values) and a fresh random seed.  With --cluster the script makes
-# a throwaway cluster (test/index/cluster.sh: PG_BINDIR, PORT); otherwise it
+# a throwaway cluster (test/harness: TIDES_PG_BINDIR, PORT); otherwise it
 # uses the server that PGHOST/PGPORT name, which must preload tidesam.
 # (libc collations are not checked: glibc's strxfrm does not always agree
 # with its strcoll, which is why tides_btree rejects them; the SQL file shows
@@ -29,13 +29,14 @@ N="${2:-2000}"
 [[ "$ROUNDS" =~ ^[0-9]+$ && "$N" =~ ^[0-9]+$ ]] || { echo "usage: $0 [--cluster] [ROUNDS] [N]" >&2; exit 2; }
 
 if [[ $CLUSTER -eq 1 ]]; then
-    source "$REPO/test/index/cluster.sh"
-    trap cluster_cleanup EXIT
-    cluster_init || { echo "index_encode: 0 passed, 1 failed"; exit 1; }
-    cluster_start || { echo "index_encode: 0 passed, 1 failed"; exit 1; }
-    run_psql() { cpsql "$@"; }
+    source "$REPO/test/harness/cluster.sh"
+    CL="$(mktemp -d "${TMPDIR:-/tmp}/tidesam-index.XXXXXX")"
+    trap 'pgc destroy "$CL"' EXIT
+    { pgc init "$CL" --regress-conf ${PORT:+--port "$PORT"} && pgc start "$CL"; } ||
+        { echo "index_encode: 0 passed, 1 failed"; exit 1; }
+    run_psql() { pgc psql "$CL" "$@"; }
     # the script reads the SQL file as the server's user
-    SQL="$CL_DIR/index_encode.sql"
+    SQL="$CL/index_encode.sql"
     cp "$REPO/sql/index_encode.sql" "$SQL"; chmod a+r "$SQL"
 else
     run_psql() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }

@@ -8,11 +8,9 @@
 # Accepted differences: test/pg_suites/accepted_differences (those of the
 # tides table access method and the extension's catalog rows) plus
 # test/index/accepted_differences.tides_btree (output that names the index
-# access method, and plans), concatenated.  Honours PG_BINDIR as run.sh does.
+# access method, and plans), concatenated.  The server: as run.sh --tides finds it
+# (TIDES_PG_BINDIR, else a private installation of this tree).
 set -euo pipefail
-# prepare.sh builds PostgreSQL's test modules with pg_config: the system's,
-# also when PG_BINDIR is a private copy (whose pg_config finds no headers)
-export PG_CONFIG="${PG_CONFIG:-$(command -v pg_config || echo /usr/lib/postgresql/15/bin/pg_config)}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 accepted="$(mktemp "${TMPDIR:-/tmp}/tidesam-index-accepted.XXXXXX")"

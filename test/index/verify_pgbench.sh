@@ -5,7 +5,7 @@
 #
 #   test/index/verify_pgbench.sh [SCALE] [SECONDS] [CLIENTS]     default 10 120 4
 #
-# On a throwaway cluster (test/index/cluster.sh: PG_BINDIR, PORT) with
+# On a throwaway cluster (test/harness: TIDES_PG_BINDIR, PORT) with
 # default_table_access_method = tides and tides.index_method = tides_btree:
 #   1. pgbench -i -s SCALE: its primary keys must be tides_btree indexes;
 #   2. pgbench -c CLIENTS -j 2 -T SECONDS (TPC-B-like): no client errors;
@@ -22,8 +22,10 @@ REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 SCALE="${1:-10}"
 SECONDS_RUN="${2:-120}"
 CLIENTS="${3:-4}"
-source "$REPO/test/index/cluster.sh"
-trap cluster_cleanup EXIT
+source "$REPO/test/harness/cluster.sh"
+CL="$(mktemp -d "${TMPDIR:-/tmp}/tidesam-index.XXXXXX")"
+trap 'pgc destroy "$CL"' EXIT
+cpsql() { pgc psql "$CL" "$@"; }
 
 pass=0
 fail=0
@@ -39,7 +41,7 @@ finish() {
     [[ $fail -eq 0 ]]
     exit
 }
-pgb() { "${CL_RUN[@]}" "$PG_BINDIR/pgbench" -h "$CL_DIR/sock" -p "$PORT" "$@"; }
+pgb() { pgc run "$CL" "$(pgc get "$CL" bindir)/pgbench" "$@"; }
 
 # every tides_btree index of the database, verified: prints the problems
 verify_all() {
@@ -66,18 +68,18 @@ checks_after() {  # PHASE
     check "$1: TPC-B balances agree with the history" "$([[ "$(balances 2>&1)" == t ]]; echo $?)"
 }
 
-echo "== cluster (PG_BINDIR=$PG_BINDIR, port $PORT)"
-cluster_init "default_table_access_method = tides" "tides.index_method = tides_btree" \
-    "max_connections = 50" || { check "initdb" 1; finish; }
-cluster_start || { check "server start" 1; finish; }
+pgc init "$CL" --regress-conf ${PORT:+--port "$PORT"} --set "default_table_access_method = tides" \
+    --set "tides.index_method = tides_btree" --set "max_connections = 50" || { check "initdb" 1; finish; }
+echo "== cluster $CL (binaries $(pgc get "$CL" bindir), port $(pgc get "$CL" port))"
+pgc start "$CL" --timeout 300 || { check "server start" 1; finish; }
 cpsql -d postgres -c "CREATE DATABASE bench" && cpsql -d bench -c "CREATE EXTENSION tidesam" ||
     { check "create database and extension" 1; finish; }
 
 echo "== 1. pgbench -i -s $SCALE"
 t0=$(date +%s)
-pgb -i -q -s "$SCALE" bench >"$CL_DIR/init.log" 2>&1
+pgb -i -q -s "$SCALE" bench >"$CL/init.log" 2>&1
 rc=$?
-check "pgbench -i ($(( $(date +%s) - t0 )) s)" "$rc" "$(tail -n 3 "$CL_DIR/init.log" | tr '\n' ' ')"
+check "pgbench -i ($(( $(date +%s) - t0 )) s)" "$rc" "$(tail -n 3 "$CL/init.log" | tr '\n' ' ')"
 nidx="$(cpsql -d bench -At -c "
     SELECT count(*) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
     JOIN pg_am a ON a.oid = c.relam
@@ -86,19 +88,20 @@ nidx="$(cpsql -d bench -At -c "
 check "pgbench's three primary keys are tides_btree" "$([[ "$nidx" == 3 ]]; echo $?)" "found $nidx"
 
 echo "== 2. pgbench -c $CLIENTS -T $SECONDS_RUN"
-pgb -n -c "$CLIENTS" -j 2 -T "$SECONDS_RUN" bench >"$CL_DIR/run.log" 2>&1
+pgb -n -c "$CLIENTS" -j 2 -T "$SECONDS_RUN" bench >"$CL/run.log" 2>&1
 rc=$?
-grep -E "^(number of (transactions actually processed|failed)|tps)" "$CL_DIR/run.log"
-check "pgbench run without errors" "$rc" "$(grep -iE 'error|abort' "$CL_DIR/run.log" | head -n 3 | tr '\n' ' ')"
+grep -E "^(number of (transactions actually processed|failed)|tps)" "$CL/run.log"
+check "pgbench run without errors" "$rc" "$(grep -iE 'error|abort' "$CL/run.log" | head -n 3 | tr '\n' ' ')"
 checks_after "after pgbench"
 
 echo "== 3. pgbench, kill -9 after $((SECONDS_RUN / 4)) s, restart"
-pgb -n -c "$CLIENTS" -j 2 -T "$SECONDS_RUN" bench >"$CL_DIR/run2.log" 2>&1 &
+pgb -n -c "$CLIENTS" -j 2 -T "$SECONDS_RUN" bench >"$CL/run2.log" 2>&1 &
 bench_pid=$!
 sleep $((SECONDS_RUN / 4))
-cluster_kill9
+pgc kill9 "$CL"
+sleep 1
 wait "$bench_pid" 2>/dev/null
-cluster_start
+pgc start "$CL" --timeout 300
 check "restart after kill -9" $?
 checks_after "after kill -9 and restart"
 rows="$(cpsql -d bench -At -c "
@@ -108,7 +111,7 @@ rows="$(cpsql -d bench -At -c "
     SELECT count(*) FROM pgbench_accounts;" | tr '\n' ' ')"
 check "pgbench_accounts has $((SCALE * 100000)) rows by index and by sequential scan" \
     "$([[ "$rows" == "$((SCALE * 100000)) $((SCALE * 100000)) " ]]; echo $?)" "got $rows"
-grep -E "terminated by signal|TRAP:|PANIC:" "$CL_LOG" | grep -v "terminated by signal 9" >"$CL_DIR/crashes.txt"
-check "no server process crashed by itself" "$([[ ! -s "$CL_DIR/crashes.txt" ]]; echo $?)" \
-    "$(head -n 3 "$CL_DIR/crashes.txt" | tr '\n' ' ')"
+pgc log-problems "$(pgc get "$CL" log)" >"$CL/crashes.txt"
+check "no server process crashed by itself" "$([[ ! -s "$CL/crashes.txt" ]]; echo $?)" \
+    "$(head -n 3 "$CL/crashes.txt" | tr '\n' ' ')"
 finish

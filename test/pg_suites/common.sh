@@ -7,7 +7,8 @@
 PG_MAJOR="${PG_MAJOR:-15}"
 PG_PKG="postgresql-${PG_MAJOR}"
 PG_BINDIR="${PG_BINDIR:-/usr/lib/postgresql/${PG_MAJOR}/bin}"
-PG_CONFIG="${PG_CONFIG:-${PG_BINDIR}/pg_config}"
+# the installed server's pg_config (a private installation's finds no headers)
+PG_CONFIG="${PG_CONFIG:-/usr/lib/postgresql/${PG_MAJOR}/bin/pg_config}"
 PG_PGXS_TESTDIR="${PG_PGXS_TESTDIR:-/usr/lib/postgresql/${PG_MAJOR}/lib/pgxs/src/test}"
 PG_REGRESS="${PG_REGRESS:-${PG_PGXS_TESTDIR}/regress/pg_regress}"
 PG_ISOLATION_REGRESS="${PG_ISOLATION_REGRESS:-${PG_PGXS_TESTDIR}/isolation/pg_isolation_regress}"

@@ -12,6 +12,8 @@ trap 'log_err=$?; printf "[pg_suites] ERROR: exit %s at line %s: %s\n" "$log_err
 
 # shellcheck source=common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+# shellcheck source=../harness/cluster.sh
+source "$PG_SUITES_DIR/../harness/cluster.sh"
 
 usage() {
     cat <<'EOF'
@@ -46,7 +48,8 @@ Results
                           (default postgres; created as a system user if missing)
   --quiet                 do not stream pg_regress progress to stderr
 
-Environment: TIDES_CACHE (default /var/tmp/tidesam-cache), PG_MAJOR (15).
+Environment: TIDES_CACHE (default /var/tmp/tidesam-cache), PG_MAJOR (15),
+TIDES_PG_BINDIR (with tidesam: the private installation; default: one of this tree, made now).
 Exit status: 0 all tests passed (possibly with accepted differences),
              1 some test failed, 2 harness error.
 EOF
@@ -128,20 +131,19 @@ PG_VERSION="$(sed -n 's/^PG_VERSION=//p' <<<"$PREP_OUT")"
 [[ -d "$PG_SRC_DIR" && -d "$PG_DLPATH" ]] || die "prepare.sh gave no usable paths"
 
 # ------------------------------------------------------------- run user -----
+# the harness (test/harness/pgcluster.py) runs initdb, the server and the
+# clients as this user (as root: postgres unless --run-as), in RUN_DIR
 if [[ $EUID -eq 0 ]]; then
-    RUN_USER="${RUN_AS:-postgres}"
-    if ! id -u "$RUN_USER" >/dev/null 2>&1; then
-        log "creating system user $RUN_USER"
-        useradd --system --user-group --no-create-home --home-dir /nonexistent \
-            --shell /usr/sbin/nologin "$RUN_USER"
-    fi
-    RUNNER=(runuser -u "$RUN_USER" --)
+    [[ -z "$RUN_AS" ]] || export TIDES_TEST_USER="$RUN_AS"
 else
-    RUN_USER="$(id -un)"
-    [[ -z "$RUN_AS" || "$RUN_AS" == "$RUN_USER" ]] || die "--run-as needs root"
-    RUNNER=()
+    [[ -z "$RUN_AS" || "$RUN_AS" == "$(id -un)" ]] || die "--run-as needs root"
 fi
-as_user() { "${RUNNER[@]}" env HOME="$RUN_DIR" "$@"; }
+RUN_USER="$(pgc user)"
+# the server: with tidesam, the private installation of this run
+# (TIDES_PG_BINDIR, made by scripts/test.sh) or a new one of this tree
+if [[ " $PRELOAD ${EXTENSIONS[*]} " == *tidesam* ]]; then
+    PG_BINDIR="$(pgc bindir --tidesam)" || die "no private installation of tidesam"
+fi
 # command line of a process, "" if gone (no pipe into grep -q: with pipefail
 # an early-exiting grep can turn a match into a failure)
 cmdline_of() { tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null || true; }
@@ -153,22 +155,6 @@ pgid_of() {
     rest="${st##*) }"                  # after "pid (comm) "
     read -r _ _ pg _ <<<"$rest"        # state ppid pgrp ...
     echo "$pg"
-}
-# as_owner DIR CMD...: run CMD as the owner of DIR (pg_ctl refuses root)
-as_owner() {
-    local dir="$1"; shift
-    if [[ $EUID -eq 0 ]]; then runuser -u "$(stat -c %U "$dir")" -- "$@"; else "$@"; fi
-}
-# Last resort when pg_ctl cannot stop a cluster of ours: SIGKILL its
-# postmaster, after checking that the pid in postmaster.pid really is a
-# postgres process serving that data directory.
-kill_postmaster() {
-    local data="$1" pm
-    pm="$(head -n1 "$data/postmaster.pid" 2>/dev/null || true)"
-    [[ "$pm" =~ ^[0-9]+$ ]] || return 0
-    if [[ "$(cmdline_of "$pm")" == *"-D $data"* ]]; then
-        kill -9 "$pm" 2>/dev/null || true
-    fi
 }
 
 # ---------------------------------------------------- leftover clusters -----
@@ -188,11 +174,9 @@ for d in "$TMPBASE"/tidesam-pgsuites.*; do
     if [[ -n "$opid" && "$(cmdline_of "$opid")" == *run.sh* ]]; then
         continue    # still running
     fi
-    if [[ -f "$d/data/postmaster.pid" ]] &&
-        as_owner "$d/data" "$PG_BINDIR/pg_ctl" status -D "$d/data" >/dev/null 2>&1; then
+    if [[ -f "$d/data/postmaster.pid" && -f "$d/cluster.json" ]]; then
         log "stopping leftover cluster $d"
-        as_owner "$d/data" "$PG_BINDIR/pg_ctl" stop -D "$d/data" -m immediate -w -t 30 >/dev/null 2>&1 ||
-            kill_postmaster "$d/data"
+        pgc stop "$d" --mode immediate --timeout 30 >/dev/null 2>&1 || true
     fi
     # its pg_regress / pg_isolation_regress process group, if still there
     cpid="$(cat "$d/client.pid" 2>/dev/null || true)"
@@ -229,8 +213,7 @@ cleanup() {
         kill -TERM -- "-$CLIENT_PID" 2>/dev/null || true
     fi
     if [[ -f "$PGDATA_DIR/postmaster.pid" ]]; then
-        as_user "$PG_BINDIR/pg_ctl" stop -D "$PGDATA_DIR" -m immediate -w -t 60 >/dev/null 2>&1 ||
-            kill_postmaster "$PGDATA_DIR"
+        pgc stop "$RUN_DIR" --mode immediate --timeout 60 >/dev/null 2>&1 || true
     fi
     if [[ $KEEP_CLUSTER -eq 1 ]]; then
         log "cluster kept in $RUN_DIR (stopped)"
@@ -280,38 +263,27 @@ chmod 755 "$OUTDIR"
 
 # ------------------------------------------------------------- cluster -----
 log "PostgreSQL $PG_VERSION, am=${AM:-heap}, cluster $RUN_DIR (user $RUN_USER, port $PORT)"
-# shellcheck disable=SC2086  # INITDB_OPTS is a word list on purpose
-as_user "$PG_BINDIR/initdb" -D "$PGDATA_DIR" -A trust --no-sync --no-instructions $INITDB_OPTS \
-    >"$RUN_DIR/log/initdb.log" 2>&1 || { cat "$RUN_DIR/log/initdb.log" >&2; die "initdb failed"; }
-
-{
-    echo ""
-    echo "# ---- tidesam test/pg_suites/run.sh ----"
-    echo "listen_addresses = ''"
-    echo "port = $PORT"
-    echo "unix_socket_directories = '$SOCK'"
-    echo "fsync = off"
-    echo "# as pg_regress --temp-instance does (make check):"
-    echo "log_autovacuum_min_duration = 0"
-    echo "log_checkpoints = on"
-    echo "log_line_prefix = '%m %b[%p] %q%a '"
-    echo "log_lock_waits = on"
-    echo "log_temp_files = 128kB"
-    echo "max_prepared_transactions = 2"
-    [[ -n "$PRELOAD" ]] && echo "shared_preload_libraries = '$PRELOAD'"
-    [[ -n "$AM" ]] && echo "default_table_access_method = '$AM'"
-    for s in "${SETS[@]}"; do echo "$s"; done
-    for c in "${CONFS[@]}"; do echo "# from $c"; cat "$c"; echo; done
-} >>"$PGDATA_DIR/postgresql.conf"
+SERVER_LOG="$RUN_DIR/log/postmaster.log"
+conf=("fsync = off" "# as pg_regress --temp-instance does (make check):"
+      "log_autovacuum_min_duration = 0" "log_checkpoints = on" "log_line_prefix = '%m %b[%p] %q%a '"
+      "log_lock_waits = on" "log_temp_files = 128kB" "max_prepared_transactions = 2")
+[[ -n "$PRELOAD" ]] && conf+=("shared_preload_libraries = '$PRELOAD'")
+[[ -n "$AM" ]] && conf+=("default_table_access_method = '$AM'")
+conf+=("${SETS[@]}")
+conf_args=()
+for l in "${conf[@]}"; do conf_args+=(--set "$l"); done
+for c in "${CONFS[@]}"; do conf_args+=(--conf "$c"); done
+pgc init "$RUN_DIR" --bindir "$PG_BINDIR" --port "$PORT" --no-preload --initdb-opts "$INITDB_OPTS" \
+    --log "$SERVER_LOG" "${conf_args[@]}" >"$RUN_DIR/log/initdb.log" 2>&1 ||
+    { cat "$RUN_DIR/log/initdb.log" >&2; die "initdb failed"; }
 cp "$PGDATA_DIR/postgresql.conf" "$OUTDIR/postgresql.conf"
 
-SERVER_LOG="$RUN_DIR/log/postmaster.log"
 # -c: crashing backends leave core files; their backtraces go to the results
-if ! as_user "$PG_BINDIR/pg_ctl" start -c -D "$PGDATA_DIR" -l "$SERVER_LOG" -w -t 120 >/dev/null; then
+if ! pgc start "$RUN_DIR" --core --timeout 120 >/dev/null; then
     cat "$SERVER_LOG" >&2 || true
     die "server did not start"
 fi
-as_user "$PG_BINDIR/psql" -X -q -h "$SOCK" -p "$PORT" -d postgres -Atc "select version()" >&2
+pgc psql "$RUN_DIR" -d postgres -Atc "select version()" >&2
 
 # -------------------------------------------------------------- suites -----
 EXT_OPTS=()
@@ -351,7 +323,7 @@ run_suite() {
     # isolationtester) when the suite hangs.
     : >"$dir/pg_regress.log"
     chown "$RUN_USER" "$dir/pg_regress.log"
-    setsid timeout --kill-after=30 "$TIMEOUT" "${RUNNER[@]}" env HOME="$RUN_DIR" "${cmd[@]}" \
+    setsid timeout --kill-after=30 "$TIMEOUT" "$HARNESS_PYTHON" "$HARNESS_DIR/pgcluster.py" run "$RUN_DIR" "${cmd[@]}" \
         >"$dir/pg_regress.log" 2>&1 &
     CLIENT_PID=$!
     echo "$CLIENT_PID" >"$RUN_DIR/client.pid"
@@ -388,11 +360,9 @@ run_suite() {
 for s in "${SUITES[@]}"; do run_suite "$s"; done
 
 # ---------------------------------------------------------------- stop -----
-if ! as_user "$PG_BINDIR/pg_ctl" stop -D "$PGDATA_DIR" -m fast -w -t 60 >/dev/null 2>&1; then
-    log "fast shutdown did not finish within 60 s (a backend is stuck?): immediate shutdown"
-    as_user "$PG_BINDIR/pg_ctl" stop -D "$PGDATA_DIR" -m immediate -w -t 60 >/dev/null 2>&1 ||
-        kill_postmaster "$PGDATA_DIR"
-fi
+# fast; if that does not finish within 60 s (a backend is stuck?), immediate, then kill -9
+pgc stop "$RUN_DIR" --mode fast --timeout 60 >/dev/null 2>&1 ||
+    log "fast shutdown did not finish within 60 s: stopped by immediate shutdown or kill -9"
 cp "$SERVER_LOG" "$OUTDIR/postmaster.log"
 CRASHES="$(grep -cE 'terminated by signal|was terminated by exception' "$SERVER_LOG" || true)"
 if [[ "$CRASHES" != 0 ]]; then
