@@ -14,7 +14,7 @@ FUZZ_CC            ?= clang
 FUZZ_SECONDS       ?= 600
 FUZZ_SMOKE_SECONDS ?= 20
 FUZZ_SAN           := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
-                      -fno-sanitize-recover=undefined
+                      -fno-sanitize-recover=undefined -DTIDES_ASSERTS
 FUZZ_TARGETS       := fuzz_sst fuzz_log fuzz_manifest
 FUZZ_BINS          := $(addprefix build/fuzz/,$(FUZZ_TARGETS))
 FUZZ_ENGINE_OBJS   := $(patsubst $(ENGINE_DIR)/%.c,build/fuzz/engine/%.o,$(ENGINE_SRCS))
