@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "db/db_impl.h"
+#include "util/sort.h"
 
 tides_status
 tides_db_fail(tides_db *db, const tides_error *err)
@@ -285,15 +286,6 @@ tides_oldest_snapshot(tides_db *db)
 	return oldest;
 }
 
-static int
-cmp_u64(const void *a, const void *b)
-{
-	uint64_t	x = *(const uint64_t *) a,
-				y = *(const uint64_t *) b;
-
-	return x < y ? -1 : (x > y);
-}
-
 uint64_t *
 tides_snapshot_list(tides_db *db, uint32_t *n)
 {
@@ -311,7 +303,7 @@ tides_snapshot_list(tides_db *db, uint32_t *n)
 		if (v != 0)
 			list[count++] = v - 1;
 	}
-	qsort(list, count, sizeof(uint64_t), cmp_u64);
+	qsort(list, count, sizeof(uint64_t), tides_cmp_u64);
 	/* dedupe */
 	{
 		uint32_t	w = 0;

@@ -9,6 +9,7 @@
 
 #include "db/dbformat.h"
 #include "util/assert.h"
+#include "util/sort.h"
 
 tides_file_meta *
 tides_file_meta_new(tides_shm_heap *heap, uint64_t number, uint64_t size,
@@ -332,15 +333,6 @@ tides_version_check(const tides_version *v, void (*report) (void *arg, const cha
 	return problems;
 }
 
-static int
-cmp_u64(const void *a, const void *b)
-{
-	uint64_t	x = *(const uint64_t *) a,
-				y = *(const uint64_t *) b;
-
-	return x < y ? -1 : (x > y);
-}
-
 bool
 tides_version_sound(const tides_version *v)
 {
@@ -366,7 +358,7 @@ tides_version_sound(const tides_version *v)
 	for (int l = 0; l < TIDES_MAX_LEVELS; l++)
 		for (uint32_t i = 0; i < v->nfiles[l]; i++)
 			numbers[n++] = v->files[l][i]->number;
-	qsort(numbers, n, sizeof(uint64_t), cmp_u64);
+	qsort(numbers, n, sizeof(uint64_t), tides_cmp_u64);
 	for (uint32_t i = 1; i < n && ok; i++)
 		ok = numbers[i - 1] != numbers[i];
 	free(numbers);
