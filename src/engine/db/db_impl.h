@@ -231,7 +231,7 @@ tides_lock_version(tides_shared *sh)
 {
 	TIDES_ASSERT(!tides_spin_held(&sh->write_lock));
 	TIDES_ASSERT(!tides_spin_held(&sh->tag_lock));
-	TIDES_ASSERT(!tides_spin_held(&sh->obsolete_lock));
+	TIDES_ASSERT(!tides_spin_held(&sh->obsolete_lock) && !tides_spin_held(&sh->heap.lock));
 	TIDES_ASSERT(!tides_mutex_held(&sh->log.sync_mutex));
 	TIDES_ASSERT(!tides_mutex_held(&sh->log.prepare_mutex));
 	tides_mutex_lock(&sh->version_mutex);
@@ -241,7 +241,7 @@ static inline void
 tides_lock_write(tides_shared *sh)
 {
 	TIDES_ASSERT(!tides_spin_held(&sh->tag_lock));
-	TIDES_ASSERT(!tides_spin_held(&sh->obsolete_lock));
+	TIDES_ASSERT(!tides_spin_held(&sh->obsolete_lock) && !tides_spin_held(&sh->heap.lock));
 	tides_spin_lock(&sh->write_lock);
 }
 
@@ -249,7 +249,7 @@ tides_lock_write(tides_shared *sh)
 static inline void
 tides_lock_tags(tides_shared *sh)
 {
-	TIDES_ASSERT(!tides_spin_held(&sh->obsolete_lock));
+	TIDES_ASSERT(!tides_spin_held(&sh->obsolete_lock) && !tides_spin_held(&sh->heap.lock));
 	tides_spin_lock(&sh->tag_lock);
 }
 
