@@ -18,7 +18,7 @@
  * seek-before semantics, and the iterator both ways.
  */
 #include "harness.h"
-#include "db/dbformat.h"
+#include "util/dbformat.h"
 #include "mem/memtable.h"
 
 #include <math.h>

@@ -6,7 +6,7 @@
  * random garbage through the decoder.
  */
 #include "harness.h"
-#include "db/dbformat.h"
+#include "util/dbformat.h"
 #include "db/version_edit.h"
 #include "util/buf.h"
 

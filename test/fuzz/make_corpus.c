@@ -27,7 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "db/dbformat.h"
+#include "util/dbformat.h"
 #include "table/block_builder.h"
 #include "table/compress.h"
 #include "table/filter.h"

@@ -55,7 +55,7 @@
 #include <stdint.h>
 
 #include "cache/block_cache.h"
-#include "db/dbformat.h"
+#include "util/dbformat.h"
 #include "db/version.h"
 #include "db/version_edit.h"
 #include "log/log.h"

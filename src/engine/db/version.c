@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "db/dbformat.h"
+#include "util/dbformat.h"
 #include "util/assert.h"
 #include "util/sort.h"
 

@@ -12,7 +12,7 @@
 
 #include <string.h>
 
-#include "db/dbformat.h"
+#include "util/dbformat.h"
 #include "util/assert.h"
 
 size_t

@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "db/dbformat.h"
+#include "util/dbformat.h"
 #include "table/block_builder.h"
 #include "table/compress.h"
 #include "table/filter.h"

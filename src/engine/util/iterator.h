@@ -3,7 +3,7 @@
  *
  * Every source of entries (a memtable, a data block, an SSTable, a level, a
  * merge of them) is a tides_iiter over *internal keys* (see
- * db/dbformat.h): user key followed by an 8-byte trailer.  Entries come in
+ * util/dbformat.h): user key followed by an 8-byte trailer.  Entries come in
  * internal-key order.  Positioning functions never fail loudly: on an error
  * the iterator becomes invalid and records the error in it->err, which the
  * owner checks with tides_iiter_status() when the iterator runs dry.
