@@ -5,6 +5,8 @@
 #     <- runtime (src/runtime) <- am (src/am), index (src/index) <- module (src/module)
 #
 # Checks (one test each; "layers: P passed, F failed" at the end):
+#   engine       files under src/engine include no PostgreSQL header, and
+#                their quoted includes resolve inside src/engine
 #   includes     every include line of src/{runtime,am,index,module} names a
 #                PostgreSQL header, tides_engine.h, or a header of its own
 #                layer or a lower one ("runtime/trt.h", ...); nothing else
@@ -114,6 +116,31 @@ bad=()
 while IFS= read -r l; do bad+=("$l"); done < <(grep -nE '(_hook|_Hook)[[:space:]]*=[^=]|Register(Xact|SubXact|ResourceRelease)Callback|CacheRegister(Relcache|Syscache)Callback' \
 	src/runtime/*.c src/am/*.c src/index/*.c 2>/dev/null)
 [ ${#bad[@]} -eq 0 ] && ok "hooks: installed and callbacks registered only in src/module" || fail "hooks" "${bad[@]}"
+
+# ---- the engine below everything: no PostgreSQL header, quoted includes stay inside it
+bad=()
+while IFS= read -r f; do
+	dir=$(dirname "$f")
+	while IFS= read -r inc; do
+		found=""
+		for root in "$dir" src/engine/include src/engine; do
+			if [ -f "$root/$inc" ]; then
+				found=$(realpath -m --relative-to=. "$root/$inc")
+				break
+			fi
+		done
+		case "$found" in
+			src/engine/*) ;;
+			"") bad+=("$f: #include \"$inc\" is not an engine header") ;;
+			*) bad+=("$f: #include \"$inc\" reaches $found, outside the engine") ;;
+		esac
+	done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f")
+	while IFS= read -r inc; do
+		[ -f "$PG_INC/$inc" ] && bad+=("$f: #include <$inc> is a PostgreSQL header")
+	done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*<\([^>]*\)>.*/\1/p' "$f")
+done < <(find src/engine -type f \( -name '*.c' -o -name '*.h' \) | sort)
+[ ${#bad[@]} -eq 0 ] && ok "engine: src/engine includes no PostgreSQL header and nothing outside itself" \
+	|| fail "engine" "${bad[@]}"
 
 # ---- no test file system in tidesam.so
 if [ -e tidesam.so ]; then

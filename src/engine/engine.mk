@@ -16,8 +16,9 @@ ENGINE_INCLUDES := -I$(ENGINE_DIR)/include -I$(ENGINE_DIR)
 ENGINE_CFLAGS   := -std=gnu11 -g -Wall -Wextra -Wno-unused-parameter -Wshadow \
                    -Wmissing-prototypes -Wstrict-prototypes $(ENGINE_INCLUDES) -fPIC
 ENGINE_OPT      := -O2
+# the sanitizer build also turns the engine's assertions on (util/assert.h)
 ENGINE_SAN      := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
-                   -fno-sanitize-recover=undefined
+                   -fno-sanitize-recover=undefined -DTIDES_ASSERTS
 
 ENGINE_OBJS      := $(patsubst $(ENGINE_DIR)/%.c,build/engine/%.o,$(ENGINE_SRCS))
 ENGINE_SAN_OBJS  := $(patsubst $(ENGINE_DIR)/%.c,build/engine-san/%.o,$(ENGINE_SRCS))

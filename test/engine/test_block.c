@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "testlib.h"
-#include "db/dbformat.h"
+#include "util/dbformat.h"
 #include "table/block.h"
 #include "table/block_builder.h"
 #include "util/random.h"

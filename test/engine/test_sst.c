@@ -12,7 +12,7 @@
 
 #include "testlib.h"
 #include "cache/block_cache.h"
-#include "db/dbformat.h"
+#include "util/dbformat.h"
 #include "table/sst.h"
 #include "table/table_cache.h"
 #include "util/random.h"

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "testlib.h"
-#include "db/dbformat.h"
+#include "util/dbformat.h"
 #include "table/sst.h"
 #include "table/table_cache.h"
 

@@ -6,7 +6,7 @@
  * random garbage through the decoder.
  */
 #include "harness.h"
-#include "db/dbformat.h"
+#include "util/dbformat.h"
 #include "db/version_edit.h"
 #include "util/buf.h"
 
@@ -107,7 +107,7 @@ random_edit(tides_edit *e)
 		uint32_t	n = (uint32_t) tides_rand_uniform(&rnd, 20);
 
 		for (uint32_t i = 0; i < n; i++)
-			t[i] = rand_u64();
+			t[i] = rand_u64() | 1;	/* tags are never 0 */
 		CHECK_OK(tides_edit_set_pending(e, t, n));
 	}
 }

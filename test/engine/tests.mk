@@ -25,27 +25,6 @@ engine-tests: $(ENGINE_TESTS)
 engine-check: engine-tests
 	@bash test/engine/run.sh $(ENGINE_TESTS)
 
-# Fuzz targets (libFuzzer, clang).  They compile the engine parts they need
-# from source, so a half-finished file elsewhere in the engine cannot break
-# them.  Run e.g.: build/fuzz/fuzz_table -max_total_time=60 build/fuzz/corpus
-FUZZ_ENGINE_SRCS := $(wildcard src/engine/table/*.c src/engine/cache/*.c src/engine/util/*.c)
-FUZZ_CC          ?= clang
-
-build/fuzz/%: test/engine/fuzz/%.c $(FUZZ_ENGINE_SRCS) $(wildcard src/engine/*/*.h)
-	@mkdir -p $(dir $@)
-	$(FUZZ_CC) -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=undefined $(ENGINE_INCLUDES) $< $(FUZZ_ENGINE_SRCS) \
-		$(ENGINE_LIBS) -o $@
-
-# seed corpus: valid inputs for every parser
-build/fuzz/make_seeds: test/engine/fuzz/make_seeds.c build/engine/libtides_engine.a
-	@mkdir -p $(dir $@)
-	$(CC) $(ENGINE_CFLAGS) -O1 $< build/engine/libtides_engine.a $(ENGINE_LIBS) -o $@
-
-.PHONY: engine-fuzz
-engine-fuzz: build/fuzz/fuzz_table build/fuzz/make_seeds
-	@mkdir -p build/fuzz/corpus && build/fuzz/make_seeds build/fuzz/corpus
-
 # Longer randomized runs of the model, crash, multi-process and corruption
 # tests (many more crash points, operations and seeds than engine-check).
 # E.g.: make engine-soak SOAK_SEEDS="1 2 3 4 5 6 7 8"

@@ -1,21 +1,25 @@
-# fuzz.mk -- libFuzzer targets for every on-disk reader of the engine.
+# fuzz.mk -- libFuzzer targets for every on-disk reader of the engine: the
+# one fuzz tree (test/fuzz/) and its one build folder (build/fuzz/).
 # Included by the top-level Makefile.
 #
-#   make fuzz-smoke                 each target for FUZZ_SMOKE_SECONDS (20) from the seed corpus
-#   make fuzz FUZZ_SECONDS=600      longer runs; new inputs accumulate in build/fuzz/work/
-#   make fuzz-corpus                (re)generate the seed corpora (build/fuzz/seeds/) from fresh stores
+#   make fuzz-build                 the targets (build/fuzz/fuzz_*)
+#   make fuzz-smoke                 each target for FUZZ_SMOKE_SECONDS (15) from the seed corpus (CI)
+#   make fuzz FUZZ_SECONDS=600      longer runs; new inputs accumulate in build/fuzz/work/<target>/
+#   make fuzz-corpus                (re)generate the seed corpora (build/fuzz/seeds/<target>/)
 #
 # Needs clang with libFuzzer (Debian: clang-14 and libclang-rt-14-dev, which
 # ships libclang_rt.fuzzer).  Targets: fuzz_sst (SSTable reader), fuzz_log
 # (log records, batch decoding, log recovery), fuzz_manifest (edit decoder,
-# manifest loading and recovery).  Crashes are written to build/fuzz/artifacts/.
+# manifest loading and recovery), fuzz_table (each table-layer parser on its
+# own).  The engine is compiled for them with its assertions on
+# (TIDES_ASSERTS).  Crashes are written to build/fuzz/artifacts/.
 
 FUZZ_CC            ?= clang
 FUZZ_SECONDS       ?= 600
-FUZZ_SMOKE_SECONDS ?= 20
+FUZZ_SMOKE_SECONDS ?= 15
 FUZZ_SAN           := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
-                      -fno-sanitize-recover=undefined
-FUZZ_TARGETS       := fuzz_sst fuzz_log fuzz_manifest
+                      -fno-sanitize-recover=undefined -DTIDES_ASSERTS
+FUZZ_TARGETS       := fuzz_sst fuzz_log fuzz_manifest fuzz_table
 FUZZ_BINS          := $(addprefix build/fuzz/,$(FUZZ_TARGETS))
 FUZZ_ENGINE_OBJS   := $(patsubst $(ENGINE_DIR)/%.c,build/fuzz/engine/%.o,$(ENGINE_SRCS))
 FUZZ_RUN_FLAGS     := -max_len=131072 -rss_limit_mb=2048 -timeout=20 -print_final_stats=1

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "cache/block_cache.h"
-#include "db/dbformat.h"
+#include "util/dbformat.h"
 #include "memvfs.h"
 #include "table/sst.h"
 

@@ -13,7 +13,10 @@
  *
  * An entry is FREE (on the free-entry list), BUSY (owned by one process
  * that is filling or tearing it down; invisible to lookups) or VALID (linked
- * into its bucket's chain).  Its frames form a singly linked chain through
+ * into its bucket's chain).  Transitions (asserted): FREE -> BUSY
+ * (entry_alloc), BUSY -> VALID (insert, bucket lock), VALID -> BUSY
+ * (unlink_locked, bucket lock), BUSY -> FREE (entry_free); frames belong to
+ * a BUSY or VALID entry or to the free list, never two of them.  Its frames form a singly linked chain through
  * frame_next; free frames form one list through the same array.
  *
  * Concurrency rules
@@ -257,14 +260,20 @@ bucket_of(const tides_block_cache *c, uint64_t file, uint64_t offset)
 static inline void
 write_begin(bc_entry *e)
 {
-	atomic_fetch_add_explicit(&e->version, 1, memory_order_relaxed);
+	unsigned	v = atomic_fetch_add_explicit(&e->version, 1, memory_order_relaxed);
+
+	TIDES_ASSERT((v & 1) == 0);	/* windows do not nest */
+	(void) v;
 	atomic_thread_fence(memory_order_release);
 }
 
 static inline void
 write_end(bc_entry *e)
 {
-	atomic_fetch_add_explicit(&e->version, 1, memory_order_release);
+	unsigned	v = atomic_fetch_add_explicit(&e->version, 1, memory_order_release);
+
+	TIDES_ASSERT((v & 1) == 1);
+	(void) v;
 }
 
 /* ---- free lists */
@@ -277,6 +286,7 @@ frames_alloc(tides_block_cache *c, uint32_t n)
 	uint32_t	first,
 				last;
 
+	TIDES_ASSERT(n >= 1 && n <= MAX_BLOCK / FRAME_SIZE);
 	tides_spin_lock(&c->free_lock);
 	if (c->free_frames < n)
 	{
@@ -286,6 +296,7 @@ frames_alloc(tides_block_cache *c, uint32_t n)
 	first = last = c->free_frame_head;
 	for (uint32_t i = 1; i < n; i++)
 		last = atomic_load_explicit(&fn[last], memory_order_relaxed);
+	TIDES_ASSERT(first < c->nframes && last < c->nframes);	/* the count was right */
 	c->free_frame_head = atomic_load_explicit(&fn[last], memory_order_relaxed);
 	c->free_frames -= n;
 	tides_spin_unlock(&c->free_lock);
@@ -305,10 +316,12 @@ frames_free(tides_block_cache *c, uint32_t first, uint32_t n)
 		return;
 	for (uint32_t i = 1; i < n; i++)
 		last = atomic_load_explicit(&fn[last], memory_order_relaxed);
+	TIDES_ASSERT(first < c->nframes && last < c->nframes);
 	tides_spin_lock(&c->free_lock);
 	atomic_store_explicit(&fn[last], c->free_frame_head, memory_order_relaxed);
 	c->free_frame_head = first;
 	c->free_frames += n;
+	TIDES_ASSERT(c->free_frames <= c->nframes);	/* no frame freed twice */
 	tides_spin_unlock(&c->free_lock);
 	atomic_fetch_sub_explicit(&c->used_frames, n, memory_order_relaxed);
 }
@@ -322,6 +335,8 @@ entry_alloc(tides_block_cache *c)
 	idx = c->free_entry_head;
 	if (idx != NONE)
 	{
+		TIDES_ASSERT(idx < c->nentries && c->free_entries > 0);
+		TIDES_ASSERT(atomic_load_explicit(&entries(c)[idx].state, memory_order_relaxed) == E_FREE);
 		c->free_entry_head = entries(c)[idx].free_next;
 		c->free_entries--;
 		atomic_store_explicit(&entries(c)[idx].state, E_BUSY, memory_order_relaxed);
@@ -335,11 +350,14 @@ entry_free(tides_block_cache *c, uint32_t idx)
 {
 	bc_entry   *e = &entries(c)[idx];
 
+	/* only its owner frees an entry: never one a lookup can find */
+	TIDES_ASSERT(atomic_load_explicit(&e->state, memory_order_relaxed) == E_BUSY);
 	tides_spin_lock(&c->free_lock);
 	atomic_store_explicit(&e->state, E_FREE, memory_order_relaxed);
 	e->free_next = c->free_entry_head;
 	c->free_entry_head = idx;
 	c->free_entries++;
+	TIDES_ASSERT(c->free_entries <= c->nentries);
 	tides_spin_unlock(&c->free_lock);
 }
 
@@ -355,6 +373,9 @@ unlink_locked(tides_block_cache *c, bc_bucket *b, uint32_t idx)
 	uint32_t	nxt = atomic_load_explicit(&e->next, memory_order_relaxed);
 	uint32_t	p = atomic_load_explicit(&b->head, memory_order_relaxed);
 
+	TIDES_ASSERT(tides_spin_held(&b->lock));
+	TIDES_ASSERT(atomic_load_explicit(&e->state, memory_order_relaxed) == E_VALID);
+	TIDES_ASSERT(&buckets(c)[atomic_load_explicit(&e->bucket, memory_order_relaxed)] == b);
 	if (p == idx)
 		atomic_store_explicit(&b->head, nxt, memory_order_release);
 	else
@@ -385,6 +406,7 @@ entry_release(tides_block_cache *c, uint32_t idx, bool keep_entry)
 	bc_entry   *e = &entries(c)[idx];
 	uint32_t	len = atomic_load_explicit(&e->len, memory_order_relaxed);
 
+	TIDES_ASSERT(atomic_load_explicit(&e->state, memory_order_relaxed) == E_BUSY);
 	frames_free(c, atomic_load_explicit(&e->first_frame, memory_order_relaxed),
 				nframes_for(len));
 	if (!keep_entry)
@@ -624,6 +646,7 @@ tides_block_cache_insert(tides_block_cache *c, uint64_t file, uint64_t offset,
 	b = &buckets(c)[bk];
 	e = &entries(c)[idx];
 
+	TIDES_ASSERT(atomic_load_explicit(&e->state, memory_order_relaxed) == E_BUSY);
 	tides_spin_lock(&b->lock);
 	/* replace an existing copy of the same block */
 	{
@@ -645,6 +668,7 @@ tides_block_cache_insert(tides_block_cache *c, uint64_t file, uint64_t offset,
 		if (old != NONE)
 			unlink_locked(c, b, old);
 	}
+	TIDES_ASSERT(old != idx);	/* ours was BUSY, so never in a chain */
 	write_begin(e);
 	atomic_store_explicit(&e->file, file, memory_order_relaxed);
 	atomic_store_explicit(&e->offset, offset, memory_order_relaxed);

@@ -101,14 +101,25 @@ tides_compaction_busy(tides_file_meta **files, uint32_t n)
 	return false;
 }
 
+/*
+ * Mark (1) or unmark (0) every file of c.  A file belongs to at most one
+ * running compaction, and to it once: marking finds it unmarked,
+ * unmarking finds it marked.
+ */
 static void
 mark(tides_compaction *c, int value)
 {
 	for (int k = 0; k < 2; k++)
 		for (uint32_t i = 0; i < c->nin[k]; i++)
+		{
+			TIDES_ASSERT(atomic_load(&c->in[k][i]->being_compacted) == !value);
 			atomic_store(&c->in[k][i]->being_compacted, value);
+		}
 	for (uint32_t i = 0; i < c->nkept; i++)
+	{
+		TIDES_ASSERT(atomic_load(&c->kept[i]->being_compacted) == !value);
 		atomic_store(&c->kept[i]->being_compacted, value);
+	}
 }
 
 static void
@@ -487,6 +498,7 @@ pick(tides_db *db, tides_compaction *c, bool reserve)
 	bool		found = false;
 	bool		l0_urgent = v->nfiles[0] >= db->opts.level0_slowdown_trigger;
 
+	TIDES_ASSERT(tides_mutex_held(&sh->version_mutex));
 	tides_compaction_reset(c, NULL, 0);
 	if (reserve && (slot = tides_compaction_free_slot(sh)) < 0)
 		return false;			/* as many running as we can track */
@@ -537,6 +549,9 @@ tides_compaction_reserve(tides_db *db, tides_compaction *c, int slot)
 	const tides_file_meta *lo = NULL,
 			   *hi = NULL;
 
+	TIDES_ASSERT(tides_mutex_held(&db->sh->version_mutex));
+	TIDES_ASSERT(slot >= 0 && slot < TIDES_MAX_COMPACTIONS && !r->used);
+	TIDES_ASSERT(c->nin[0] > 0 && c->output_level >= c->level);
 	c->rewrite = c->output_level == c->level;
 	for (int k = 0; k < 2; k++)
 		for (uint32_t i = 0; i < c->nin[k]; i++)
@@ -558,6 +573,8 @@ tides_compaction_reserve(tides_db *db, tides_compaction *c, int slot)
 static void
 release(tides_db *db, tides_compaction *c)
 {
+	TIDES_ASSERT(tides_mutex_held(&db->sh->version_mutex));
+	TIDES_ASSERT(c->slot < 0 || db->sh->running[c->slot].used);
 	mark(c, 0);
 	if (c->slot >= 0)
 		memset(&db->sh->running[c->slot], 0, sizeof(db->sh->running[c->slot]));
@@ -730,7 +747,7 @@ run(tides_db *db, tides_compaction *c, tides_table_writer *w)
 	if (snaps != NULL && (bottom || c->output_level == c->level))
 		c->gc_horizon = rules.nsnapshots > 0 ? snaps[0] : UINT64_MAX;
 	rules.deeper_arg = &dc;
-	tides_mutex_lock(&sh->version_mutex);
+	tides_lock_version(sh);
 	if (sh->ndropped > 0 && (dropped = malloc(sh->ndropped * sizeof(*dropped))) != NULL)
 	{
 		memcpy(dropped, sh->dropped, sh->ndropped * sizeof(*dropped));
@@ -767,7 +784,7 @@ tides_compact_work(tides_db *db, bool *did)
 	*did = false;
 	if (atomic_load(&sh->state) != TIDES_STATE_OPEN)
 		return TIDES_OK;
-	tides_mutex_lock(&sh->version_mutex);
+	tides_lock_version(sh);
 	if (!pick(db, &c, true))
 	{
 		tides_mutex_unlock(&sh->version_mutex);
@@ -805,7 +822,7 @@ tides_compaction_execute(tides_db *db, tides_compaction *cp, bool *did)
 				read_bytes += c.in[k][i]->size;
 	}
 
-	tides_mutex_lock(&sh->version_mutex);
+	tides_lock_version(sh);
 	for (int k = 0; k < 2 && s == TIDES_OK; k++)
 		for (uint32_t i = 0; i < c.nin[k] && s == TIDES_OK; i++)
 			s = tides_edit_delete_file(&e, k == 0 ? c.level : c.output_level, c.in[k][i]->number);
@@ -892,7 +909,7 @@ tides_compaction_needed(tides_db *db)
 	bool		need;
 
 	/* a question only: marks nothing, claims nothing, moves no cursor */
-	tides_mutex_lock(&sh->version_mutex);
+	tides_lock_version(sh);
 	need = pick(db, &c, false);
 	tides_mutex_unlock(&sh->version_mutex);
 	return need;

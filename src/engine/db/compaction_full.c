@@ -67,6 +67,7 @@ pick_full(tides_db *db, tides_full_compaction *fc, tides_compaction *c)
 	int			base = tides_compaction_targets(db, v, target);
 	int			slot = tides_compaction_free_slot(sh);
 
+	TIDES_ASSERT(tides_mutex_held(&sh->version_mutex));
 	if (slot < 0)
 		return 0;
 	while (fc->level < TIDES_MAX_LEVELS)
@@ -169,7 +170,7 @@ tides_full_compaction_step(tides_db *db, tides_full_compaction *fc, bool *done, 
 		return TIDES_OK;
 	}
 	tides_compaction_reset(&c, NULL, 0);
-	tides_mutex_lock(&sh->version_mutex);
+	tides_lock_version(sh);
 	r = pick_full(db, fc, &c);
 	tides_mutex_unlock(&sh->version_mutex);
 	if (r < 0)

@@ -36,6 +36,9 @@ tides_compaction_run(tides_iiter *in, const tides_compaction_rules *r, tides_emi
 	bool		first_in_key = true;
 	tides_status s = TIDES_OK;
 
+	/* stripes need the snapshots in increasing order, each once (tides_snapshot_list) */
+	for (uint32_t i = 1; i < r->nsnapshots; i++)
+		TIDES_ASSERT(r->snapshots[i - 1] < r->snapshots[i]);
 	tides_buf_init(&cur_key);
 	tides_buf_init(&out_key);
 	for (; s == TIDES_OK && tides_iiter_valid(in); tides_iiter_next(in))

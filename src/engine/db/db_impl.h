@@ -5,15 +5,27 @@
  *
  *   [tides_shared][metadata heap][block cache][memtable arenas ...]
  *
- * Lock order (never take an earlier lock while holding a later one):
+ * Lock order, the contract (never take an earlier lock while holding a
+ * later one):
  *
- *   flush_mutex -> version_mutex -> log prepare/sync mutexes
- *               -> write_lock (spin) -> sv_lock (rw) -> tag_lock (spin)
- *                                                    -> heap lock (spin)
+ *   flush_mutex -> version_mutex -> write_lock (spin) -> tag_lock (spin)
+ *                  version_mutex -> sv_lock (rw)
+ *                  version_mutex -> log prepare/sync mutexes
+ *   leaves (nothing is taken while one is held): the metadata heap's lock,
+ *   obsolete_lock, the block cache's locks
+ *
+ * flush_mutex is only ever tried (trylock), so it cannot deadlock; the
+ * order still holds.  No path holds write_lock while it takes sv_lock
+ * (tides_sv_publish reads the memtables under write_lock, releases it,
+ * then swaps the pointer), and switch_memtable / repair_log release
+ * write_lock before they take version_mutex.  tides_lock_version and
+ * tides_lock_write below take the two central locks and assert (with
+ * TIDES_ASSERTS) that the caller holds nothing later in the order; a lock
+ * held by another process is not visible to those checks (util/lock.h).
  *
  * What each protects:
  *   write_lock     last_seq, next_lsn, the active memtable pointer and the
- *                  reservation of its space, switch_pending, log_broken_lsn
+ *                  reservation of its space, writers_paused, log_broken_lsn
  *   version_mutex  the current version, manifest file, replay_lsn, skips,
  *                  dropped prefixes and the files' marks for compaction
  *                  (marked, dropped_seen), building/installing
@@ -43,13 +55,14 @@
 #include <stdint.h>
 
 #include "cache/block_cache.h"
-#include "db/dbformat.h"
+#include "util/dbformat.h"
 #include "db/version.h"
 #include "db/version_edit.h"
 #include "log/log.h"
 #include "mem/memtable.h"
 #include "table/table_cache.h"
 #include "tides_engine.h"
+#include "util/assert.h"
 #include "util/counters.h"
 #include "util/lock.h"
 #include "util/random.h"
@@ -101,7 +114,7 @@ typedef struct tides_running_compaction
 
 typedef struct tides_tag_entry
 {
-	uint64_t	tag;			/* 0: empty slot; TAG_DELETED: removed */
+	uint64_t	tag;			/* 0: empty slot (deletion shifts entries back, db/tags.c) */
 	uint64_t	first_lsn;
 	uint64_t	seal_lsn;		/* sealing record's position + 1; 0: not sealed */
 } tides_tag_entry;
@@ -210,6 +223,47 @@ struct tides_db
 	int			manifest_fd;	/* this process's descriptor of the manifest */
 	uint64_t	manifest_fd_number;
 };
+
+/* ---- locks, in the order stated at the top of this file */
+
+static inline void
+tides_lock_version(tides_shared *sh)
+{
+	TIDES_ASSERT(!tides_spin_held(&sh->write_lock));
+	TIDES_ASSERT(!tides_spin_held(&sh->tag_lock));
+	TIDES_ASSERT(!tides_spin_held(&sh->obsolete_lock) && !tides_spin_held(&sh->heap.lock));
+	TIDES_ASSERT(!tides_mutex_held(&sh->log.sync_mutex));
+	TIDES_ASSERT(!tides_mutex_held(&sh->log.prepare_mutex));
+	tides_mutex_lock(&sh->version_mutex);
+}
+
+static inline void
+tides_lock_write(tides_shared *sh)
+{
+	TIDES_ASSERT(!tides_spin_held(&sh->tag_lock));
+	TIDES_ASSERT(!tides_spin_held(&sh->obsolete_lock) && !tides_spin_held(&sh->heap.lock));
+	tides_spin_lock(&sh->write_lock);
+}
+
+/* the tag table's lock: below write_lock, above nothing but leaves */
+static inline void
+tides_lock_tags(tides_shared *sh)
+{
+	TIDES_ASSERT(!tides_spin_held(&sh->obsolete_lock) && !tides_spin_held(&sh->heap.lock));
+	tides_spin_lock(&sh->tag_lock);
+}
+
+/*
+ * One flush at a time: try flush_mutex, first in the order (so the caller
+ * holds none of the engine's locks).
+ */
+static inline bool
+tides_trylock_flush(tides_shared *sh)
+{
+	TIDES_ASSERT(!tides_mutex_held(&sh->version_mutex));
+	TIDES_ASSERT(!tides_spin_held(&sh->write_lock));
+	return tides_mutex_trylock(&sh->flush_mutex);
+}
 
 /* ---- helpers shared by the files of db/ */
 

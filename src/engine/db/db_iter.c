@@ -301,6 +301,7 @@ tides_iter_seek_for_prev(tides_iter *it, const void *key, size_t klen)
 void
 tides_iter_next(tides_iter *it)
 {
+	TIDES_ASSERT(it->valid);
 	if (it->dir == DIR_BACKWARD)
 	{
 		/* inner is before the entries of saved_key: step onto them, then past */
@@ -335,6 +336,7 @@ tides_iter_next(tides_iter *it)
 void
 tides_iter_prev(tides_iter *it)
 {
+	TIDES_ASSERT(it->valid);
 	if (it->dir == DIR_FORWARD)
 	{
 		/* step the inner iterator back before every entry of the current key */
@@ -372,6 +374,7 @@ tides_iter_valid(const tides_iter *it)
 const void *
 tides_iter_key(const tides_iter *it, size_t *klen)
 {
+	TIDES_ASSERT(it->valid);
 	if (it->dir == DIR_FORWARD)
 	{
 		size_t		n;
@@ -387,6 +390,7 @@ tides_iter_key(const tides_iter *it, size_t *klen)
 const void *
 tides_iter_value(const tides_iter *it, size_t *vlen)
 {
+	TIDES_ASSERT(it->valid);
 	if (it->dir == DIR_FORWARD)
 		return tides_iiter_value(it->inner, vlen);
 	*vlen = it->saved_value.len;

@@ -56,7 +56,7 @@ tides_flush_work(tides_db *db, bool *did)
 	*did = false;
 	if (atomic_load(&sh->state) != TIDES_STATE_OPEN)
 		return TIDES_OK;
-	if (!tides_mutex_trylock(&sh->flush_mutex))
+	if (!tides_trylock_flush(sh))
 		return TIDES_OK;
 	m = tides_oldest_sealed(sh);
 	/*
@@ -67,6 +67,7 @@ tides_flush_work(tides_db *db, bool *did)
 	 * version the snapshot (or a reader at that sequence number that pins
 	 * the next superversion) needs.
 	 */
+	TIDES_ASSERT(m == NULL || atomic_load(&m->state) == TIDES_MEM_SEALED);
 	if (m == NULL || atomic_load_explicit(&m->writers, memory_order_acquire) != 0 ||
 		atomic_load_explicit(&sh->published_seq, memory_order_acquire) < m->last_seq)
 	{
@@ -82,7 +83,7 @@ tides_flush_work(tides_db *db, bool *did)
 	rules.filter = db->filter;
 	rules.filter_arg = db->filter_arg;
 	rules.deeper_may_hold = deeper_always;
-	tides_mutex_lock(&sh->version_mutex);
+	tides_lock_version(sh);
 	if (sh->ndropped > 0 && (dropped = malloc(sh->ndropped * sizeof(*dropped))) != NULL)
 	{
 		memcpy(dropped, sh->dropped, sh->ndropped * sizeof(*dropped));
@@ -110,9 +111,13 @@ tides_flush_work(tides_db *db, bool *did)
 
 	if (s == TIDES_OK)
 	{
-		tides_mutex_lock(&sh->version_mutex);
+		tides_lock_version(sh);
 		tides_edit_init(&e);
 		e.dropped_seen = dropped_seen;
+		/* a flush writes one file (no size target at level 0), or none */
+		TIDES_ASSERT(w.noutputs <= 1);
+		/* oldest first: the replay position moves to the end of this memtable */
+		TIDES_ASSERT(m->first_lsn >= sh->replay_lsn && m->end_lsn >= m->first_lsn);
 		if (w.noutputs == 1)
 		{
 			w.outputs[0].level = 0;

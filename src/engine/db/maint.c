@@ -164,6 +164,7 @@ memtables_hold_hidden(tides_shared *sh, const tides_dropped_prefix *d, bool *act
 {
 	bool		holds = false;
 
+	TIDES_ASSERT(tides_mutex_held(&sh->version_mutex));
 	/*
 	 * Writes with seq <= d->seq may still be linking their entries: only
 	 * once they are published is a look into the skiplists conclusive.
@@ -215,6 +216,7 @@ check_files(tides_db *db, const tides_dropped_prefix *list, uint32_t n, tides_ed
 	tides_version *v = sh->current;
 	tides_status s = TIDES_OK;
 
+	TIDES_ASSERT(tides_mutex_held(&sh->version_mutex));
 	*nmarked = 0;
 	for (int l = 0; l < TIDES_MAX_LEVELS && s == TIDES_OK; l++)
 		for (uint32_t i = 0; i < v->nfiles[l] && s == TIDES_OK; i++)
@@ -261,6 +263,8 @@ tides_dropped_reconcile(tides_db *db, tides_dropped_state *out, tides_error *err
 				total = 0;
 	tides_status s;
 
+	TIDES_ASSERT(tides_mutex_held(&sh->version_mutex));
+	TIDES_ASSERT(sh->ndropped <= TIDES_MAX_DROPPED);
 	memset(out, 0, sizeof(*out));
 	tides_edit_init(&e);
 	s = check_files(db, sh->dropped, sh->ndropped, &e, &out->marked);
@@ -355,7 +359,7 @@ tides_maint_work(tides_db *db, bool *did)
 		tides_dropped_state ds;
 		uint32_t	ndropped;
 
-		tides_mutex_lock(&sh->version_mutex);
+		tides_lock_version(sh);
 		s = tides_dropped_reconcile(db, &ds, &err);
 		ndropped = sh->ndropped;
 		tides_mutex_unlock(&sh->version_mutex);
@@ -425,7 +429,7 @@ tides_drop_prefix(tides_db *db, const void *prefix, size_t len)
 	if (atomic_load(&sh->state) != TIDES_STATE_OPEN)
 		return tides_fail(&db->err, TIDES_UNAVAILABLE, "engine is not open");
 	tides_error_clear(&err);
-	tides_mutex_lock(&sh->version_mutex);
+	tides_lock_version(sh);
 	if (sh->ndropped >= TIDES_MAX_DROPPED)
 	{
 		tides_dropped_state ds;
@@ -446,7 +450,7 @@ tides_drop_prefix(tides_db *db, const void *prefix, size_t len)
 	memcpy(list, sh->dropped, n * sizeof(list[0]));
 	memset(&list[n], 0, sizeof(list[n]));
 	list[n].id = sh->next_dropped_id++;
-	tides_spin_lock(&sh->write_lock);
+	tides_lock_write(sh);
 	list[n].seq = sh->last_seq;
 	tides_spin_unlock(&sh->write_lock);
 	list[n].len = (uint32_t) len;

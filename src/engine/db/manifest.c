@@ -59,6 +59,8 @@ prepare_edit(tides_db *db, const tides_edit *e, bool with_sv, prepared_edit *p, 
 	tides_file_meta **created = NULL;
 	uint32_t	ncreated = 0;
 
+	TIDES_ASSERT(tides_mutex_held(&sh->version_mutex) ||
+				 atomic_load(&sh->state) != TIDES_STATE_OPEN);	/* recovery, alone */
 	memset(p, 0, sizeof(*p));
 	memset(levels, 0, sizeof(levels));
 	created = calloc(e->nadded + 1, sizeof(*created));
@@ -172,6 +174,43 @@ done:
 	return s;
 }
 
+/*
+ * For assertions: does e, an edit the running engine made, fit cur?  It
+ * deletes only files cur has at that level, and adds a file cur has only
+ * if it also deletes it (a trivial move keeps the number).
+ */
+static bool
+edit_fits(const tides_version *cur, const tides_edit *e)
+{
+	for (uint32_t d = 0; d < e->ndeleted; d++)
+	{
+		bool		found = false;
+		int			l = e->deleted[d].level;
+
+		for (uint32_t i = 0; cur != NULL && i < cur->nfiles[l] && !found; i++)
+			found = cur->files[l][i]->number == e->deleted[d].number;
+		if (!found)
+			return false;
+	}
+	for (uint32_t a = 0; a < e->nadded; a++)
+	{
+		bool		present = false,
+					moved = false;
+
+		for (int l = 0; cur != NULL && l < TIDES_MAX_LEVELS; l++)
+			for (uint32_t i = 0; i < cur->nfiles[l]; i++)
+				present |= cur->files[l][i]->number == e->added[a].number;
+		for (uint32_t d = 0; d < e->ndeleted; d++)
+			moved |= e->deleted[d].number == e->added[a].number;
+		if (present && !moved)
+			return false;
+		for (uint32_t b = 0; b < a; b++)
+			if (e->added[b].number == e->added[a].number)
+				return false;
+	}
+	return true;
+}
+
 /* the edit was not applied: give back what prepare_edit took */
 static void
 discard_prepared(tides_db *db, prepared_edit *p)
@@ -199,6 +238,9 @@ publish_edit(tides_db *db, const tides_edit *e, prepared_edit *p, tides_memtable
 	tides_shared *sh = db->sh;
 	tides_version *cur = sh->current;
 
+	TIDES_ASSERT(p->v != NULL && p->v->number == sh->version_number + 1);
+	/* the log is replayed from positions that only move forward */
+	TIDES_ASSERT(!e->has_replay_lsn || e->replay_lsn >= sh->replay_lsn);
 	sh->version_number = p->v->number;
 	sh->current = p->v;
 	atomic_store(&sh->l0_files, p->v->nfiles[0]);
@@ -232,7 +274,7 @@ publish_edit(tides_db *db, const tides_edit *e, prepared_edit *p, tides_memtable
 	}
 	/* a flushed memtable leaves the read path with the superversion below */
 	if (flushed != NULL)
-		atomic_store(&flushed->state, TIDES_MEM_FLUSHED);
+		tides_memtable_mark_flushed(flushed);
 	if (p->sv != NULL)
 		tides_sv_publish(db, p->sv);
 	memset(p, 0, sizeof(*p));
@@ -455,6 +497,9 @@ tides_manifest_apply(tides_db *db, tides_edit *e, tides_memtable *flushed, bool 
 	prepared_edit p;
 	tides_status s;
 
+	TIDES_ASSERT(tides_mutex_held(&sh->version_mutex));
+	TIDES_ASSERT(edit_fits(sh->current, e));
+	TIDES_ASSERT(flushed == NULL || atomic_load(&flushed->state) == TIDES_MEM_SEALED);
 	if (written != NULL)
 		*written = false;
 	e->has_next_file = true;
@@ -463,6 +508,13 @@ tides_manifest_apply(tides_db *db, tides_edit *e, tides_memtable *flushed, bool 
 	s = prepare_edit(db, e, true, &p, err);
 	if (s != TIDES_OK)
 		return s;
+	/*
+	 * The engine's edits keep the levels sound (L1.. sorted and disjoint, no
+	 * file twice) -- if they were: a manifest loaded at recovery can say
+	 * anything, and recovery does not judge it (tides_verify does).
+	 */
+	TIDES_ASSERT(sh->current == NULL || !tides_version_sound(sh->current) ||
+				 tides_version_sound(p.v));
 	if (e->nadded > 0 || sh->manifest_dir_unsynced)
 	{
 		/*

@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "db/dbformat.h"
+#include "util/dbformat.h"
+#include "util/assert.h"
 #include "util/buf.h"
 
 enum
@@ -66,6 +67,14 @@ sift_down(merge_iter *m, int i)
 	}
 }
 
+/* for assertions: is the top no greater than its children (heap order)? */
+static bool
+top_is_least(const merge_iter *m)
+{
+	return (m->hn < 2 || child_cmp(m, m->heap[0], m->heap[1]) <= 0) &&
+		(m->hn < 3 || child_cmp(m, m->heap[0], m->heap[2]) <= 0);
+}
+
 static void
 note_error(merge_iter *m, tides_iiter *c)
 {
@@ -87,6 +96,7 @@ rebuild(merge_iter *m, int dir)
 	}
 	for (int i = m->hn / 2 - 1; i >= 0; i--)
 		sift_down(m, i);
+	TIDES_ASSERT(m->hn <= m->n && top_is_least(m));
 }
 
 /* after the top child moved: drop it if exhausted, else restore the heap */
@@ -102,6 +112,7 @@ fix_top(merge_iter *m)
 	}
 	if (m->hn > 0)
 		sift_down(m, 0);
+	TIDES_ASSERT(top_is_least(m));
 }
 
 static void

@@ -296,6 +296,7 @@ replay_entry(void *arg, uint64_t seq, int type, const uint8_t *key, size_t klen,
 	uint64_t	off = atomic_load(&r->m->used);
 
 	/* the caller made room for the whole batch at the tallest height */
+	TIDES_ASSERT(off + need <= r->m->arena_size);
 	atomic_store(&r->m->used, off + need);
 	tides_memtable_add(r->m, &r->splice, off, h, seq, type, key, klen, val, vlen);
 	return TIDES_OK;
@@ -407,6 +408,7 @@ replay_record(void *arg, uint64_t lsn, const uint8_t *payload, uint32_t len)
 	s = tides_batch_decode(payload, len, &h, NULL, NULL, &c->err);
 	if (s != TIDES_OK)
 		return s;
+	TIDES_ASSERT(lsn >= sh->next_lsn);	/* replay moves forward through the log */
 	sh->next_lsn = lsn;			/* a memtable sealed now ends before this record */
 	s = replay_make_room(db,
 						 (uint64_t) len + (uint64_t) h.count * (TIDES_SKIP_MAX_HEIGHT * 4 + 32),
@@ -421,8 +423,10 @@ replay_record(void *arg, uint64_t lsn, const uint8_t *payload, uint32_t len)
 	}
 	ri.db = db;
 	ri.m = sh->active;
+	TIDES_ASSERT(atomic_load(&ri.m->state) == TIDES_MEM_ACTIVE);
 	tides_skip_splice_init(&ri.splice);
 	s = tides_batch_decode(payload, len, &h, replay_entry, &ri, &c->err);
+	TIDES_ASSERT(s == TIDES_OK);	/* validated just above */
 	if (s != TIDES_OK)
 		return s;
 	sh->next_lsn = lsn + TIDES_REC_HEADER + len;
@@ -648,8 +652,15 @@ recovery_adopt_state(recovery *rv, const tides_edit *state, tides_error *err)
 	sh->last_seq = state->last_seq;
 	for (int l = 0; l < TIDES_MAX_LEVELS; l++)
 		for (uint32_t i = 0; i < sh->current->nfiles[l]; i++)
-			if (sh->current->files[l][i]->max_seq > sh->last_seq)
-				sh->last_seq = sh->current->files[l][i]->max_seq;
+		{
+			const tides_file_meta *f = sh->current->files[l][i];
+
+			if (f->max_seq > sh->last_seq)
+				sh->last_seq = f->max_seq;
+			/* a new file must never get the number of a live one */
+			if (f->number >= atomic_load(&sh->next_file_number))
+				atomic_store(&sh->next_file_number, f->number + 1);
+		}
 	/*
 	 * The manifest's pending tags go into the tag table before the replay
 	 * (first_lsn 0: below every flush), so a flush during the replay records
@@ -759,6 +770,7 @@ recovery_restart_log(recovery *rv, tides_error *err)
 	uint64_t	restart;
 	tides_status s = TIDES_OK;
 
+	TIDES_ASSERT(end >= sh->replay_lsn);
 	restart = end % size == 0 ? end : (end / size + 1) * size;
 	if (restart != end && sh->nskips < TIDES_MAX_SKIPS)
 	{
@@ -835,7 +847,7 @@ recovery_rewrite_state(recovery *rv, tides_error *err)
 	tides_status s;
 
 	memset(&ds, 0, sizeof(ds));
-	tides_mutex_lock(&sh->version_mutex);
+	tides_lock_version(sh);
 	s = tides_manifest_rewrite(db, err);
 	if (s == TIDES_OK && sh->ndropped > 0)
 	{
@@ -999,7 +1011,7 @@ tides_shutdown(tides_db *db)
 	s = tides_log_sync(&db->log, atomic_load(&sh->log.written_lsn), &err);
 	if (s == TIDES_OK)
 	{
-		tides_mutex_lock(&sh->version_mutex);
+		tides_lock_version(sh);
 		s = tides_manifest_rewrite(db, &err);
 		tides_mutex_unlock(&sh->version_mutex);
 	}

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "db/db_impl.h"
+#include "util/sort.h"
 
 tides_status
 tides_db_fail(tides_db *db, const tides_error *err)
@@ -38,14 +39,19 @@ tides_db_note_obsolete(void *arg, uint64_t file_number)
 static void
 memtable_unref(tides_memtable *m)
 {
-	if (atomic_fetch_sub_explicit(&m->refs, 1, memory_order_acq_rel) == 1 &&
-		atomic_load(&m->state) == TIDES_MEM_FLUSHED)
+	int32_t		old = atomic_fetch_sub_explicit(&m->refs, 1, memory_order_acq_rel);
+
+	TIDES_ASSERT(old >= 1);		/* never below zero */
+	/* every superversion holds each ACTIVE and SEALED memtable (memtable.h) */
+	TIDES_ASSERT(old > 1 || atomic_load(&m->state) == TIDES_MEM_FLUSHED);
+	if (old == 1 && atomic_load(&m->state) == TIDES_MEM_FLUSHED)
 		tides_memtable_release(m);
 }
 
 static void
 sv_free(tides_shared *sh, tides_superversion *sv)
 {
+	TIDES_ASSERT(atomic_load(&sv->refs) == 0 && sv != sh->sv);
 	for (uint32_t i = 0; i < sv->nmem; i++)
 		memtable_unref(sv->mems[i]);
 	tides_version_unref(&sh->heap, sv->version, tides_db_note_obsolete, sh);
@@ -61,6 +67,8 @@ tides_sv_acquire(tides_db *db)
 
 	tides_rwlock_rdlock(&sh->sv_lock);
 	sv = sh->sv;
+	/* sh->sv holds a reference of its own until it is replaced (under the lock) */
+	TIDES_ASSERT(atomic_load(&sv->refs) >= 1);
 	atomic_fetch_add_explicit(&sv->refs, 1, memory_order_relaxed);
 	tides_rwlock_unlock(&sh->sv_lock);
 	return sv;
@@ -93,6 +101,7 @@ tides_sv_acquire_at(tides_db *db, uint64_t *seq)
 
 	tides_rwlock_rdlock(&sh->sv_lock);
 	sv = sh->sv;
+	TIDES_ASSERT(atomic_load(&sv->refs) >= 1);
 	atomic_fetch_add_explicit(&sv->refs, 1, memory_order_relaxed);
 	*seq = atomic_load_explicit(&sh->published_seq, memory_order_acquire);
 	tides_rwlock_unlock(&sh->sv_lock);
@@ -102,7 +111,13 @@ tides_sv_acquire_at(tides_db *db, uint64_t *seq)
 void
 tides_sv_release(tides_db *db, tides_superversion *sv)
 {
-	if (sv != NULL && atomic_fetch_sub_explicit(&sv->refs, 1, memory_order_acq_rel) == 1)
+	int32_t		old;
+
+	if (sv == NULL)
+		return;
+	old = atomic_fetch_sub_explicit(&sv->refs, 1, memory_order_acq_rel);
+	TIDES_ASSERT(old >= 1);		/* never below zero */
+	if (old == 1)
 		sv_free(db->sh, sv);
 }
 
@@ -151,6 +166,9 @@ tides_sv_publish(tides_db *db, tides_superversion *sv)
 	tides_shared *sh = db->sh;
 	tides_superversion *old;
 
+	/* built from the current state, which version_mutex guards (recovery is alone) */
+	TIDES_ASSERT(tides_mutex_held(&sh->version_mutex) ||
+				 atomic_load(&sh->state) != TIDES_STATE_OPEN);
 	atomic_init(&sv->refs, 1);
 	/* the caller sized the shell for the dropped list it is about to publish */
 	sv->ndropped = sh->ndropped < sv->dropped_cap ? sh->ndropped : sv->dropped_cap;
@@ -161,7 +179,7 @@ tides_sv_publish(tides_db *db, tides_superversion *sv)
 
 	/* memtables: every active or sealed one (the write lock keeps the set stable) */
 	sv->nmem = 0;
-	tides_spin_lock(&sh->write_lock);
+	tides_lock_write(sh);
 	for (uint32_t i = 0; i < sh->nmemtables; i++)
 	{
 		tides_memtable *m = &sh->memtables[i];
@@ -175,6 +193,12 @@ tides_sv_publish(tides_db *db, tides_superversion *sv)
 	}
 	tides_spin_unlock(&sh->write_lock);
 	qsort(sv->mems, sv->nmem, sizeof(sv->mems[0]), mem_newest_first);
+	/* newest first, and only the newest may still take writes */
+	for (uint32_t i = 1; i < sv->nmem; i++)
+	{
+		TIDES_ASSERT(sv->mems[i - 1]->id > sv->mems[i]->id);
+		TIDES_ASSERT(atomic_load(&sv->mems[i]->state) != TIDES_MEM_ACTIVE);
+	}
 
 	tides_rwlock_wrlock(&sh->sv_lock);
 	old = sh->sv;
@@ -240,6 +264,9 @@ tides_snapshot_acquire(tides_db *db, tides_snapshot *snap)
 void
 tides_snapshot_release(tides_db *db, tides_snapshot *snap)
 {
+	/* a slot this snapshot claimed, still holding its seq */
+	TIDES_ASSERT(snap->slot < TIDES_MAX_SNAPSHOTS);
+	TIDES_ASSERT(atomic_load(&db->sh->snapshots[snap->slot]) == snap->seq + 1);
 	atomic_store(&db->sh->snapshots[snap->slot], 0);
 }
 
@@ -259,15 +286,6 @@ tides_oldest_snapshot(tides_db *db)
 	return oldest;
 }
 
-static int
-cmp_u64(const void *a, const void *b)
-{
-	uint64_t	x = *(const uint64_t *) a,
-				y = *(const uint64_t *) b;
-
-	return x < y ? -1 : (x > y);
-}
-
 uint64_t *
 tides_snapshot_list(tides_db *db, uint32_t *n)
 {
@@ -285,7 +303,7 @@ tides_snapshot_list(tides_db *db, uint32_t *n)
 		if (v != 0)
 			list[count++] = v - 1;
 	}
-	qsort(list, count, sizeof(uint64_t), cmp_u64);
+	qsort(list, count, sizeof(uint64_t), tides_cmp_u64);
 	/* dedupe */
 	{
 		uint32_t	w = 0;

@@ -12,6 +12,11 @@
  * seal_lsn holds the sealing record's position plus one, so that a seal at
  * position 0 (the first record of a new store) is not mistaken for "not
  * sealed" (0).
+ *
+ * Invariants (asserted): tag 0 is never registered (it means "no tag");
+ * tag_cap is a power of two and the table is at most half full, so a
+ * probe always meets an empty slot; a tag is in the table at most once,
+ * in the probe run of its home slot.
  */
 #include <stdlib.h>
 
@@ -33,7 +38,10 @@ tides_tags_note(tides_db *db, uint64_t tag, uint64_t lsn, bool seal, uint64_t me
 	uint32_t	i;
 	tides_status s = TIDES_OK;
 
-	tides_spin_lock(&sh->tag_lock);
+	TIDES_ASSERT(tag != 0);
+	tides_lock_tags(sh);
+	TIDES_ASSERT(sh->tag_cap > 0 && (sh->tag_cap & (sh->tag_cap - 1)) == 0);
+	TIDES_ASSERT(sh->ntags <= sh->tag_cap / 2);
 	for (i = slot_of(sh, tag);; i = (i + 1) & (sh->tag_cap - 1))
 	{
 		tides_tag_entry *t = &sh->tags[i];
@@ -65,6 +73,7 @@ tides_tags_note(tides_db *db, uint64_t tag, uint64_t lsn, bool seal, uint64_t me
 			t->first_lsn = lsn;
 			t->seal_lsn = seal ? lsn + 1 : 0;
 			sh->ntags++;
+			TIDES_ASSERT(sh->ntags <= sh->tag_cap / 2);
 			break;
 		}
 	}
@@ -79,7 +88,7 @@ tides_tags_pending_at(tides_db *db, uint64_t end_lsn, uint32_t *n)
 	uint64_t   *out;
 	uint32_t	count = 0;
 
-	tides_spin_lock(&sh->tag_lock);
+	tides_lock_tags(sh);
 	out = malloc((sh->ntags + 1) * sizeof(uint64_t));
 	if (out != NULL)
 		for (uint32_t i = 0; i < sh->tag_cap; i++)
@@ -102,6 +111,8 @@ delete_slot(tides_shared *sh, uint32_t i)
 	uint32_t	mask = sh->tag_cap - 1;
 	uint32_t	j = i;
 
+	TIDES_ASSERT(tides_spin_held(&sh->tag_lock));
+	TIDES_ASSERT(sh->tags[i].tag != 0 && sh->ntags > 0);
 	for (;;)
 	{
 		uint32_t	home;
@@ -126,7 +137,7 @@ tides_tags_forget_settled(tides_db *db, uint64_t end_lsn)
 {
 	tides_shared *sh = db->sh;
 
-	tides_spin_lock(&sh->tag_lock);
+	tides_lock_tags(sh);
 	for (uint32_t i = 0; i < sh->tag_cap;)
 	{
 		tides_tag_entry *t = &sh->tags[i];

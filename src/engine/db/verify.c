@@ -74,7 +74,7 @@ tides_verify(tides_db *db, tides_verify_report report, void *arg)
 	tides_sv_release(db, sv);
 
 	tides_error_clear(&err);
-	tides_mutex_lock(&sh->version_mutex);
+	tides_lock_version(sh);
 	if (tides_manifest_verify(db, &err) != TIDES_OK)
 	{
 		report(arg, "MANIFEST", err.msg);

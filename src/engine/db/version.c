@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "db/dbformat.h"
+#include "util/dbformat.h"
+#include "util/assert.h"
+#include "util/sort.h"
 
 tides_file_meta *
 tides_file_meta_new(tides_shm_heap *heap, uint64_t number, uint64_t size,
@@ -32,14 +34,22 @@ tides_file_meta_new(tides_shm_heap *heap, uint64_t number, uint64_t size,
 void
 tides_file_ref(tides_file_meta *f)
 {
-	atomic_fetch_add_explicit(&f->refs, 1, memory_order_relaxed);
+	int32_t		old = atomic_fetch_add_explicit(&f->refs, 1, memory_order_relaxed);
+
+	TIDES_ASSERT(old >= 0);
+	(void) old;
 }
 
 void
 tides_file_unref(tides_shm_heap *heap, tides_file_meta *f, tides_obsolete_fn obsolete, void *arg)
 {
-	if (atomic_fetch_sub_explicit(&f->refs, 1, memory_order_acq_rel) == 1)
+	int32_t		old = atomic_fetch_sub_explicit(&f->refs, 1, memory_order_acq_rel);
+
+	TIDES_ASSERT(old >= 1);		/* never below zero */
+	if (old == 1)
 	{
+		/* the last version that listed it is gone; no compaction may be reading it */
+		TIDES_ASSERT(atomic_load(&f->being_compacted) == 0);
 		if (obsolete != NULL)
 			obsolete(arg, f->number);
 		tides_shm_free(heap, f);
@@ -107,15 +117,22 @@ tides_version_new(tides_shm_heap *heap, uint64_t number,
 void
 tides_version_ref(tides_version *v)
 {
-	atomic_fetch_add_explicit(&v->refs, 1, memory_order_relaxed);
+	int32_t		old = atomic_fetch_add_explicit(&v->refs, 1, memory_order_relaxed);
+
+	TIDES_ASSERT(old >= 1);		/* only a live version gains references */
+	(void) old;
 }
 
 void
 tides_version_unref(tides_shm_heap *heap, tides_version *v, tides_obsolete_fn obsolete, void *arg)
 {
+	int32_t		old;
+
 	if (v == NULL)
 		return;
-	if (atomic_fetch_sub_explicit(&v->refs, 1, memory_order_acq_rel) != 1)
+	old = atomic_fetch_sub_explicit(&v->refs, 1, memory_order_acq_rel);
+	TIDES_ASSERT(old >= 1);		/* never below zero */
+	if (old != 1)
 		return;
 	for (int l = 0; l < TIDES_MAX_LEVELS; l++)
 		for (uint32_t i = 0; i < v->nfiles[l]; i++)
@@ -138,6 +155,8 @@ tides_version_find_file(const tides_version *v, int level, const uint8_t *ikey, 
 {
 	uint32_t	lo = 0,
 				hi = v->nfiles[level];
+
+	TIDES_ASSERT(level > 0 && level < TIDES_MAX_LEVELS);	/* a sorted level */
 
 	while (lo < hi)
 	{
@@ -291,7 +310,8 @@ tides_version_check(const tides_version *v, void (*report) (void *arg, const cha
 			{
 				snprintf(msg, sizeof(msg), "file %06llu at level %d has smallest key > largest key",
 						 (unsigned long long) f->number, l);
-				report(arg, msg);
+				if (report != NULL)
+					report(arg, msg);
 				problems++;
 			}
 			if (l > 0 && i > 0)
@@ -303,11 +323,44 @@ tides_version_check(const tides_version *v, void (*report) (void *arg, const cha
 				{
 					snprintf(msg, sizeof(msg), "files %06llu and %06llu overlap at level %d",
 							 (unsigned long long) p->number, (unsigned long long) f->number, l);
-					report(arg, msg);
+					if (report != NULL)
+						report(arg, msg);
 					problems++;
 				}
 			}
 		}
 	}
 	return problems;
+}
+
+bool
+tides_version_sound(const tides_version *v)
+{
+	uint64_t   *numbers;
+	uint32_t	n = 0,
+				total = 0;
+	bool		ok = true;
+
+	if (tides_version_check(v, NULL, NULL) != 0)
+		return false;
+	for (int l = 0; l < TIDES_MAX_LEVELS; l++)
+	{
+		total += v->nfiles[l];
+		/* level 0 newest first (the order its files are read in) */
+		for (uint32_t i = 1; l == 0 && i < v->nfiles[0]; i++)
+			if (cmp_newest(&v->files[0][i - 1], &v->files[0][i]) >= 0)
+				return false;
+	}
+	/* no file twice, in one level or two */
+	numbers = malloc((total + 1) * sizeof(uint64_t));
+	if (numbers == NULL)
+		return true;			/* cannot tell; an assertion must not fail on memory */
+	for (int l = 0; l < TIDES_MAX_LEVELS; l++)
+		for (uint32_t i = 0; i < v->nfiles[l]; i++)
+			numbers[n++] = v->files[l][i]->number;
+	qsort(numbers, n, sizeof(uint64_t), tides_cmp_u64);
+	for (uint32_t i = 1; i < n && ok; i++)
+		ok = numbers[i - 1] != numbers[i];
+	free(numbers);
+	return ok;
 }

@@ -131,8 +131,14 @@ tides_file_meta **tides_version_overlapping(const tides_version *v, int level,
 											const uint8_t *hi, size_t hilen,
 											uint32_t *n);
 
-/* check the level invariants; calls report for each violation */
+/* check the level invariants; calls report (if not NULL) for each violation */
 int			tides_version_check(const tides_version *v,
 								void (*report) (void *arg, const char *problem), void *arg);
+
+/*
+ * For assertions: the level invariants hold (tides_version_check), level 0
+ * is newest first, and no file number appears twice.  O(n log n).
+ */
+bool		tides_version_sound(const tides_version *v);
 
 #endif

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "db/dbformat.h"
+#include "util/dbformat.h"
 
 enum
 {
@@ -395,7 +395,11 @@ tides_edit_decode(tides_edit *e, const uint8_t *p, size_t len, tides_error *err)
 						break;
 					}
 					for (uint32_t i = 0; i < n && !r.bad; i++)
+					{
 						t[i] = rd_varint(&r);
+						if (t[i] == 0)
+							r.bad = true;	/* 0 means "no tag": never pending */
+					}
 					if (!r.bad)
 						s = tides_edit_set_pending(e, t, n);
 					free(t);

@@ -19,7 +19,7 @@
  *   7 skips             varint n, n x (varint from, varint to): log ranges
  *                       recovery jumps over (the whole list)
  *   8 dropped           varint n, n x (varint id, varint seq, slice prefix)
- *   9 pending_tags      varint n, n x varint tag (the whole list)
+ *   9 pending_tags      varint n, n x varint tag, never 0 (the whole list)
  *
  * Lists (7, 8, 9) replace the previous list when present.
  */

@@ -86,33 +86,32 @@ switch_memtable(tides_db *db, tides_memtable *fresh)
 	tides_memtable *old = sh->active;
 	tides_superversion *sv;
 
+	TIDES_ASSERT(tides_spin_held(&sh->write_lock) && sh->writers_paused);
+	TIDES_ASSERT(atomic_load(&fresh->state) == TIDES_MEM_FREE && atomic_load(&fresh->refs) == 0);
 	/* writers are paused: the active memtable and next_lsn stay as they are */
 	tides_spin_unlock(&sh->write_lock);
-	tides_mutex_lock(&sh->version_mutex);
+	tides_lock_version(sh);
 	sv = tides_sv_alloc(db, sh->ndropped);
 	if (sv == NULL)
 	{
 		tides_mutex_unlock(&sh->version_mutex);
-		tides_spin_lock(&sh->write_lock);
+		tides_lock_write(sh);
 		sh->writers_paused = false;
 		tides_spin_unlock(&sh->write_lock);
 		tides_db_wakeup(db, TIDES_WORK_FLUSH);
 		return TIDES_NO_MEMORY;
 	}
 
-	tides_spin_lock(&sh->write_lock);
+	tides_lock_write(sh);
+	TIDES_ASSERT(sh->active == old);	/* paused writers cannot have switched it */
 	if (old != NULL)
-	{
-		old->end_lsn = sh->next_lsn;
-		old->last_seq = sh->last_seq;
-		atomic_store(&old->state, TIDES_MEM_SEALED);
-	}
+		tides_memtable_seal(old, sh->next_lsn, sh->last_seq);
 	tides_memtable_activate(fresh, sh->next_mem_id++, sh->next_lsn, sh->last_seq + 1);
 	tides_spin_unlock(&sh->write_lock);
 	tides_sv_publish(db, sv);
 	tides_mutex_unlock(&sh->version_mutex);
 
-	tides_spin_lock(&sh->write_lock);
+	tides_lock_write(sh);
 	sh->active = fresh;
 	sh->writers_paused = false;
 	tides_spin_unlock(&sh->write_lock);
@@ -128,7 +127,7 @@ tides_seal_memtable(tides_db *db)
 
 	for (;;)
 	{
-		tides_spin_lock(&sh->write_lock);
+		tides_lock_write(sh);
 		if (sh->writers_paused)
 		{
 			tides_spin_unlock(&sh->write_lock);
@@ -222,13 +221,16 @@ repair_log(tides_db *db)
 	tides_status s;
 	tides_edit	e;
 
+	TIDES_ASSERT(tides_spin_held(&sh->write_lock) && sh->writers_paused);
+	TIDES_ASSERT(broken != 0 && broken < reserved_end && reserved_end < restart);
 	tides_error_clear(&err);
 	tides_spin_unlock(&sh->write_lock);
 	while (atomic_load_explicit(&sh->published_lsn, memory_order_acquire) < reserved_end)
 		sched_yield();
+	TIDES_ASSERT(atomic_load(&sh->published_lsn) == reserved_end);
 
 	s = tides_log_ensure_ready(db, restart / size, &err);
-	tides_mutex_lock(&sh->version_mutex);
+	tides_lock_version(sh);
 	if (s == TIDES_OK && sh->nskips >= TIDES_MAX_SKIPS)
 		s = tides_fail(&err, TIDES_IO_ERROR, "too many log repairs pending; flush needed");
 	if (s == TIDES_OK)
@@ -248,7 +250,7 @@ repair_log(tides_db *db)
 	}
 	tides_mutex_unlock(&sh->version_mutex);
 
-	tides_spin_lock(&sh->write_lock);
+	tides_lock_write(sh);
 	if (s == TIDES_OK)
 	{
 		sh->next_lsn = restart;
@@ -365,7 +367,7 @@ reserve_write(tides_db *db, write_op *w)
 		tides_memtable *mt;
 		uint64_t	pos;
 
-		tides_spin_lock(&sh->write_lock);
+		tides_lock_write(sh);
 		if (sh->writers_paused)
 		{
 			tides_spin_unlock(&sh->write_lock);
@@ -442,12 +444,16 @@ reserve_write(tides_db *db, write_op *w)
 		if (sh->log_broken_lsn != 0 && sh->log_broken_lsn < w->durable)
 			w->durable = sh->log_broken_lsn;
 		w->prepare_next = !tides_log_segment_ready(&sh->log, pos / seg_size + 1);
+		/* a record never crosses a segment; positions and seqs only grow */
+		TIDES_ASSERT(pos >= w->start && pos % seg_size + w->rec_len <= seg_size);
+		TIDES_ASSERT(atomic_load(&mt->state) == TIDES_MEM_ACTIVE);
 		w->pos = pos;
 		w->seq0 = sh->last_seq + 1;
 		sh->last_seq += w->b->count;
 		sh->next_lsn = pos + w->rec_len;
 		w->mt = mt;
 		w->off = atomic_load(&mt->used);
+		TIDES_ASSERT(w->off + w->bytes <= mt->arena_size);	/* checked above, same lock */
 		atomic_store(&mt->used, w->off + w->bytes);
 		atomic_fetch_add(&mt->writers, 1);
 		tides_spin_unlock(&sh->write_lock);
@@ -480,6 +486,7 @@ log_and_insert(tides_db *db, write_op *w, tides_error *err)
 		tides_batch_header bh;
 		const uint8_t *payload;
 		size_t		payload_len;
+		tides_status ds;
 
 		ic.m = w->mt;
 		ic.off = w->off;
@@ -487,7 +494,11 @@ log_and_insert(tides_db *db, write_op *w, tides_error *err)
 		ic.i = 0;
 		tides_skip_splice_init(&ic.splice);
 		payload = tides_batch_payload(b, &payload_len);
-		tides_batch_decode(payload, payload_len, &bh, insert_entry, &ic, NULL);
+		ds = tides_batch_decode(payload, payload_len, &bh, insert_entry, &ic, NULL);
+		/* our own encoding: every entry decodes, within the reserved bytes */
+		TIDES_ASSERT(ds == TIDES_OK && ic.i == b->count && bh.count == b->count);
+		(void) ds;
+		TIDES_ASSERT(ic.off <= w->off + w->bytes);
 		/* a seal counts only once its record is in the log, and before flush can look */
 		if (w->tag != 0 && w->seal)
 			tides_tags_note(db, w->tag, w->pos, true, w->mt->first_lsn);
@@ -512,7 +523,10 @@ publish_write(tides_shared *sh, const write_op *w, bool failed)
 	uint64_t	broken;
 
 	wait_for_predecessors(sh, w->start);
-	tides_spin_lock(&sh->write_lock);
+	/* publish in log order: every earlier record, and only they, are published */
+	TIDES_ASSERT(atomic_load(&sh->published_lsn) == w->start);
+	TIDES_ASSERT(atomic_load(&sh->published_seq) <= w->seq0 + w->b->count - 1);
+	tides_lock_write(sh);
 	if (failed && sh->log_broken_lsn == 0)
 		sh->log_broken_lsn = w->start;
 	broken = sh->log_broken_lsn;

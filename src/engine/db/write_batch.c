@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "db/dbformat.h"
+#include "util/dbformat.h"
 #include "mem/memtable.h"
 
 static void

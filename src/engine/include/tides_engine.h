@@ -319,7 +319,11 @@ void		tides_iter_last(tides_iter *it);
 void		tides_iter_next(tides_iter *it);
 void		tides_iter_prev(tides_iter *it);
 bool		tides_iter_valid(const tides_iter *it);
-/* key/value stay valid until the next move; both point into engine memory */
+/*
+ * next, prev, key and value only while tides_iter_valid (asserted in the
+ * engine's sanitizer build); key/value stay valid until the next move and
+ * point into engine memory.
+ */
 const void *tides_iter_key(const tides_iter *it, size_t *klen);
 const void *tides_iter_value(const tides_iter *it, size_t *vlen);
 /* TIDES_OK, or the error that ended iteration early (message: tides_errmsg) */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/assert.h"
 #include "util/buf.h"
 #include "util/coding.h"
 
@@ -153,6 +154,9 @@ tides_log_prepare(tides_log *log, uint64_t upto, uint64_t recycle_below, tides_e
 		uint64_t	ready = atomic_load(&sh->ready_segment);
 		uint64_t	oldest = atomic_load(&sh->oldest_segment);
 
+		/* segment files are [oldest, ready), and both ends only move forward */
+		TIDES_ASSERT(oldest <= ready);
+
 		if (oldest < recycle_below && oldest < ready)
 		{
 			int			r;
@@ -206,9 +210,17 @@ tides_log_write(tides_log *log, uint64_t lsn, const uint8_t *rec, size_t len, ti
 {
 	char		path[1024];
 	uint64_t	seg = tides_log_segment_of(log->sh, lsn);
-	int			fd = segment_fd(log, seg, path, sizeof(path));
+	int			fd;
 	int64_t		w;
 
+	/*
+	 * A whole record at its own position, inside one prepared segment
+	 * (never across a segment boundary: recovery reads segment by segment).
+	 */
+	TIDES_ASSERT(len >= TIDES_REC_HEADER && tides_rec_lsn(rec) == lsn);
+	TIDES_ASSERT(lsn % log->sh->segment_size + len <= log->sh->segment_size);
+	TIDES_ASSERT(tides_log_segment_ready(log->sh, seg));
+	fd = segment_fd(log, seg, path, sizeof(path));
 	if (fd < 0)
 		return tides_fail_io(err, fd, "open log segment", path);
 	w = log->vfs->pwrite(log->vfs, fd, rec, len, lsn % log->sh->segment_size);
@@ -264,6 +276,9 @@ tides_log_sync(tides_log *log, uint64_t lsn, tides_error *err)
 			}
 			if (s == TIDES_OK)
 			{
+				/* durable_lsn only grows, and never past what was written */
+				TIDES_ASSERT(target > atomic_load(&sh->durable_lsn));
+				TIDES_ASSERT(target <= atomic_load(&sh->written_lsn));
 				atomic_store_explicit(&sh->durable_lsn, target, memory_order_release);
 				tides_count(log->counters, log_syncs, 1);
 			}

@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "db/dbformat.h"
+#include "util/dbformat.h"
+#include "util/assert.h"
 #include "util/hash.h"
 
 /* point-index buckets for an arena: a power of two, about one per 512 bytes */
@@ -147,6 +148,9 @@ tides_memtable_setup(tides_memtable *m, uint8_t *arena, uint64_t size)
 void
 tides_memtable_release(tides_memtable *m)
 {
+	TIDES_ASSERT(atomic_load(&m->state) == TIDES_MEM_FLUSHED);
+	TIDES_ASSERT(atomic_load(&m->refs) == 0);
+	TIDES_ASSERT(atomic_load(&m->writers) == 0);
 	clear_index(m);
 	atomic_store(&m->state, TIDES_MEM_FREE);
 }
@@ -154,6 +158,9 @@ tides_memtable_release(tides_memtable *m)
 void
 tides_memtable_activate(tides_memtable *m, uint64_t id, uint64_t first_lsn, uint64_t first_seq)
 {
+	TIDES_ASSERT(atomic_load(&m->state) == TIDES_MEM_FREE);
+	TIDES_ASSERT(atomic_load(&m->refs) == 0);
+	TIDES_ASSERT(atomic_load(&m->writers) == 0);
 	tides_skip_init(&m->list, m->arena);
 	atomic_store(&m->used, tides_memtable_base_bytes(m->arena_size));
 	atomic_store(&m->writers, 0);
@@ -169,6 +176,26 @@ tides_memtable_activate(tides_memtable *m, uint64_t id, uint64_t first_lsn, uint
 }
 
 void
+tides_memtable_seal(tides_memtable *m, uint64_t end_lsn, uint64_t last_seq)
+{
+	TIDES_ASSERT(atomic_load(&m->state) == TIDES_MEM_ACTIVE);
+	TIDES_ASSERT(end_lsn >= m->first_lsn);
+	TIDES_ASSERT(last_seq + 1 >= m->first_seq);	/* contiguous seqs, maybe none */
+	m->end_lsn = end_lsn;
+	m->last_seq = last_seq;
+	atomic_store(&m->state, TIDES_MEM_SEALED);
+}
+
+void
+tides_memtable_mark_flushed(tides_memtable *m)
+{
+	TIDES_ASSERT(atomic_load(&m->state) == TIDES_MEM_SEALED);
+	TIDES_ASSERT(atomic_load(&m->writers) == 0);
+	TIDES_ASSERT(atomic_load(&m->refs) > 0);	/* the superversion being replaced */
+	atomic_store(&m->state, TIDES_MEM_FLUSHED);
+}
+
+void
 tides_memtable_add(tides_memtable *m, tides_skip_splice *sp, uint64_t off, uint32_t height, uint64_t seq,
 				   int type, const uint8_t *ukey, size_t ukey_len, const uint8_t *val, size_t vlen)
 {
@@ -177,6 +204,14 @@ tides_memtable_add(tides_memtable *m, tides_skip_splice *sp, uint64_t off, uint3
 	bucket_ref	b = bucket_of(m, ukey, ukey_len);
 	uint8_t    *k;
 
+	TIDES_ASSERT(atomic_load(&m->state) == TIDES_MEM_ACTIVE ||
+				 atomic_load(&m->state) == TIDES_MEM_SEALED);
+	TIDES_ASSERT(type == TIDES_KT_VALUE || type == TIDES_KT_DELETE);
+	TIDES_ASSERT(seq <= TIDES_MAX_SEQ);	/* not >= first_seq: see memtable.h */
+	/* arena bounds: inside the bytes the caller reserved */
+	TIDES_ASSERT(off >= tides_memtable_base_bytes(m->arena_size));
+	TIDES_ASSERT(off + tides_memtable_entry_size(height, ukey_len, vlen) <= atomic_load(&m->used));
+	TIDES_ASSERT(atomic_load(&m->used) <= m->arena_size);
 	/* the bucket is a likely cache miss: start loading it while the node is built and linked */
 	__builtin_prefetch((const void *) b.word, 1);
 	n->key_len = (uint32_t) (ukey_len + TIDES_TRAILER);

@@ -2,16 +2,27 @@
  * memtable.h -- one memtable: an arena in the shared region holding a
  * skiplist of internal keys, plus the bookkeeping that ties it to the log.
  *
- * States (field `state`):
+ * States (field `state`).  The contract: these four transitions, each made
+ * by one function that asserts it (TIDES_ASSERTS), and no other.
  *
- *   FREE -> ACTIVE      the write path takes a free slot for new writes
- *                       (write lock; recovery activates the first one alone)
- *   ACTIVE -> SEALED    full (or sealed on request); no new reservations
- *                       (write lock)
- *   SEALED -> FLUSHED   flush wrote it to an SSTable and installed the file
- *                       (version mutex, db/flush.c)
- *   FLUSHED -> FREE     refs reached zero: no reader can see it any more
- *                       (whoever drops the last reference)
+ *   FREE -> ACTIVE      tides_memtable_activate: the write path takes a free
+ *                       slot with no references for new writes (write lock;
+ *                       recovery activates the first one alone)
+ *   ACTIVE -> SEALED    tides_memtable_seal: full (or sealed on request); no
+ *                       new reservations; end_lsn and last_seq fixed (write
+ *                       lock)
+ *   SEALED -> FLUSHED   tides_memtable_mark_flushed: flush wrote it to an
+ *                       SSTable and installs the file; no writer is still
+ *                       linking (version mutex, db/manifest.c)
+ *   FLUSHED -> FREE     tides_memtable_release: refs reached zero, so no
+ *                       reader can see it any more (whoever drops the last
+ *                       reference, db/superversion.c)
+ *
+ * Entries are added (tides_memtable_add) only while ACTIVE, or SEALED by
+ * writers that reserved their bytes before the seal, and only inside the
+ * bytes reserved ([base bytes, used) of the arena).  refs never goes below
+ * zero, and reaches zero only once FLUSHED: every superversion holds each
+ * ACTIVE or SEALED memtable.
  *
  * `writers` counts writes that reserved space here and have not finished
  * linking their nodes; flush waits (returns busy) until it is zero, so a
@@ -75,7 +86,8 @@ typedef struct tides_memtable
 	uint64_t	id;				/* increasing: order of activation */
 	uint64_t	first_lsn;
 	uint64_t	end_lsn;		/* set when sealed */
-	uint64_t	first_seq;
+	uint64_t	first_seq;		/* last_seq + 1 at activation; not a lower bound of
+								 * its entries' seqs after recovery (db/maint.c) */
 	uint64_t	last_seq;		/* set when sealed */
 	_Atomic uint64_t entries;
 	_Atomic uint64_t deletions;
@@ -99,6 +111,12 @@ void		tides_memtable_release(tides_memtable *m);
 /* reset a FREE slot (setup or release emptied its point index) to an empty ACTIVE memtable */
 void		tides_memtable_activate(tides_memtable *m, uint64_t id, uint64_t first_lsn,
 									uint64_t first_seq);
+
+/* ACTIVE -> SEALED: it covers the log up to end_lsn and seqs up to last_seq */
+void		tides_memtable_seal(tides_memtable *m, uint64_t end_lsn, uint64_t last_seq);
+
+/* SEALED -> FLUSHED: its entries are in an installed file */
+void		tides_memtable_mark_flushed(tides_memtable *m);
 
 /* bytes of arena an entry needs, given its skiplist height */
 static inline uint64_t

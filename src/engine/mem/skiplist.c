@@ -12,7 +12,8 @@
 
 #include <string.h>
 
-#include "db/dbformat.h"
+#include "util/dbformat.h"
+#include "util/assert.h"
 
 size_t
 tides_skip_head_size(void)
@@ -44,6 +45,7 @@ tides_skip_random_height(uint64_t rnd)
 		h++;
 		rnd >>= 2;
 	}
+	TIDES_ASSERT(h >= 1 && h <= TIDES_SKIP_MAX_HEIGHT);
 	return h;
 }
 
@@ -69,6 +71,7 @@ static void
 find_splice_at(const tides_skiplist *sl, const uint8_t *key, size_t klen, int level,
 			   uint32_t before, uint32_t *out_prev, uint32_t *out_next)
 {
+	TIDES_ASSERT(before == 0 || node_cmp(sl, before, key, klen) < 0);
 	for (;;)
 	{
 		uint32_t	next = load_next(sl, before, level);
@@ -104,6 +107,8 @@ tides_skip_insert(tides_skiplist *sl, uint32_t off, tides_skip_splice *sp)
 	uint32_t	before;
 	int			level;
 
+	TIDES_ASSERT(height >= 1 && height <= TIDES_SKIP_MAX_HEIGHT);
+	TIDES_ASSERT(off >= tides_skip_head_size());	/* never the head */
 	while (height > maxh)
 	{
 		if (atomic_compare_exchange_weak(&sl->max_height, &maxh, height))
@@ -134,6 +139,8 @@ tides_skip_insert(tides_skiplist *sl, uint32_t off, tides_skip_splice *sp)
 		before = sp->prev[level];
 	}
 	sp->height = maxh;
+	/* internal keys are unique (the sequence number differs) */
+	TIDES_ASSERT(sp->next[0] == 0 || node_cmp(sl, sp->next[0], key, klen) > 0);
 
 	/* bottom-up linking */
 	for (uint32_t i = 0; i < height; i++)
@@ -142,6 +149,9 @@ tides_skip_insert(tides_skiplist *sl, uint32_t off, tides_skip_splice *sp)
 		{
 			uint32_t	expected = sp->next[i];
 
+			/* the pair surrounds the node at this level */
+			TIDES_ASSERT(sp->prev[i] == 0 || node_cmp(sl, sp->prev[i], key, klen) < 0);
+			TIDES_ASSERT(sp->next[i] == 0 || node_cmp(sl, sp->next[i], key, klen) > 0);
 			atomic_store_explicit(&n->next[i], sp->next[i], memory_order_relaxed);
 			if (atomic_compare_exchange_strong_explicit(&tides_skip_node_at(sl, sp->prev[i])->next[i],
 														&expected, off,

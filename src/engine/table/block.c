@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-#include "db/dbformat.h"
+#include "util/dbformat.h"
 
 void
 tides_block_iter_init(tides_block_iter *it, bool ikey, tides_error *err)

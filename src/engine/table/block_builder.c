@@ -3,6 +3,8 @@
  */
 #include "table/block_builder.h"
 
+#include "util/assert.h"
+
 void
 tides_block_builder_init(tides_block_builder *b, uint32_t restart_interval)
 {
@@ -39,6 +41,9 @@ tides_block_builder_add(tides_block_builder *b, const uint8_t *key, size_t klen,
 {
 	size_t		shared = 0;
 
+	/* a finished block is complete until reset */
+	TIDES_ASSERT(!b->finished);
+	TIDES_ASSERT(b->counter <= b->interval);
 	if (b->counter < b->interval)
 	{
 		size_t		n = b->last_key.len < klen ? b->last_key.len : klen;
@@ -48,6 +53,9 @@ tides_block_builder_add(tides_block_builder *b, const uint8_t *key, size_t klen,
 	}
 	else
 	{
+		/* restart points go forward (unless memory ran out: then nothing is written) */
+		TIDES_ASSERT(tides_block_builder_oom(b) ||
+					 tides_get32(b->restarts.data + b->restarts.len - 4) < b->buf.len);
 		tides_buf_put32(&b->restarts, (uint32_t) b->buf.len);
 		b->counter = 0;
 	}
@@ -76,6 +84,8 @@ tides_block_builder_finish(tides_block_builder *b, size_t *len)
 {
 	if (!b->finished)
 	{
+		/* at least the restart at offset 0 (reset put it there) */
+		TIDES_ASSERT(tides_block_builder_oom(b) || b->restarts.len >= 4);
 		tides_buf_append(&b->buf, b->restarts.data, b->restarts.len);
 		tides_buf_put32(&b->buf, (uint32_t) (b->restarts.len / 4));
 		b->finished = true;

@@ -11,6 +11,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "util/assert.h"
 #include "util/hash.h"
 
 #define MAX_PROBES 30
@@ -93,6 +94,8 @@ tides_filter_builder_finish(tides_filter_builder *fb, tides_buf *out)
 		nbits = 64;
 	nbytes = (size_t) ((nbits + 7) / 8);
 	nbits = (uint64_t) nbytes * 8;
+	/* readers treat any other probe count as "may match" (table/README.md) */
+	TIDES_ASSERT(k >= 1 && k <= MAX_PROBES);
 
 	if (!tides_buf_reserve(out, nbytes + 1))
 		return;
@@ -111,6 +114,7 @@ tides_filter_builder_finish(tides_filter_builder *fb, tides_buf *out)
 		{
 			uint64_t	bit = ((uint64_t) h1 * nbits) >> 32;
 
+			TIDES_ASSERT(bit < nbits);
 			bits[bit >> 3] |= (uint8_t) (1u << (bit & 7));
 			h1 += h2;
 		}

@@ -30,11 +30,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "db/dbformat.h"
+#include "util/dbformat.h"
 #include "table/block_builder.h"
 #include "table/compress.h"
 #include "table/filter.h"
 #include "table/format.h"
+#include "util/assert.h"
 
 #define WRITE_CHUNK (1u << 20)
 #define MAX_ENTRY_LEN ((size_t) 1 << 30)
@@ -296,6 +297,17 @@ flush_data_block(tides_sst_builder *b, const uint8_t *next, size_t nlen)
 	b->props.data_bytes += size + TIDES_BLOCK_TRAILER;
 
 	make_separator(&b->sep, b->last_key.data, b->last_key.len, next, nlen);
+	/*
+	 * The index's contract (table/README.md): last <= S < next, and each
+	 * separator above the one before it (part_sep: the previous block's),
+	 * so the partitions and the top index are sorted too.
+	 */
+	TIDES_ASSERT(builder_oom(b) ||
+				 tides_ikey_cmp(b->last_key.data, b->last_key.len, b->sep.data, b->sep.len) <= 0);
+	TIDES_ASSERT(builder_oom(b) || next == NULL ||
+				 tides_ikey_cmp(b->sep.data, b->sep.len, next, nlen) < 0);
+	TIDES_ASSERT(builder_oom(b) || b->props.num_data_blocks == 1 ||
+				 tides_ikey_cmp(b->part_sep.data, b->part_sep.len, b->sep.data, b->sep.len) < 0);
 	tides_buf_reset(&b->handle);
 	tides_handle_encode(&b->handle, h);
 	tides_block_builder_add(&b->part, b->sep.data, b->sep.len, b->handle.data, b->handle.len);

@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "cache/block_cache.h"
-#include "db/dbformat.h"
+#include "util/dbformat.h"
 #include "table/block.h"
 #include "table/filter.h"
 #include "table/format.h"

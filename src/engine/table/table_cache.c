@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/assert.h"
+
 typedef struct tc_node
 {
 	uint64_t	file_number;
@@ -222,6 +224,7 @@ tides_table_cache_release(tides_table_cache *tc, tides_sst *t)
 		return;
 	pthread_mutex_lock(&tc->mu);
 	n = find_node(tc, t, &slot);
+	TIDES_ASSERT(n != NULL && n->pins > 0);	/* a pin is released once */
 	if (n == NULL || n->pins == 0)
 	{
 		/* releasing what was never pinned: a caller bug; ignore it */

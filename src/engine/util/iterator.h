@@ -3,12 +3,14 @@
  *
  * Every source of entries (a memtable, a data block, an SSTable, a level, a
  * merge of them) is a tides_iiter over *internal keys* (see
- * db/dbformat.h): user key followed by an 8-byte trailer.  Entries come in
+ * util/dbformat.h): user key followed by an 8-byte trailer.  Entries come in
  * internal-key order.  Positioning functions never fail loudly: on an error
  * the iterator becomes invalid and records the error in it->err, which the
  * owner checks with tides_iiter_status() when the iterator runs dry.
  *
  * key() and value() stay valid until the iterator moves or is destroyed.
+ * Contract (asserted below): key(), value(), next() and prev() only on a
+ * valid iterator; seek(), first() and last() at any time.
  */
 #ifndef TIDES_UTIL_ITERATOR_H
 #define TIDES_UTIL_ITERATOR_H
@@ -17,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/assert.h"
 #include "util/status.h"
 
 typedef struct tides_iiter tides_iiter;
@@ -50,11 +53,35 @@ tides_iiter_base_init(tides_iiter *it, const tides_iiter_ops *ops)
 static inline void tides_iiter_seek(tides_iiter *it, const uint8_t *k, size_t n) { it->ops->seek(it, k, n); }
 static inline void tides_iiter_first(tides_iiter *it) { it->ops->first(it); }
 static inline void tides_iiter_last(tides_iiter *it) { it->ops->last(it); }
-static inline void tides_iiter_next(tides_iiter *it) { it->ops->next(it); }
-static inline void tides_iiter_prev(tides_iiter *it) { it->ops->prev(it); }
 static inline bool tides_iiter_valid(const tides_iiter *it) { return it->ops->valid(it); }
-static inline const uint8_t *tides_iiter_key(const tides_iiter *it, size_t *n) { return it->ops->key(it, n); }
-static inline const uint8_t *tides_iiter_value(const tides_iiter *it, size_t *n) { return it->ops->value(it, n); }
+
+static inline void
+tides_iiter_next(tides_iiter *it)
+{
+	TIDES_ASSERT(tides_iiter_valid(it));
+	it->ops->next(it);
+}
+
+static inline void
+tides_iiter_prev(tides_iiter *it)
+{
+	TIDES_ASSERT(tides_iiter_valid(it));
+	it->ops->prev(it);
+}
+
+static inline const uint8_t *
+tides_iiter_key(const tides_iiter *it, size_t *n)
+{
+	TIDES_ASSERT(tides_iiter_valid(it));
+	return it->ops->key(it, n);
+}
+
+static inline const uint8_t *
+tides_iiter_value(const tides_iiter *it, size_t *n)
+{
+	TIDES_ASSERT(tides_iiter_valid(it));
+	return it->ops->value(it, n);
+}
 static inline tides_status tides_iiter_status(const tides_iiter *it) { return it->err.code; }
 
 static inline void

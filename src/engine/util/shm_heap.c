@@ -2,7 +2,10 @@
  * shm_heap.c -- size-class allocator over a fixed shared range.
  *
  * Each chunk starts with a 16-byte header holding its class, so that free()
- * needs no size; the header also keeps payloads 16-byte aligned.
+ * needs no size; the header also keeps payloads 16-byte aligned.  Its magic
+ * is set while the chunk is allocated and cleared when it is freed, which
+ * lets free() assert that it gets a live chunk of this heap (no double or
+ * wild free).
  */
 #include "util/shm_heap.h"
 
@@ -64,13 +67,17 @@ tides_shm_alloc(tides_shm_heap *h, size_t n)
 		return NULL;
 	cls = size_class(n);
 	csize = (size_t) 1 << (cls + MIN_SHIFT);
+	TIDES_ASSERT(cls < TIDES_SHM_CLASSES && csize >= n + HDR);
 
 	tides_spin_lock(&h->lock);
 	c = h->free_list[cls];
 	if (h->limit != 0 && h->bytes_in_use + csize > h->limit)
 		c = NULL;
 	else if (c != NULL)
+	{
+		TIDES_ASSERT(c->magic == 0 && c->cls == (uint32_t) cls);	/* a freed chunk of its class */
 		memcpy(&h->free_list[cls], (uint8_t *) c + HDR, sizeof(void *));
+	}
 	else if ((size_t) (h->end - h->top) >= csize)
 	{
 		c = (chunk_hdr *) h->top;
@@ -78,6 +85,8 @@ tides_shm_alloc(tides_shm_heap *h, size_t n)
 	}
 	if (c != NULL)
 	{
+		/* inside the heap, and not handed out already */
+		TIDES_ASSERT((uint8_t *) c >= h->start && (uint8_t *) c + csize <= h->top);
 		h->bytes_in_use += csize;
 		if (h->bytes_in_use > h->peak_in_use)
 			h->peak_in_use = h->bytes_in_use;
@@ -111,8 +120,11 @@ tides_shm_free(tides_shm_heap *h, void *p)
 		return;
 	c = (chunk_hdr *) ((uint8_t *) p - HDR);
 	cls = (int) c->cls;
+	TIDES_ASSERT((uint8_t *) c >= h->start && (uint8_t *) c < h->top);
+	TIDES_ASSERT(c->magic == CHUNK_MAGIC && cls >= 0 && cls < TIDES_SHM_CLASSES);
 	c->magic = 0;
 	tides_spin_lock(&h->lock);
+	TIDES_ASSERT(h->bytes_in_use >= (size_t) 1 << (cls + MIN_SHIFT));
 	memcpy(p, &h->free_list[cls], sizeof(void *));
 	h->free_list[cls] = c;
 	h->bytes_in_use -= (size_t) 1 << (cls + MIN_SHIFT);

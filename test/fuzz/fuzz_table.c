@@ -11,14 +11,16 @@
  *   8    a whole table file through an in-memory vfs: open, iterate both
  *        ways, seek, get, verify (checksums gate most mutations, so this
  *        mostly exercises the footer, handles and the checksum gate)
- * Build and run: make engine-fuzz && build/fuzz/fuzz_table -max_total_time=60
+ * Build and run: make fuzz-build fuzz-corpus, then
+ *   build/fuzz/fuzz_table -max_total_time=60 build/fuzz/work/table build/fuzz/seeds/table
+ * (make fuzz-smoke and make fuzz run it with the other targets).
  * Without libFuzzer (-DFUZZ_MAIN) it replays the files named on the command line.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "db/dbformat.h"
+#include "util/dbformat.h"
 #include "table/block.h"
 #include "table/compress.h"
 #include "table/filter.h"

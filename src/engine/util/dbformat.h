@@ -12,9 +12,12 @@
  * user key is U.
  *
  * Sequence numbers are 56 bits, assigned in log order, never reused.
+ *
+ * It lives in util/, the bottom of the engine, because mem/, table/ and db/
+ * all speak it: no folder below db/ includes anything from db/.
  */
-#ifndef TIDES_DB_DBFORMAT_H
-#define TIDES_DB_DBFORMAT_H
+#ifndef TIDES_UTIL_DBFORMAT_H
+#define TIDES_UTIL_DBFORMAT_H
 
 #include <stdbool.h>
 #include <stddef.h>
