@@ -15,6 +15,8 @@ include test/engine/tests.mk
 include test/fuzz/fuzz.mk
 include test/crash/crash.mk
 include bench/pg/bench.mk
+include test/tap/tap.mk
+include bench/ibench/ibench.mk
 
 PG_CONFIG ?= pg_config
 
@@ -56,6 +58,16 @@ override autodepend = yes
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# PGXS names an object's dependency file after its source's base name
+# (.deps/ingest.Po), so of two sources with one name (src/engine/db/ingest.c
+# and src/runtime/ingest.c, the two checkpoint.c) only the last compiled
+# keeps its header list, and a header change no longer rebuilds the other
+# (a tree built before the header changed then links objects of two layouts).
+# One dependency file per source path instead, in the same directory.
+%.o : %.c
+	@if test ! -d $(DEPDIR); then mkdir -p $(DEPDIR); fi
+	$(COMPILE.c) -o $@ $< -MMD -MP -MF $(DEPDIR)/$(subst /,__,$*).Po
 
 # ---- packaging (debian/, META.json; see debian/README.Debian)
 

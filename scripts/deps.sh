@@ -25,6 +25,7 @@ PKGS=(
     util-linux                 # runuser, flock
     passwd                     # useradd (unprivileged server user)
     locales                    # localedef, for collate.linux.utf8
+    libipc-run-perl            # test/tap: PostgreSQL::Test::Cluster needs IPC::Run
 )
 LOCALES=(de_DE.UTF-8 en_US.UTF-8 sv_SE.UTF-8 tr_TR.UTF-8 tr_TR)
 

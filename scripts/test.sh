@@ -79,6 +79,9 @@ run_suite crash            make -s crash-check
 # tides_verify_index after a short pgbench run and a kill -9 (src/index/README.md)
 run_suite index_encode     bash test/index/encode_property.sh --cluster 3 2000
 run_suite index_verify     bash test/index/verify_pgbench.sh 2 30 4
+# TAP tests (PostgreSQL::Test::Cluster): standby, base backups, PITR, crashes,
+# refusals, pg_upgrade; counted per assertion (test/tap/run.sh)
+run_suite tap              bash test/tap/run.sh
 
 echo "total time $(( $(date +%s) - started )) s"
 echo "$total_pass passed, $total_fail failed"

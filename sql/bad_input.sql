@@ -30,6 +30,7 @@ SET tides.compaction_workers = 1;
 SET tides.l0_slowdown_files = 12;
 SET tides.l0_stop_files = 20;
 SET tides.max_relations = 16384;
+SET tides.wal = off;
 -- sighup settings cannot be changed with SET either
 SET tides.sync_mode = 'bogus';
 SET tides.sync_mode = 'none';
@@ -85,6 +86,29 @@ SET tides.index_method = '';
 ALTER SYSTEM SET tides.index_method = 'gist';
 ALTER DATABASE :"db" SET tides.index_method = 'brin';
 SHOW tides.index_method;
+-- tides.wal: a boolean, fixed at server start
+ALTER SYSTEM SET tides.wal = 'maybe';
+ALTER SYSTEM SET tides.wal = 2;
+-- tides.tablespaces: refuse or ignore, only superusers may set it
+SET tides.tablespaces = 'move';
+ALTER SYSTEM SET tides.tablespaces = '';
+ALTER SYSTEM SET tides.tablespaces = 1;
+-- tides.bulk_load_threshold: -1 (never) or a size
+SET tides.bulk_load_threshold = -2;
+SET tides.bulk_load_threshold = 'lots';
+SET tides.bulk_load_threshold = '1TB';
+ALTER SYSTEM SET tides.bulk_load_threshold = '';
+-- tides.check_publications: a boolean only superusers may set
+SET tides.check_publications = 'sometimes';
+ALTER SYSTEM SET tides.check_publications = 2;
+CREATE ROLE bad_input_user;
+SET ROLE bad_input_user;
+SET tides.tablespaces = ignore;
+SET tides.check_publications = off;
+RESET ROLE;
+DROP ROLE bad_input_user;
+SHOW tides.tablespaces;
+SHOW tides.check_publications;
 -- tides.trust_strxfrm: a boolean only superusers may set
 SET tides.trust_strxfrm = 'maybe';
 ALTER SYSTEM SET tides.trust_strxfrm = 2;

@@ -1,8 +1,9 @@
 --
 -- ext_privileges: who may call the tides_* functions (the rule is in
 -- tidesam--1.0--1.1.sql, section 2).  A plain role: permission denied for
--- the maintenance and statistics functions, but it uses tides tables and
--- indexes as before; a member of pg_monitor reads the statistics and sizes;
+-- the maintenance and statistics functions and the monitoring views, but
+-- it uses tides tables and indexes as before; a member of pg_monitor reads
+-- the statistics, the monitoring views and the sizes;
 -- a role a superuser grants EXECUTE to runs a maintenance function.
 --
 CREATE ROLE regress_tides_plain;
@@ -25,6 +26,16 @@ JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.de
 WHERE d.refclassid = 'pg_extension'::regclass
   AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'tidesam')
 ORDER BY p.oid::regprocedure::text;
+-- every view of the extension: may each role read it?
+SELECT c.oid::regclass AS view,
+       has_table_privilege('regress_tides_plain', c.oid, 'SELECT') AS plain,
+       has_table_privilege('regress_tides_monitor', c.oid, 'SELECT') AS pg_monitor,
+       has_table_privilege('regress_tides_maint', c.oid, 'SELECT') AS maint
+FROM pg_class c
+JOIN pg_depend d ON d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'e'
+WHERE d.refclassid = 'pg_extension'::regclass
+  AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'tidesam')
+ORDER BY c.oid::regclass::text;
 
 --
 -- a plain role
@@ -36,7 +47,17 @@ SELECT tides_index_entries('priv_i');
 SELECT * FROM tides_verify();
 SELECT * FROM tides_verify_index('priv_i');
 SELECT tides_flush();
+SELECT tides_flush(true);
 SELECT tides_compact();
+SELECT count(*) FROM tides_engine_stats;
+SELECT count(*) FROM tides_levels;
+SELECT count(*) FROM tides_compactions;
+SELECT count(*) FROM tides_relations;
+SELECT * FROM tides_engine_stats();
+SELECT tides_stats_reset();
+SELECT tides_database_size();
+SELECT tides_total_relation_size('priv_t');
+SELECT tides_engine_size();
 -- what touches neither the engine nor a table stays PUBLIC
 SELECT tides_index_encode(42);
 SELECT tides_index_encode('abc'::text COLLATE "C");
@@ -62,10 +83,19 @@ SELECT count(*) > 20 AS has_stats, count(DISTINCT name) = count(*) AS unique_nam
 SELECT tides_relation_size('priv_t') > 0 AS table_has_size, tides_relation_size('priv_i') > 0 AS index_has_size;
 SELECT tides_index_entries('priv_i');
 SELECT tides_relation_size('priv_own') > 0 AS other_roles_table_has_size;
+SELECT count(*) AS levels FROM tides_levels;
+SELECT count(*) > 20 AS has_columns FROM (SELECT (jsonb_each(to_jsonb(s))).key FROM tides_engine_stats s) k;
+SELECT count(*) >= 0 AS compactions_readable FROM tides_compactions;
+SELECT relid, kind, total_bytes > 0 AS has_bytes FROM tides_relations
+WHERE relid IN ('priv_t'::regclass, 'priv_i'::regclass, 'priv_own'::regclass) ORDER BY relid::text;
+SELECT tides_database_size() > 0 AS database_size, tides_database_size(current_database()) > 0 AS by_name,
+       tides_total_relation_size('priv_t') > 0 AS total_relation_size, tides_engine_size() > 0 AS engine_size;
 SELECT * FROM tides_verify();
 SELECT * FROM tides_verify_index('priv_i');
 SELECT tides_flush();
+SELECT tides_flush(true);
 SELECT tides_compact();
+SELECT tides_stats_reset();
 -- the statistics, not the rows
 SELECT count(*) FROM priv_t;
 RESET ROLE;
@@ -91,6 +121,8 @@ RESET ROLE;
 
 -- a superuser calls everything
 SELECT tides_flush();
+SELECT tides_flush(true);
+SELECT tides_stats_reset();
 SELECT count(*) AS problems FROM tides_verify();
 SELECT tides_index_entries('priv_i');
 

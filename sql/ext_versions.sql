@@ -51,7 +51,7 @@ SELECT 'member ' || pg_describe_object(classid, objid, objsubid) FROM members
 UNION ALL
 SELECT format('function %s returns %s kind=%s lang=%s src=%s bin=%s strict=%s volatility=%s parallel=%s '
               'secdef=%s leakproof=%s retset=%s cost=%s rows=%s support=%s config=%s defaults=%s',
-              p.oid::regprocedure, pg_get_function_result(p.oid), p.prokind, l.lanname, p.prosrc,
+              p.oid::regprocedure, pg_get_function_result(p.oid), p.prokind, l.lanname, regexp_replace(p.prosrc, '\s+', ' ', 'g'),
               p.probin,
               p.proisstrict, p.provolatile, p.proparallel, p.prosecdef, p.proleakproof, p.proretset,
               p.procost, p.prorows, p.prosupport, p.proconfig, pg_get_function_arguments(p.oid))
@@ -78,7 +78,7 @@ SELECT format('relation %s kind=%s persistence=%s am=%s columns=%s view=%s', c.o
               c.relpersistence, (SELECT amname FROM pg_am WHERE oid = c.relam),
               (SELECT string_agg(format('%I %s', attname, format_type(atttypid, atttypmod)), ', ' ORDER BY attnum)
                FROM pg_attribute WHERE attrelid = c.oid AND attnum > 0 AND NOT attisdropped),
-              CASE WHEN c.relkind IN ('v', 'm') THEN pg_get_viewdef(c.oid) END)
+              CASE WHEN c.relkind IN ('v', 'm') THEN regexp_replace(pg_get_viewdef(c.oid), '\s+', ' ', 'g') END)
 FROM pg_class c JOIN members m ON m.classid = 'pg_class'::regclass AND m.objid = c.oid
 UNION ALL
 SELECT format('comment %s: %s', pg_describe_object(d.classoid, d.objoid, d.objsubid), d.description)

@@ -117,7 +117,11 @@ SELECT * FROM (
     UNION ALL SELECT * FROM pg_temp.check_enc('text tr-x-icu', 'SELECT x FROM strs', 'tr-x-icu')
     UNION ALL SELECT * FROM pg_temp.check_enc('text de-x-icu', 'SELECT x FROM strs', 'de-x-icu')
     UNION ALL SELECT * FROM pg_temp.check_enc('text default', 'SELECT x FROM strs')
+    UNION ALL SELECT * FROM pg_temp.check_enc('text C.utf8', $$SELECT x FROM strs UNION ALL SELECT unnest(ARRAY[chr(127), chr(128), chr(2047), chr(2048),
+        chr(55295), chr(57344), chr(65533), chr(65535), chr(65536), chr(1114111), 'a' || chr(128512), 'a' || chr(65533), 'a' || chr(127)])$$, 'C.utf8')
     UNION ALL SELECT * FROM pg_temp.check_enc('name C', 'SELECT x::name AS x FROM strs', 'C')
+    UNION ALL SELECT * FROM pg_temp.check_enc('name C.utf8', 'SELECT x::name AS x FROM strs', 'C.utf8')
+    UNION ALL SELECT * FROM pg_temp.check_enc('bpchar C.utf8', 'SELECT x::char(12) AS x FROM strs', 'C.utf8')
     UNION ALL SELECT * FROM pg_temp.check_enc('name en-x-icu', 'SELECT x::name AS x FROM strs', 'en-x-icu')
     UNION ALL SELECT * FROM pg_temp.check_enc('bpchar C', 'SELECT x::char(12) AS x FROM strs', 'C')
     UNION ALL SELECT * FROM pg_temp.check_enc('bpchar sv-x-icu', 'SELECT (x || repeat('' '', (random() * 3)::int))::bpchar AS x FROM strs', 'sv-x-icu')
@@ -136,6 +140,11 @@ CREATE TEMP TABLE libc_t (t text COLLATE "en_US");
 CREATE INDEX ON libc_t USING tides_btree (t);
 CREATE INDEX ON libc_t USING tides_btree (t COLLATE "C");
 CREATE INDEX ON libc_t USING tides_btree (t COLLATE "en-x-icu");
+-- glibc's C.UTF-8 orders by code point, as memcmp of UTF-8 does: accepted
+-- (as a database's default collation too: test/index/encode_property.sh)
+CREATE INDEX ON libc_t USING tides_btree (t COLLATE "C.utf8");
+CREATE COLLATION pg_temp.c_utf8_spelled (provider = libc, locale = 'C.UTF-8');
+SELECT tides_index_encode('zä'::text COLLATE pg_temp.c_utf8_spelled) = tides_index_encode('zä'::text COLLATE "C") AS as_c;
 
 -- errors that name what is not supported
 SELECT tides_index_encode(ARRAY[1]);

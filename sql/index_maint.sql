@@ -97,10 +97,21 @@ CREATE INDEX ut_a ON ut USING tides_btree (a);
 INSERT INTO ut SELECT generate_series(1, 10);
 SELECT count(*) FROM tides_verify_index('ut_a');
 
--- tablespaces: the moved index is rebuilt in its new place
+-- tablespaces: refused (sql/ddl_tablespace.sql); with tides.tablespaces =
+-- ignore, the moved index is rebuilt in its new place
 SET allow_in_place_tablespaces = on;
 CREATE TABLESPACE tidx_space LOCATION '';
 ALTER INDEX mt_id SET TABLESPACE tidx_space;
+DO $$
+BEGIN
+    ALTER INDEX ALL IN TABLESPACE pg_default SET TABLESPACE tidx_space;
+EXCEPTION WHEN feature_not_supported THEN
+    RAISE NOTICE 'ALTER INDEX ALL IN TABLESPACE refused (%)', SQLSTATE;
+END $$;
+SELECT count(*) FROM pg_class WHERE reltablespace = (SELECT oid FROM pg_tablespace WHERE spcname = 'tidx_space');
+SET tides.tablespaces = ignore;
+ALTER INDEX mt_id SET TABLESPACE tidx_space;
+RESET tides.tablespaces;
 SET enable_seqscan = off;
 SELECT * FROM mt WHERE id = 1;
 RESET enable_seqscan;

@@ -671,11 +671,16 @@ def measured(cluster, db, work, tables=None, settle=True):
 class Engine:
     """one storage configuration: a database whose tables use it"""
 
-    def __init__(self, name, table_am, index_method=None, unlogged=False, has_guc=False):
+    def __init__(self, name, table_am, index_method=None, unlogged=False, has_guc=False,
+                 conf=None, workloads=None):
         self.name = name
         self.table_am = table_am
         self.index_method = index_method
         self.unlogged = unlogged
+        # settings of this engine's cluster on top of the run's (tides_ownlog:
+        # tides.wal = off), and the workloads it runs (None: all)
+        self.conf = conf or {}
+        self.workloads = workloads
         # tides.index_method makes the indexes that pgbench -i and ADD PRIMARY
         # KEY create use tides_btree; without the setting only statements that
         # name the method (CREATE INDEX ... USING tides_btree) can use it
@@ -715,7 +720,11 @@ def start_clusters(name, conf=None, default_engines=("heap", "tides", "tides_btr
     want = env_list("BENCH_ENGINES", default_engines)
     probe = Cluster("%s-tides" % name, conf).initdb().start()
     probe.psql("CREATE EXTENSION IF NOT EXISTS tidesam")
-    all_engines = [Engine("heap", "heap"), Engine("tides", "tides")]
+    # tides: the default, changes in PostgreSQL's WAL (tides.wal = on);
+    # tides_ownlog: the engine's own log (tides.wal = off, tides.sync_mode),
+    # on the tpcb-like points only, where the two logs differ most
+    all_engines = [Engine("heap", "heap"), Engine("tides", "tides"),
+                   Engine("tides_ownlog", "tides", conf={"tides.wal": "off"}, workloads=("tpcb-like",))]
     note = None
     has_am, has_guc = probe.has_tides_btree("postgres")
     if has_am:
@@ -734,7 +743,7 @@ def start_clusters(name, conf=None, default_engines=("heap", "tides", "tides_btr
             clusters[e.name] = probe
             probe = None
         else:
-            clusters[e.name] = Cluster("%s-%s" % (name, e.name), conf).initdb().start()
+            clusters[e.name] = Cluster("%s-%s" % (name, e.name), dict(conf or {}, **e.conf)).initdb().start()
     if probe is not None:
         probe.destroy()
     return engines, clusters, note
@@ -782,7 +791,7 @@ def _fmt(v):
     return v
 
 
-COMMON_FIELDS = ["suite", "workload", "scale", "durability", "clients", "engine", "index_am", "rep", "duration_s",
+COMMON_FIELDS = ["suite", "workload", "scale", "durability", "clients", "protocol", "engine", "index_am", "rep", "duration_s",
                  "tps", "txns", "failed", "lat_avg_ms", "p50_ms", "p95_ms", "p99_ms",
                  "bytes_per_txn", "bytes_per_txn_run", "dev_bytes", "dev_bytes_run", "proc_write_bytes", "device",
                  "wal_bytes", "wal_fpi",
@@ -851,13 +860,27 @@ def write_meta(prefix, suite, meta):
         json.dump(meta, f, indent=1, sort_keys=True)
 
 
-def point_engines(engines, clients):
+def point_engines(engines, clients, workload=None):
     """the engines a point runs: heap and tides at every point; the
     tides_btree variant (an index-AM comparison on top of tides) only at
     the client counts in BENCH_VARIANT_CLIENTS (default 4), which keeps the
-    1-4-16 client sweep of heap against tides inside make bench's budget"""
+    1-4-16 client sweep of heap against tides inside make bench's budget;
+    an engine limited to some workloads only at those"""
     want = [int(c) for c in env_list("BENCH_VARIANT_CLIENTS", ["4"])]
-    return [e for e in engines if e.index_method is None or clients in want]
+    return [e for e in engines if (e.index_method is None or clients in want) and
+            (e.workloads is None or workload in e.workloads)]
+
+
+PROTOCOLS = ("simple", "prepared")
+
+
+def protocol_args(protocol):
+    """pgbench's query protocol: simple (the default) or prepared (-M
+    prepared: parse and plan once per connection, so the access method's own
+    cost is most of each statement)"""
+    if protocol not in PROTOCOLS:
+        raise ValueError("unknown protocol %r (simple or prepared)" % protocol)
+    return ["-M", "prepared"] if protocol == "prepared" else []
 
 
 def point_duration(duration, clients):

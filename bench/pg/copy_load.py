@@ -7,7 +7,12 @@ server-side COPY into a fresh table without indexes:
 
     heap            logged heap table (WAL for every page)
     heap_unlogged   UNLOGGED heap table: no WAL, the cheapest PostgreSQL path
-    tides           tides, compression lz4 (the default)
+    tides           tides, compression lz4 (the default); past
+                    tides.bulk_load_threshold (32 MB) the rows go into table
+                    files installed in the bottom level (src/am/bulk.c), and
+                    with tides.wal = on (the default) into the WAL too
+    tides_unlogged  UNLOGGED tides table: the same files, no WAL -- the
+                    durability of UNLOGGED heap (issue 12: >= 1.5x of it)
     tides_none      tides, compression none   (size comparison)
     tides_zstd      tides, compression zstd   (size comparison)
 
@@ -44,6 +49,7 @@ VARIANTS = {
     "heap": {"am": "heap", "unlogged": False, "compression": "lz4"},
     "heap_unlogged": {"am": "heap", "unlogged": True, "compression": "lz4"},
     "tides": {"am": "tides", "unlogged": False, "compression": "lz4"},
+    "tides_unlogged": {"am": "tides", "unlogged": True, "compression": "lz4"},
     "tides_none": {"am": "tides", "unlogged": False, "compression": "none"},
     "tides_zstd": {"am": "tides", "unlogged": False, "compression": "zstd"},
 }

@@ -23,7 +23,8 @@ settings.
     bench/pg/oltp_idx.py [--profile full|quick]
 
 Environment: BENCH_DURATION, BENCH_REPEATS, BENCH_OLTP_ROWS, BENCH_OLTP_SHARED_BUFFERS,
-BENCH_ENGINES, BENCH_POINTS (workload:durability:clients,...), BENCH_DIR, BENCH_KEEP.
+BENCH_ENGINES, BENCH_POINTS (workload:durability:clients[:protocol],...; protocol
+simple (default) or prepared), BENCH_DIR, BENCH_KEEP.
 Output: bench/results/<prefix>oltp.csv
 """
 import argparse
@@ -150,9 +151,10 @@ def main():
     repeats = max(1, B.env_int("BENCH_REPEATS", P["repeats"]))
     rows = B.env_int("BENCH_OLTP_ROWS", P["rows"])
     sb = os.environ.get("BENCH_OLTP_SHARED_BUFFERS", P["shared_buffers"])
-    points = P["points"]
+    points = [p if len(p) > 3 else p + ("simple",) for p in P["points"]]
     if os.environ.get("BENCH_POINTS"):
-        points = [(w, d, int(c)) for w, d, c in (p.split(":") for p in B.env_list("BENCH_POINTS", []))]
+        points = [(f[0], f[1], int(f[2]), f[3] if len(f) > 3 else "simple")
+                  for f in (p.split(":") for p in B.env_list("BENCH_POINTS", []))]
 
     out = B.CsvOut(os.path.join(B.RESULTS, prefix + "oltp.csv"), B.COMMON_FIELDS)
     conf = {"shared_buffers": sb, "tides.block_cache_size": sb}
@@ -188,21 +190,22 @@ def main():
                 with open(p, "w") as f:
                     f.write(body)
                 scripts[(e.name, wl)] = p
-        for (wl, dur, clients) in points:
+        for (wl, dur, clients, proto) in points:
             for cl in clusters.values():
                 B.set_durability(cl, dur)
             plans = {e.name: plan_of(clusters[e.name], wl) for e in engines}
             for rep in range(1, repeats + 1):
                 for e in B.rep_order(B.point_engines(engines, clients), rep):
                     cl = clusters[e.name]
-                    B.log("%s %s c=%d %s rep %d" % (wl, dur, clients, e.name, rep))
+                    B.log("%s %s c=%d %s %s rep %d" % (wl, dur, clients, proto, e.name, rep))
                     res = B.measured(cl, DB, lambda: B.run_pgbench(
-                        cl, DB, ["-f", scripts[(e.name, wl)], "-D", "rows=%d" % rows],
+                        cl, DB, ["-f", scripts[(e.name, wl)], "-D", "rows=%d" % rows] + B.protocol_args(proto),
                         B.point_duration(duration, clients), clients,
                         pgoptions=e.durability_options(dur), label=wl), tables=TABLES,
                         settle=wl not in READ_ONLY)
                     res.update({"suite": "oltp", "workload": wl, "scale": rows, "durability": dur,
-                                "clients": clients, "engine": e.name, "index_am": e.index_am, "rep": rep,
+                                "clients": clients, "protocol": proto, "engine": e.name,
+                                "index_am": e.index_am, "rep": rep,
                                 "duration_s": B.point_duration(duration, clients),
                                 "plan": plans[e.name]})
                     out.row(res)

@@ -12,7 +12,8 @@ zstd (lz4 is the default) to compare sizes after load.
 
 Environment: BENCH_DURATION (s per run), BENCH_REPEATS, BENCH_FIT_SCALE,
 BENCH_NOFIT_SCALE, BENCH_SHARED_BUFFERS, BENCH_ENGINES (heap,tides,...),
-BENCH_POINTS (workload:scale:durability:clients,... overrides the list),
+BENCH_POINTS (workload:scale:durability:clients[:protocol],... overrides the
+list; protocol simple (default) or prepared),
 BENCH_DIR, BENCH_KEEP, BENCH_RESULTS.  Output: bench/results/<prefix>pgbench.csv
 """
 import argparse
@@ -38,6 +39,7 @@ PROFILES = {
             ("tpcb-like", "fit", "relaxed", 4),
             ("tpcb-like", "fit", "relaxed", 16),
             ("tpcb-like", "fit", "strict", 4),
+            ("tpcb-like", "fit", "strict", 16),
             ("simple-update", "fit", "relaxed", 1),
             ("simple-update", "fit", "relaxed", 4),
             ("simple-update", "fit", "relaxed", 16),
@@ -101,12 +103,12 @@ def main():
     repeats = max(1, B.env_int("BENCH_REPEATS", P["repeats"]))
     scales = {"fit": B.env_int("BENCH_FIT_SCALE", P["fit"]), "nofit": B.env_int("BENCH_NOFIT_SCALE", P["nofit"])}
     sb = os.environ.get("BENCH_SHARED_BUFFERS", P["shared_buffers"])
-    points = P["points"]
+    points = [p if len(p) > 4 else p + ("simple",) for p in P["points"]]
     if os.environ.get("BENCH_POINTS"):
         points = []
         for p in B.env_list("BENCH_POINTS", []):
-            w, s, d, c = p.split(":")
-            points.append((w, s, d, int(c)))
+            f = p.split(":")
+            points.append((f[0], f[1], f[2], int(f[3]), f[4] if len(f) > 4 else "simple"))
 
     out = B.CsvOut(os.path.join(B.RESULTS, prefix + "pgbench.csv"), B.COMMON_FIELDS)
     conf = {"shared_buffers": sb, "tides.block_cache_size": sb}
@@ -124,7 +126,8 @@ def main():
             # tides_btree would only change pgbench's primary keys: it is
             # compared in oltp_idx.py, where indexes matter (BENCH_ENGINES
             # brings it back here)
-            engines, clusters, note = B.start_clusters("pgbench-s%d" % scale, conf, ("heap", "tides"))
+            engines, clusters, note = B.start_clusters("pgbench-s%d" % scale, conf,
+                                                       ("heap", "tides", "tides_ownlog"))
             # pgbench -i creates its primary keys itself: tides_btree can only
             # be used for them through the tides.index_method setting
             for e in [e for e in engines if e.index_method and not e.has_guc]:
@@ -162,19 +165,21 @@ def main():
                     out.row({"suite": "pgbench", "workload": "load", "scale": scale, "durability": "relaxed",
                              "engine": "tides_%s" % comp, "index_am": "btree", "rep": 1, "elapsed_s": round(secs, 2),
                              "size_after": size, "note": "pgbench -i -s %d (compression %s)" % (scale, comp)})
-            for (wl, _, dur, clients) in pts:
+            for (wl, _, dur, clients, proto) in pts:
                 for cl in clusters.values():
                     B.set_durability(cl, dur)
                 for rep in range(1, repeats + 1):
-                    for e in B.rep_order(B.point_engines(engines, clients), rep):
+                    for e in B.rep_order(B.point_engines(engines, clients, wl), rep):
                         cl = clusters[e.name]
-                        B.log("%s s=%d %s c=%d %s rep %d" % (wl, scale, dur, clients, e.name, rep))
+                        B.log("%s s=%d %s c=%d %s %s rep %d" % (wl, scale, dur, clients, proto, e.name, rep))
                         res = B.measured(cl, DB, lambda: B.run_pgbench(
-                            cl, DB, WORKLOAD_ARGS[wl], B.point_duration(duration, clients), clients,
+                            cl, DB, WORKLOAD_ARGS[wl] + B.protocol_args(proto),
+                            B.point_duration(duration, clients), clients,
                             pgoptions=e.durability_options(dur), label=wl), tables=TABLES,
                             settle=wl != "select-only")
                         res.update({"suite": "pgbench", "workload": wl, "scale": scale, "durability": dur,
-                                    "clients": clients, "engine": e.name, "index_am": e.index_am, "rep": rep,
+                                    "clients": clients, "protocol": proto, "engine": e.name,
+                                    "index_am": e.index_am, "rep": rep,
                                     "duration_s": B.point_duration(duration, clients)})
                         if rep == repeats and wl != "select-only":
                             res["check"] = consistency(cl, DB)

@@ -201,17 +201,22 @@ def main():
     ap.add_argument("--statements", action="store_true", help="pg_stat_statements, table counters, plans")
     ap.add_argument("--no-perf", action="store_true", help="no perf sampling")
     ap.add_argument("--progress", type=int, default=5, help="pgbench -P interval (s)")
+    ap.add_argument("--protocol", default="simple", choices=B.PROTOCOLS, help="pgbench -M")
+    ap.add_argument("--conf", action="append", default=[],
+                    help="server setting NAME=VALUE on top of the benchmark's (e.g. tides.wal=off)")
     a = ap.parse_args()
     if not a.no_perf and not shutil.which("perf"):
         subprocess.run(["apt-get", "install", "-y", "-q", "--no-install-recommends", "linux-perf"], check=False)
     os.makedirs(a.out, exist_ok=True)
-    tag = "%s-%s-c%d%s" % (a.engine, a.workload, a.clients, ("-" + a.tag) if a.tag else "")
+    tag = "%s-%s-c%d%s%s" % (a.engine, a.workload, a.clients, "-prepared" if a.protocol == "prepared" else "",
+                             ("-" + a.tag) if a.tag else "")
     if a.engine == "tides_btree":
         eng = B.Engine("tides_btree", "tides", index_method="tides_btree", has_guc=True)
     else:
         eng = B.Engine(a.engine, "heap" if a.engine == "heap_unlogged" else a.engine)
     sb = "512MB" if a.workload in oltp_idx.SCRIPTS else "256MB"
     conf = {"shared_buffers": sb, "tides.block_cache_size": sb}
+    conf.update(kv.split("=", 1) for kv in a.conf)
     if a.statements:
         conf["shared_preload_libraries"] = "'tidesam,pg_stat_statements'"
         conf["pg_stat_statements.track"] = "top"
@@ -243,7 +248,7 @@ def main():
         os.makedirs(logdir)
         pgb = subprocess.Popen([os.path.join(B.PG_BIN, "pgbench"), "-n", "-T", str(total), "-c", str(a.clients),
                                 "-j", str(min(a.clients, os.cpu_count() or 2)), "-P", str(a.progress)]
-                               + args + ["bench"],
+                               + args + B.protocol_args(a.protocol) + ["bench"],
                                env=cl.env((eng.durability_options(a.durability) + " " + a.pgoptions).strip()),
                                stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True, cwd=logdir)
@@ -264,8 +269,9 @@ def main():
         out, _ = pgb.communicate()
         tps = [l for l in out.splitlines() if l.startswith("tps")]
         prog = [l for l in out.splitlines() if l.startswith("progress:")]
-        hdr = "# %s, %d clients, %s, %d s after %d s of warm-up; %s%s\n# load average %s\n# %s" % (
-            tag, a.clients, a.durability, a.seconds, a.warmup, " ".join(tps),
+        hdr = "# %s, %d clients, %s, %s protocol%s, %d s after %d s of warm-up; %s%s\n# load average %s\n# %s" % (
+            tag, a.clients, a.durability, a.protocol, "".join(", " + c for c in a.conf), a.seconds, a.warmup,
+            " ".join(tps),
             (" (" + a.pgoptions + ")") if a.pgoptions else "", " ".join(open("/proc/loadavg").read().split()[:3]),
             "\n# ".join(prog))
         flat = ""

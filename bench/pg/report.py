@@ -53,11 +53,12 @@ def load(prefix):
 
 
 def point_key(r):
-    return (r["suite"], r["workload"], r["scale"], r["durability"], r["clients"])
+    return (r["suite"], r["workload"], r["scale"], r["durability"], r["clients"],
+            r.get("protocol") or "simple")
 
 
 def label(k):
-    suite, wl, scale, dur, clients = k
+    suite, wl, scale, dur, clients, proto = k
     if suite == "copy":
         return "COPY %s rows" % fmt_int(scale)
     s = wl
@@ -65,7 +66,7 @@ def label(k):
         s += " s=%s" % scale
     if wl not in ("select-only", "point-lookup", "range-100"):
         s += " " + dur
-    return s + " c=%s" % clients
+    return s + " c=%s" % clients + (" prepared" if proto == "prepared" else "")
 
 
 def fmt_int(v):
@@ -157,10 +158,11 @@ def ratio_str(r):
     return "**%.2fx** (%.2f–%.2f)" % (m, lo, hi)
 
 
-def find(points, suite, wl, dur=None, clients=None, scale=None):
+def find(points, suite, wl, dur=None, clients=None, scale=None, protocol="simple"):
     for k, p in points.items():
         if k[0] == suite and k[1] == wl and (dur is None or k[3] == dur) and \
-                (clients is None or k[4] == str(clients)) and (scale is None or k[2] == str(scale)):
+                (clients is None or k[4] == str(clients)) and (scale is None or k[2] == str(scale)) and \
+                k[5] == protocol:
             return p
     return None
 
@@ -197,6 +199,10 @@ def targets(points, loads, meta):
         tps_target("100-row range scans" + tag, 0.5, find(points, "oltp", "range-100", None, 4), eng=eng)
     cp = find(points, "copy", "copy")
     tps_target("COPY vs UNLOGGED heap (rows/s)", 1.0, cp, base="heap_unlogged")
+    # issue 12: the bulk path at matched durability, UNLOGGED against UNLOGGED
+    if cp is not None and "tides_unlogged" in cp.by_engine:
+        tps_target("COPY, UNLOGGED tides vs UNLOGGED heap (rows/s)", 1.5, cp, base="heap_unlogged",
+                   eng="tides_unlogged")
     # sizes
     for name, suite, scale_note, eng in (("COPY table", "copy", None, "tides"),
                                          ("pgbench tables", "pgbench", fit, "tides"),
@@ -331,7 +337,7 @@ def write_summary(prefix, rows, meta, points, loads, checks, charts):
     L.append(hdr)
     L.append("|" + "---|" * (hdr.count("|") - 1))
     order = {"pgbench": 0, "oltp": 1, "copy": 2}
-    for k in sorted(points, key=lambda k: (order.get(k[0], 9), k[1], num(k[2]) or 0, k[3], num(k[4]) or 0)):
+    for k in sorted(points, key=lambda k: (order.get(k[0], 9), k[1], num(k[2]) or 0, k[3], k[5], num(k[4]) or 0)):
         if k[0] == "copy":
             continue
         p = points[k]
@@ -365,7 +371,7 @@ def write_summary(prefix, rows, meta, points, loads, checks, charts):
         L.append("| variant | rows/s | vs heap | vs UNLOGGED heap | COPY s | bytes written/row | size after load "
                  "| peak PSS MB |")
         L.append("|---|---|---|---|---|---|---|---|")
-        for e in ("heap", "heap_unlogged", "tides", "tides_none", "tides_zstd", "tides_btree"):
+        for e in ("heap", "heap_unlogged", "tides", "tides_unlogged", "tides_none", "tides_zstd", "tides_btree"):
             if e not in cp.by_engine:
                 continue
             L.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
@@ -448,7 +454,7 @@ def charts(prefix, points, loads):
         return []
     made = []
     order = {"pgbench": 0, "oltp": 1, "copy": 2}
-    keys = sorted(points, key=lambda k: (order.get(k[0], 9), k[1], num(k[2]) or 0, k[3], num(k[4]) or 0))
+    keys = sorted(points, key=lambda k: (order.get(k[0], 9), k[1], num(k[2]) or 0, k[3], k[5], num(k[4]) or 0))
     others = []
     for k in keys:
         for e in points[k].engines():

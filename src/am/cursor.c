@@ -38,6 +38,7 @@ tam_cursor_open(uint64 tree, Oid relid, uint64 lo_vid, uint64 hi_vid)
 	uint8		lower[TRT_ROW_KEY_LEN];
 	uint8		upper[TRT_ROW_KEY_LEN];
 
+	tam_bulk_before_read(tree, lo_vid, hi_vid);
 	c->tree = tree;
 	c->relid = relid;
 	tam_tuple_buf_init(&c->buf, CurrentMemoryContext);

@@ -26,9 +26,11 @@
 #include "catalog/pg_am_d.h"
 #include "catalog/storage.h"
 #include "catalog/storage_xlog.h"
+#include "commands/progress.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
 #include "optimizer/plancat.h"
+#include "pgstat.h"
 #include "storage/bufmgr.h"
 #include "storage/procarray.h"
 #include "storage/smgr.h"
@@ -61,12 +63,18 @@ tam_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode, char pe
 	bool		replacing = !RelFileNodeEquals(*newrnode, rel->rd_node) &&
 		OidIsValid(rel->rd_rel->relfilenode);
 
+	trt_check_tablespace(newrnode->spcNode, rel);
 	*freezeXid = RecentXmin;
 	*minmulti = GetOldestMultiXactId();
 	create_storage(newrnode, persistence);
 	if (replacing)
 	{
-		/* TRUNCATE: the old tree goes when the truncation commits */
+		/*
+		 * TRUNCATE: the old tree goes when the truncation commits.  Rows of
+		 * a bulk load still waiting go into it first: a savepoint may yet
+		 * undo the truncation.
+		 */
+		tam_bulk_before_read(trt_rel_tree(rel), 0, UINT64_MAX);
 		trt_drop_tree_at_end(trt_rel_tree(rel), true);
 	}
 	trt_create_tree(rel, newrnode, persistence);
@@ -75,6 +83,8 @@ tam_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode, char pe
 void
 tam_relation_nontransactional_truncate(Relation rel)
 {
+	/* not transactional: rows of a bulk load still waiting go with the old tree */
+	tam_bulk_drop_tree(trt_rel_tree(rel));
 	trt_replace_tree(rel);
 	/* the main fork is empty anyway; this drops the visibility map */
 	RelationTruncate(rel, 0);
@@ -87,7 +97,10 @@ tam_relation_copy_data(Relation rel, const RelFileNode *newrnode)
 	uint64		new_tree;
 	char		persistence = rel->rd_rel->relpersistence;
 
+	trt_check_tablespace(newrnode->spcNode, rel);
 	trt_xact_note_write();
+	/* the copy reads the engine: rows of a bulk load still waiting go there first */
+	tam_bulk_before_read(old_tree, 0, UINT64_MAX);
 	create_storage(newrnode, persistence);
 	new_tree = trt_create_tree(rel, newrnode, persistence);
 	trt_copy_vid_counter(old_tree, new_tree);
@@ -125,6 +138,7 @@ typedef struct ClusterState
 	Relation	old_rel;
 	Relation	new_rel;
 	uint64		new_tree;
+	int64		written;		/* versions written (pg_stat_progress_cluster) */
 	TransactionId xid_cutoff;
 	MultiXactId multi_cutoff;
 	tides_batch *b;
@@ -266,6 +280,7 @@ rewrite_one(ClusterState *cs, HeapTuple tup, const TamVersionMeta *oldmeta, uint
 	cs->nmap++;
 
 	tam_batch_add_version(cs->b, cs->new_tree, new_vid, &meta, copy->t_data, copy->t_len);
+	pgstat_progress_update_param(PROGRESS_CLUSTER_HEAP_TUPLES_WRITTEN, ++cs->written);
 	if (tides_batch_bytes(cs->b) >= (1 << 20))
 	{
 		trt_write_batch(cs->b);
@@ -323,6 +338,8 @@ tam_relation_copy_for_cluster(Relation OldTable, Relation NewTable, Relation Old
 	TupleTableSlot *slot = NULL;
 	IndexScanDesc iscan = NULL;
 	TamTupleBuf buf;
+	int64		scanned = 0;
+	BlockNumber block = InvalidBlockNumber;
 
 	trt_xact_note_write();
 	/* the rewrite freezes and keeps hint bits: as VACUUM, commits first */
@@ -342,6 +359,22 @@ tam_relation_copy_for_cluster(Relation OldTable, Relation NewTable, Relation Old
 		sort = tuplesort_begin_cluster(RelationGetDescr(OldTable), OldIndex, maintenance_work_mem,
 									   NULL, TUPLESORT_NONE);
 
+	/*
+	 * pg_stat_progress_cluster as heap reports it: the phase, the virtual
+	 * blocks of the row id space for a sequential pass, versions scanned and
+	 * written (cluster.c reports the later phases).
+	 */
+	if (OldIndex != NULL && !use_sort)
+		pgstat_progress_update_param(PROGRESS_CLUSTER_PHASE, PROGRESS_CLUSTER_PHASE_INDEX_SCAN_HEAP);
+	else
+	{
+		const int	prog[] = {PROGRESS_CLUSTER_PHASE, PROGRESS_CLUSTER_TOTAL_HEAP_BLKS};
+		const int64 val[] = {PROGRESS_CLUSTER_PHASE_SEQ_SCAN_HEAP,
+			(int64) ((trt_vid_high_water(old_tree) + TRT_ROWS_PER_BLOCK - 1) / TRT_ROWS_PER_BLOCK)};
+
+		pgstat_progress_update_multi_param(2, prog, val);
+	}
+
 	if (OldIndex != NULL && !use_sort)
 	{
 		/* CLUSTER by index order: walk the index with SnapshotAny */
@@ -357,8 +390,11 @@ tam_relation_copy_for_cluster(Relation OldTable, Relation NewTable, Relation Old
 			if (!trt_tid_to_vid(&slot->tts_tid, &vid))
 				continue;
 			t = tam_fetch_version(old_tree, vid, RelationGetRelid(OldTable), &buf);
-			if (t == NULL || !keep_version(OldTable, t, OldestXmin, num_tuples, tups_vacuumed,
-										   tups_recently_dead))
+			if (t == NULL)
+				continue;
+			pgstat_progress_update_param(PROGRESS_CLUSTER_HEAP_TUPLES_SCANNED, ++scanned);
+			if (!keep_version(OldTable, t, OldestXmin, num_tuples, tups_vacuumed,
+							  tups_recently_dead))
 				continue;
 			rewrite_one(&cs, &t->htup, &t->meta, vid);
 		}
@@ -373,6 +409,12 @@ tam_relation_copy_for_cluster(Relation OldTable, Relation NewTable, Relation Old
 		while ((t = tam_cursor_next(c, ForwardScanDirection)) != NULL)
 		{
 			CHECK_FOR_INTERRUPTS();
+			if (t->vid / TRT_ROWS_PER_BLOCK != block)
+			{
+				block = t->vid / TRT_ROWS_PER_BLOCK;
+				pgstat_progress_update_param(PROGRESS_CLUSTER_HEAP_BLKS_SCANNED, block + 1);
+			}
+			pgstat_progress_update_param(PROGRESS_CLUSTER_HEAP_TUPLES_SCANNED, ++scanned);
 			if (!keep_version(OldTable, t, OldestXmin, num_tuples, tups_vacuumed, tups_recently_dead))
 				continue;
 			if (sort != NULL)
@@ -384,13 +426,19 @@ tam_relation_copy_for_cluster(Relation OldTable, Relation NewTable, Relation Old
 				rewrite_one(&cs, &t->htup, &t->meta, t->vid);
 		}
 		tam_cursor_close(c);
+		/* every virtual block passed, empty ones included */
+		pgstat_progress_update_param(PROGRESS_CLUSTER_HEAP_BLKS_SCANNED,
+									 (int64) ((trt_vid_high_water(old_tree) + TRT_ROWS_PER_BLOCK - 1) /
+											  TRT_ROWS_PER_BLOCK));
 	}
 
 	if (sort != NULL)
 	{
 		HeapTuple	tup;
 
+		pgstat_progress_update_param(PROGRESS_CLUSTER_PHASE, PROGRESS_CLUSTER_PHASE_SORT_TUPLES);
 		tuplesort_performsort(sort);
+		pgstat_progress_update_param(PROGRESS_CLUSTER_PHASE, PROGRESS_CLUSTER_PHASE_WRITE_NEW_HEAP);
 		while ((tup = tuplesort_getheaptuple(sort, true)) != NULL)
 		{
 			uint64		vid;
@@ -494,6 +542,8 @@ tam_relation_size(Relation rel, ForkNumber forkNumber)
  * Without that floor a small table updated a thousand times a second
  * (pgbench_branches) kept its one-page estimate, and every sequential scan
  * the planner chose for it waded through hundreds of thousands of entries.
+ * A cached plan (a prepared statement's) is made again once the floor has
+ * grown well past what it was planned with (tam_scan_begin).
  */
 void
 tam_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNumber *pages,
@@ -521,7 +571,7 @@ tam_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNumber *pages,
 			curpages = 10;
 		*tuples = rint(rows_per_page * curpages);
 	}
-	curpages = Max(curpages, floor((double) trt_rel_bytes_estimate(rel) /
+	curpages = Max(curpages, floor((double) trt_rel_plan_bytes(rel) /
 								   TAM_PHYSICAL_BYTES_PER_PAGE));
 	if (curpages == 0)
 	{

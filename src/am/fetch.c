@@ -73,8 +73,6 @@ tam_index_fetch_tuple(IndexFetchTableData *scan, ItemPointer tid, Snapshot snaps
 	Relation	rel = f->base.rel;
 	TamTuple *t;
 
-	pgstat_count_buffer_read(rel);
-	pgstat_count_buffer_hit(rel);
 	t = tam_hot_search(rel, f->tree, tid, snapshot, &f->buf, all_dead, !*call_again, true, f->reader);
 	if (t == NULL)
 	{

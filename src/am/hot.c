@@ -489,6 +489,18 @@ updaters_durable(const TamHotPrune *p)
  * gone with nothing to take its place.  So, as SetHintBits does, a member
  * goes only if its updater's commit record is flushed.
  */
+/* the newest updater among the members pruned: a hot standby's conflict horizon */
+static TransactionId
+pruned_horizon(const TamHotPrune *p)
+{
+	TransactionId h = InvalidTransactionId;
+
+	for (int i = 0; i <= p->latestdead; i++)
+		if (!TransactionIdIsValid(h) || TransactionIdFollows(p->updaters[i], h))
+			h = p->updaters[i];
+	return h;
+}
+
 void
 tam_hot_prune_opt(Relation rel, uint64 tree, uint64 root_vid)
 {
@@ -498,7 +510,8 @@ tam_hot_prune_opt(Relation rel, uint64 tree, uint64 root_vid)
 	TamHotPrune p;
 	int			removed = 0;
 
-	if (!LWLockConditionalAcquire(stripe, LW_EXCLUSIVE))
+	/* a hot standby only reads: the primary prunes, and its WAL brings the result */
+	if (RecoveryInProgress() || !LWLockConditionalAcquire(stripe, LW_EXCLUSIVE))
 		return;
 	if (prune_batch == NULL && (prune_batch = tides_batch_new()) == NULL)
 	{
@@ -542,7 +555,8 @@ tam_hot_prune_opt(Relation rel, uint64 tree, uint64 root_vid)
 			 */
 			if (p.latestdead == p.n - 1)
 				tam_batch_add_stub(prune_batch, tree, root_vid, TAM_VF_DEAD, 0, 0);
-			if (tides_write(trt_engine(), prune_batch, NULL) == TIDES_OK)
+			trt_wal_set_conflict(pruned_horizon(&p), rel->rd_node.dbNode);
+			if (trt_engine_write(trt_engine(), prune_batch, true, NULL) == TIDES_OK)
 				removed = p.latestdead + 1;	/* the root's version included */
 		}
 		tam_hot_prune_free(&p);

@@ -94,10 +94,13 @@ insert_one(Relation rel, TupleTableSlot *slot, CommandId cid, int options, uint3
 	uint64		vid;
 	TamVersionMeta meta;
 	tides_batch *b;
+	TamBulk    *bk;
 
 	trt_xact_note_write();
 	heaptup = prepare_insert(rel, tup, xid, cid, options);
-	vid = trt_alloc_vids(tree, 1);
+	/* a speculative insertion is judged at once: never staged (bulk.c) */
+	bk = spec_token == 0 ? tam_bulk_get(rel) : NULL;
+	vid = bk != NULL ? tam_bulk_vids(bk, rel, 1) : trt_alloc_vids(tree, 1);
 	trt_vid_to_tid(vid, &heaptup->t_self);
 	if (spec_token != 0)
 		HeapTupleHeaderSetSpeculativeToken(heaptup->t_data, spec_token);
@@ -106,11 +109,19 @@ insert_one(Relation rel, TupleTableSlot *slot, CommandId cid, int options, uint3
 
 	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
 	tam_meta_init_insert(&meta);
-	b = trt_local_batch();
-	tam_batch_add_version(b, tree, vid, &meta, heaptup->t_data, heaptup->t_len);
-	trt_xact_tag_batch(b);
-	trt_write_batch(b);
-	tam_vm_clear(rel, vid);
+	if (bk != NULL)
+	{
+		tam_batch_add_version(tam_bulk_stage(bk), tree, vid, &meta, heaptup->t_data, heaptup->t_len);
+		tam_bulk_staged(bk, rel, vid, 1);
+	}
+	else
+	{
+		b = trt_local_batch();
+		tam_batch_add_version(b, tree, vid, &meta, heaptup->t_data, heaptup->t_len);
+		trt_xact_tag_batch(b);
+		trt_write_batch(b);
+		tam_vm_clear(rel, vid);
+	}
 	pgstat_count_heap_insert(rel, 1);
 
 	if (heaptup != tup)
@@ -184,6 +195,39 @@ tam_tuple_complete_speculative(Relation rel, TupleTableSlot *slot, uint32 specTo
 	}
 }
 
+/* multi_insert of a load that may become table files (bulk.c): rows go to its stage */
+static void
+bulk_multi_insert(TamBulk *bk, Relation rel, TupleTableSlot **slots, int nslots, CommandId cid,
+				  int options)
+{
+	TransactionId xid = GetCurrentTransactionId();
+	uint64		tree = trt_rel_tree(rel);
+	uint64		vid = tam_bulk_vids(bk, rel, nslots);
+	TamVersionMeta meta;
+
+	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
+	tam_meta_init_insert(&meta);
+	for (int i = 0; i < nslots; i++)
+	{
+		bool		should_free;
+		HeapTuple	tup = ExecFetchSlotHeapTuple(slots[i], true, &should_free);
+		HeapTuple	heaptup = prepare_insert(rel, tup, xid, cid, options);
+
+		trt_vid_to_tid(vid + i, &heaptup->t_self);
+		heaptup->t_data->t_ctid = heaptup->t_self;
+		tam_batch_add_version(tam_bulk_stage(bk), tree, vid + i, &meta, heaptup->t_data,
+							  heaptup->t_len);
+		tam_bulk_staged(bk, rel, vid + i, 1);
+		slots[i]->tts_tableOid = RelationGetRelid(rel);
+		slots[i]->tts_tid = heaptup->t_self;
+		if (heaptup != tup)
+			heap_freetuple(heaptup);
+		if (should_free)
+			pfree(tup);
+	}
+	pgstat_count_heap_insert(rel, nslots);
+}
+
 void
 tam_multi_insert(Relation rel, TupleTableSlot **slots, int nslots, CommandId cid, int options,
 				   BulkInsertState bistate)
@@ -194,10 +238,16 @@ tam_multi_insert(Relation rel, TupleTableSlot **slots, int nslots, CommandId cid
 	TamVersionMeta meta;
 	tides_batch *b;
 	size_t		batch_limit = (size_t) 1 << 20;
+	TamBulk    *bk;
 
 	if (nslots <= 0)
 		return;
 	trt_xact_note_write();
+	if ((bk = tam_bulk_get(rel)) != NULL)
+	{
+		bulk_multi_insert(bk, rel, slots, nslots, cid, options);
+		return;
+	}
 	vid = trt_alloc_vids(tree, nslots);
 	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
 	tam_meta_init_insert(&meta);

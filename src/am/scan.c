@@ -18,12 +18,14 @@
 #include "access/tsmapi.h"
 #include "access/valid.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/index.h"
 #include "executor/tuptable.h"
 #include "nodes/execnodes.h"
 #include "nodes/tidbitmap.h"
 #include "pgstat.h"
 #include "storage/predicate.h"
+#include "utils/inval.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
@@ -39,7 +41,6 @@ typedef struct TamScanDescData
 	uint64		hi_vid;			/* exclusive */
 	/* parallel: the block being scanned */
 	BlockNumber cur_block;
-	BlockNumber stat_block;		/* last block counted in pg_statio */
 	bool		want_stubs;		/* cursors return stubs (tam_scan_next_root) */
 	bool		ranged;			/* lo_vid/hi_vid set by tam_scan_set_block_range */
 	bool		parallel_started;
@@ -81,6 +82,28 @@ seqscan_end(TamScanDesc s)
 	return TRT_VID_MAX + 1;
 }
 
+/*
+ * A sequential scan of a table whose tree has grown four times (and by a
+ * megabyte) since this backend last planned against it: mostly dead
+ * versions and deletions that a plan made now would price (the floor in
+ * tam_relation_estimate_size) and a cached plan does not.  Invalidate the
+ * relation at commit, so every backend makes its cached plans again -- a
+ * prepared UPDATE of pgbench_branches then moves from this scan to the
+ * primary key, as a statement planned each time already does.  Heap needs
+ * nothing of the kind: pruning keeps its pages few.
+ */
+#define TAM_REPLAN_FACTOR 4.0
+#define TAM_REPLAN_MIN_BYTES ((uint64) 1 << 20)
+
+static void
+replan_if_outgrown(Relation rel, uint32 flags)
+{
+	if ((flags & SO_TEMP_SNAPSHOT) || IsInParallelMode() || RecoveryInProgress())
+		return;
+	if (trt_rel_outgrew_plan(rel, TAM_REPLAN_FACTOR, TAM_REPLAN_MIN_BYTES))
+		CacheInvalidateRelcache(rel);
+}
+
 TableScanDesc
 tam_scan_begin(Relation rel, Snapshot snapshot, int nkeys, struct ScanKeyData *key,
 				 ParallelTableScanDesc pscan, uint32 flags)
@@ -102,7 +125,6 @@ tam_scan_begin(Relation rel, Snapshot snapshot, int nkeys, struct ScanKeyData *k
 	s->lo_vid = 0;
 	s->hi_vid = seqscan_end(s);
 	s->cur_block = InvalidBlockNumber;
-	s->stat_block = InvalidBlockNumber;
 	s->page_block = InvalidBlockNumber;
 	s->cxt = CurrentMemoryContext;
 	s->page_cxt = AllocSetContextCreate(CurrentMemoryContext, "tides scan page", ALLOCSET_DEFAULT_SIZES);
@@ -110,7 +132,10 @@ tam_scan_begin(Relation rel, Snapshot snapshot, int nkeys, struct ScanKeyData *k
 	if (flags & (SO_TYPE_SEQSCAN | SO_TYPE_SAMPLESCAN))
 		PredicateLockRelation(rel, snapshot);
 	if (flags & SO_TYPE_SEQSCAN)
+	{
 		pgstat_count_heap_scan(rel);
+		replan_if_outgrown(rel, flags);
+	}
 	return &s->base;
 }
 
@@ -200,9 +225,17 @@ tam_parallelscan_estimate(Relation rel)
 	return table_block_parallelscan_estimate(rel);
 }
 
+/*
+ * The leader sets up the shared scan before any worker starts: a parallel
+ * plan's Gather, and a parallel CREATE INDEX (which runs no executor, so
+ * the executor hook's tam_bulk_write_all does not see it).  The workers read
+ * the engine, so this backend's rows of the table still waiting for it
+ * (bulk.c) go there first -- before the table's size is taken, too.
+ */
 Size
 tam_parallelscan_initialize(Relation rel, ParallelTableScanDesc pscan)
 {
+	tam_bulk_before_read(trt_rel_tree(rel), 0, UINT64_MAX);
 	return table_block_parallelscan_initialize(rel, pscan);
 }
 
@@ -292,13 +325,6 @@ next_visible(TamScanDesc s, ScanDirection dir, TupleTableSlot *slot)
 				return false;
 			}
 			continue;
-		}
-		if (t->vid / TRT_ROWS_PER_BLOCK != s->stat_block)
-		{
-			/* pg_statio counts the (virtual) blocks a scan visits */
-			s->stat_block = t->vid / TRT_ROWS_PER_BLOCK;
-			pgstat_count_buffer_read(rel);
-			pgstat_count_buffer_hit(rel);
 		}
 		visible = tam_visible(t, snap);
 		tam_ssi_conflict_out(visible, rel, t, snap);

@@ -193,6 +193,28 @@ extern TM_Result tam_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot
 								  LockWaitPolicy wait_policy, uint8 flags,
 								  TM_FailureData *tmfd);
 
+/* ---- bulk.c: loads as table files */
+
+typedef struct TamBulk TamBulk;
+
+/* the bulk state of a relation a load may write as files; NULL: write as before */
+extern TamBulk *tam_bulk_get(Relation rel);
+/* row ids for n new rows */
+extern uint64 tam_bulk_vids(TamBulk *bk, Relation rel, uint32 n);
+/* the batch new rows go into; tam_bulk_staged after adding them */
+extern tides_batch *tam_bulk_stage(TamBulk *bk);
+extern void tam_bulk_staged(TamBulk *bk, Relation rel, uint64 vid, uint32 n);
+/* the end of a statement's bulk insert (finish_bulk_insert) */
+extern void tam_bulk_finish(Relation rel);
+/* before this backend reads row ids [lo, hi) of a tree */
+extern void tam_bulk_before_read(uint64 tree, uint64 lo_vid, uint64 hi_vid);
+/* everything waiting, before a parallel plan */
+extern void tam_bulk_write_all(void);
+/* a tree's storage is truncated: its waiting rows go */
+extern void tam_bulk_drop_tree(uint64 tree);
+/* the transaction callback (src/module calls it before the others) */
+extern void tam_bulk_xact_callback(XactEvent event);
+
 /* ---- xmax.c: row locks and the xmax they leave behind */
 
 extern void tam_compute_new_xmax(TransactionId xmax, uint16 old_infomask, uint16 old_infomask2,

@@ -117,6 +117,7 @@ tam_fetch_entry(uint64 tree, uint64 vid, Oid relid, TamTupleBuf *buf)
 	size_t		vlen;
 	TamTuple *t;
 
+	tam_bulk_before_read(tree, vid, vid + 1);
 	trt_row_key(key, tree, vid);
 	if (!trt_read(key, sizeof(key), &val, &vlen))
 		return NULL;

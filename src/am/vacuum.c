@@ -65,6 +65,12 @@ typedef struct VacState
 	Relation   *indrels;
 	int			nindexes;
 	bool		do_indexes;
+	/* per index: deletes entries by key (trt_index_keys_begin), or NULL */
+	void	  **keyed;
+	int			nkeyed;
+	/* some collected TID still has entries in a keyed index */
+	bool		dead_in_keyed;
+	double		keyed_removed;	/* versions whose entries went by key */
 	BufferAccessStrategy bstrategy;
 	int			elevel;
 	int			index_passes;
@@ -82,6 +88,7 @@ typedef struct VacState
 	bool		aggressive;
 	BlockNumber scanned_blocks;
 	BlockNumber skipped_blocks;
+	BlockNumber vacuumed_blocks;	/* blocks of dead items handed to the visibility map */
 	bool		entered;		/* cur_block has been entered by the scan */
 	/* dead stubs among the collected TIDs, which go once the indexes forgot them */
 	uint64	   *stubs;
@@ -124,7 +131,14 @@ static void
 flush_batch(VacState *vs)
 {
 	if (vs->b != NULL && tides_batch_count(vs->b) > 0)
+	{
+		TransactionId horizon = vs->OldestXmin;
+
+		/* what it removes or freezes, no snapshot older than the cutoff may still see */
+		TransactionIdRetreat(horizon);
+		trt_wal_set_conflict(horizon, vs->rel->rd_node.dbNode);
 		trt_write_batch(vs->b);
+	}
 	vs->b = NULL;
 }
 
@@ -148,10 +162,12 @@ static void vacuum_indexes(VacState *vs);
  * key at all (see check_gap).
  */
 static void
-add_dead(VacState *vs, ItemPointer tid, bool is_stub)
+add_dead_for(VacState *vs, ItemPointer tid, bool is_stub, bool keyed_done)
 {
 	if (vs->dead->num_items == vs->max_dead)
 		vacuum_indexes(vs);
+	if (!keyed_done)
+		vs->dead_in_keyed = true;
 	if (is_stub)
 	{
 		if (vs->nstubs == vs->stubcap)
@@ -174,6 +190,12 @@ add_dead(VacState *vs, ItemPointer tid, bool is_stub)
 		vs->dead = bigger;
 	}
 	vs->dead->items[vs->dead->num_items++] = *tid;
+}
+
+static void
+add_dead(VacState *vs, ItemPointer tid, bool is_stub)
+{
+	add_dead_for(vs, tid, is_stub, false);
 }
 
 /* freeze what is old enough in a live version; true if it changed */
@@ -288,6 +310,45 @@ collect_dead(VacState *vs, uint64 vid)
 
 	trt_vid_to_tid(vid, &tid);
 	add_dead(vs, &tid, true);
+}
+
+/*
+ * A dead root that is not HOT-updated, with indexes: the entries it has in
+ * the indexes that can delete by key (tides_btree) go in the same batch as
+ * the version, computed from it, without reading those indexes.  When every
+ * index could, the version goes at once, like in a table without indexes:
+ * nothing refers to its TID any more, so no stub and no index pass.
+ * Otherwise it becomes a dead stub as in remove_root, and its TID waits for
+ * the index pass of the other indexes (of all of them, if some key could
+ * not be computed).  Returns what collect_dead would need: the caller
+ * collects the TID (with keyed_done telling whether the keyed indexes are
+ * done with it).
+ */
+static bool
+remove_dead_version(VacState *vs, TamTuple *t, bool *keyed_done)
+{
+	bool		all = true;
+
+	*keyed_done = false;
+	if (vs->nkeyed == 0 || !vs->do_indexes)
+		return remove_root(vs, t->vid);
+	for (int i = 0; i < vs->nindexes; i++)
+		if (vs->keyed[i] != NULL &&
+			!trt_index_keys_delete(vs->keyed[i], &t->htup, RelationGetDescr(vs->rel),
+								   &t->htup.t_self, vac_batch(vs)))
+			all = false;
+	if (all)
+		vs->keyed_removed += 1;
+	*keyed_done = all;
+	if (all && vs->nkeyed == vs->nindexes)
+	{
+		delete_key(vs, t->vid);
+		return false;
+	}
+	/* delete_key may have written the batch: remove_root starts another */
+	if (tides_batch_bytes(vac_batch(vs)) >= (1 << 20))
+		flush_batch(vs);
+	return remove_root(vs, t->vid);
 }
 
 /*
@@ -436,9 +497,19 @@ scan_tree(VacState *vs)
 		if (t->vid / TRT_ROWS_PER_BLOCK != vs->cur_block || !vs->entered)
 		{
 			BlockNumber blk = (BlockNumber) (t->vid / TRT_ROWS_PER_BLOCK);
+			const int	prog[] = {PROGRESS_VACUUM_HEAP_BLKS_SCANNED, PROGRESS_VACUUM_NUM_DEAD_TUPLES};
+			const int64 val[] = {blk, vs->dead->num_items};
 
 			close_blocks(vs, blk);
 			vs->entered = true;
+			/*
+			 * pg_stat_progress_vacuum counts the virtual blocks passed
+			 * (skipped ones too, as heap's), and the engine blocks read so
+			 * far count for the relation -- and for the cost-based delay,
+			 * which vacuum_delay_point() applies.
+			 */
+			pgstat_progress_update_multi_param(2, prog, val);
+			trt_io_account(vs->rel);
 			/*
 			 * As heap: a block the map says is all-visible holds nothing to
 			 * remove (any change clears the bit); only freezing needs it,
@@ -496,8 +567,15 @@ scan_tree(VacState *vs)
 			case HEAPTUPLE_DEAD:
 				if (!heap_only)
 				{
-					if (remove_root(vs, t->vid))
-						collect_dead(vs, t->vid);
+					bool		keyed_done;
+
+					if (remove_dead_version(vs, t, &keyed_done))
+					{
+						ItemPointerData tid;
+
+						trt_vid_to_tid(t->vid, &tid);
+						add_dead_for(vs, &tid, true, keyed_done);
+					}
 					vs->removed += 1;
 				}
 				else if (!TransactionIdDidCommit(HeapTupleHeaderGetXmin(t->htup.t_data)))
@@ -534,6 +612,8 @@ scan_tree(VacState *vs)
 	tam_cursor_close(c);
 	check_gap(vs, vs->suspect_below);
 	close_blocks(vs, vs->hw_blocks);
+	pgstat_progress_update_param(PROGRESS_VACUUM_HEAP_BLKS_SCANNED, vs->hw_blocks);
+	trt_io_account(vs->rel);
 }
 
 /*
@@ -556,6 +636,9 @@ vacuum_indexes(VacState *vs)
 		IndexVacuumInfo ivinfo;
 		IndexBulkDeleteResult *stats;
 
+		/* an index that deleted by key has nothing to forget unless told */
+		if (vs->keyed[i] != NULL && !vs->dead_in_keyed)
+			continue;
 		ivinfo.index = vs->indrels[i];
 		ivinfo.analyze_only = false;
 		ivinfo.report_progress = false;
@@ -568,6 +651,8 @@ vacuum_indexes(VacState *vs)
 			pfree(stats);
 	}
 	vs->index_passes++;
+	pgstat_progress_update_param(PROGRESS_VACUUM_NUM_INDEX_VACUUMS, vs->index_passes);
+	vs->dead_in_keyed = false;
 
 	pgstat_progress_update_param(PROGRESS_VACUUM_PHASE, PROGRESS_VACUUM_PHASE_VACUUM_HEAP);
 	for (int i = 0; i < vs->nstubs; i++)
@@ -584,8 +669,10 @@ vacuum_indexes(VacState *vs)
 		last = blk;
 		if (tam_vm_mark_block(vs->rel, vs->tree, blk, vs->OldestXmin))
 			vs->all_visible_blocks++;
+		pgstat_progress_update_param(PROGRESS_VACUUM_HEAP_BLKS_VACUUMED, ++vs->vacuumed_blocks);
 	}
 	d->num_items = 0;
+	pgstat_progress_update_param(PROGRESS_VACUUM_NUM_DEAD_TUPLES, 0);
 	pgstat_progress_update_param(PROGRESS_VACUUM_PHASE, PROGRESS_VACUUM_PHASE_SCAN_HEAP);
 }
 
@@ -640,6 +727,10 @@ tam_relation_vacuum(Relation rel, struct VacuumParams *params, BufferAccessStrat
 	vs.new_min_multi = vs.OldestMxact;
 	vac_open_indexes(rel, RowExclusiveLock, &vs.nindexes, &vs.indrels);
 	vs.do_indexes = vs.nindexes > 0 && params->index_cleanup != VACOPTVALUE_DISABLED;
+	vs.keyed = palloc0(Max(vs.nindexes, 1) * sizeof(void *));
+	for (int i = 0; vs.do_indexes && i < vs.nindexes; i++)
+		if ((vs.keyed[i] = trt_index_keys_begin(vs.indrels[i])) != NULL)
+			vs.nkeyed++;
 
 	/* as heap: the dead TIDs an index pass takes at once fill the work memory */
 	work_mem_kb = IsAutoVacuumWorkerProcess() && autovacuum_work_mem != -1 ?
@@ -670,7 +761,14 @@ tam_relation_vacuum(Relation rel, struct VacuumParams *params, BufferAccessStrat
 								  TRT_ROWS_PER_BLOCK);
 
 	pgstat_progress_start_command(PROGRESS_COMMAND_VACUUM, RelationGetRelid(rel));
-	pgstat_progress_update_param(PROGRESS_VACUUM_PHASE, PROGRESS_VACUUM_PHASE_SCAN_HEAP);
+	{
+		/* the virtual blocks of the row id space, as heap reports its pages */
+		const int	prog[] = {PROGRESS_VACUUM_PHASE, PROGRESS_VACUUM_TOTAL_HEAP_BLKS,
+		PROGRESS_VACUUM_MAX_DEAD_TUPLES};
+		const int64 val[] = {PROGRESS_VACUUM_PHASE_SCAN_HEAP, vs.hw_blocks, vs.max_dead};
+
+		pgstat_progress_update_multi_param(3, prog, val);
+	}
 	scan_tree(&vs);
 	vacuum_indexes(&vs);
 
@@ -703,6 +801,7 @@ tam_relation_vacuum(Relation rel, struct VacuumParams *params, BufferAccessStrat
 		trt_tree_clear_suspect(vs.tree);
 
 	/* what VACUUM wrote is durable before relfrozenxid says it is done */
+	pgstat_progress_update_param(PROGRESS_VACUUM_PHASE, PROGRESS_VACUUM_PHASE_FINAL_CLEANUP);
 	trt_sync_everything("sync what VACUUM wrote");
 	if (BufferIsValid(vs.vmbuffer))
 		ReleaseBuffer(vs.vmbuffer);
@@ -727,8 +826,9 @@ tam_relation_vacuum(Relation rel, struct VacuumParams *params, BufferAccessStrat
 						get_database_name(MyDatabaseId),
 						get_namespace_name(RelationGetNamespace(rel)),
 						RelationGetRelationName(rel)),
-				 errdetail("tuples: %.0f removed, %.0f remain, %.0f are dead but not yet removable, %.0f frozen; %d index passes; blocks: %u scanned, %u skipped as all-visible",
-						   vs.removed, vs.live, vs.recently_dead, vs.frozen, vs.index_passes,
+				 errdetail("tuples: %.0f removed (%.0f with their entries deleted by key in %d of %d indexes), %.0f remain, %.0f are dead but not yet removable, %.0f frozen; %d index passes; blocks: %u scanned, %u skipped as all-visible",
+						   vs.removed, vs.keyed_removed, vs.nkeyed, vs.nindexes,
+						   vs.live, vs.recently_dead, vs.frozen, vs.index_passes,
 						   vs.scanned_blocks, vs.skipped_blocks)));
 	pfree(vs.dead);
 	if (vs.stubs)

@@ -176,8 +176,23 @@ extern bool tidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer
 						IndexInfo *indexInfo);
 
 /* write one (non-transactional) batch of deletes of dead entries */
-extern void tidx_delete_keys(uint8 **keys, size_t *lens, int n);
+extern void tidx_delete_keys(Relation heap, uint8 **keys, size_t *lens, int n);
 extern void tidx_check_key_size(Relation index, Relation heap, int klen, ItemPointer tid);
+
+/* ---- tidx_hint.c: where a scan from the start of a unique index may begin */
+extern void tidx_hint_shmem_request(void);
+extern void tidx_hint_write_begin(uint64 tree, const uint8 *k, int klen);
+extern void tidx_hint_write_end(uint64 tree, const uint8 *k, int klen);
+extern uint64 tidx_hint_generation(uint64 tree);
+extern bool tidx_hint_lookup(uint64 tree, const uint8 *start, int slen, uint8 *to, int *tolen);
+extern void tidx_hint_set(uint64 tree, uint64 gen, const uint8 *start, int slen,
+						  const uint8 *first, int flen);
+#define TIDX_HINT_KEY_MAX	64
+
+/* ---- tidx_vacuum.c: entries of a dead row version by key (trt_register_index_keys) */
+extern void *tidx_keys_begin(Relation index);
+extern bool tidx_keys_delete(void *state, HeapTuple tuple, TupleDesc tupdesc, ItemPointer tid,
+							 tides_batch *b);
 
 /* ---- tidx_scankeys.c */
 

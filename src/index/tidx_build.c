@@ -279,7 +279,8 @@ tidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	double		reltuples;
 #define bs (*bsp)
 
-	/* columns first: an unsupported type or collation fails before anything is written */
+	/* tablespace and columns first: both fail before anything is written */
+	trt_check_tablespace(index->rd_node.spcNode, index);
 	tidx_desc_init(&d, index, true);
 	/* REINDEX of VACUUM FULL and CLUSTER builds without checking uniqueness */
 	d.unique = indexInfo->ii_Unique;

@@ -15,18 +15,20 @@
 
 #include "access/nbtree.h"
 #include "catalog/pg_am_d.h"
-#include "catalog/pg_collation_d.h"
+#include "catalog/pg_collation.h"
 #include "catalog/pg_enum.h"
 #include "catalog/pg_type_d.h"
 #include "commands/defrem.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
+#include "mb/pg_wchar.h"
 #include "nodes/value.h"
 #include "utils/builtins.h"
 #include "utils/regproc.h"
 #include "parser/parse_coerce.h"
 #include "utils/date.h"
 #include "utils/fmgroids.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/numeric.h"
 #include "utils/syscache.h"
@@ -114,6 +116,64 @@ tidx_kind_name(TidxKind kind)
 	return names[kind];
 }
 
+/*
+ * Is this libc locale one whose strcoll() is strcmp() on UTF-8, i.e. code
+ * point order?  glibc's C.UTF-8 (2.35 and later, Debian 12's 2.36: its
+ * LC_COLLATE is "codepoint_collation", and strxfrm() is the identity), and
+ * POSIX.UTF-8 where a C library defines it.  Any spelling of the codeset
+ * (UTF-8, utf8, ...), no modifier.  Under such a collation in a UTF8
+ * database the string's own bytes are its memcomparable key, as under "C";
+ * varstr_cmp's strcmp tie-break agrees.  test/index/encode_property.sh
+ * checks it, also with C.UTF-8 as a database's default collation.
+ */
+static bool
+codepoint_locale(const char *loc)
+{
+	const char *dot;
+	char		cs[16];
+	int			n = 0;
+
+	if (loc == NULL || (dot = strchr(loc, '.')) == NULL)
+		return false;
+	if (!((dot - loc == 1 && loc[0] == 'C') || (dot - loc == 5 && strncmp(loc, "POSIX", 5) == 0)))
+		return false;
+	for (const char *p = dot + 1; *p; p++)
+	{
+		if (*p == '-' || *p == '_')
+			continue;
+		if (n == sizeof(cs) - 1)
+			return false;
+		cs[n++] = pg_ascii_tolower((unsigned char) *p);
+	}
+	cs[n] = '\0';
+	return strcmp(cs, "utf8") == 0;
+}
+
+/* the LC_COLLATE of a libc collation (the database's for the default one) */
+static bool
+collation_is_codepoint(Oid collation)
+{
+	HeapTuple	tup;
+	Datum		d;
+	bool		isnull;
+	bool		result = false;
+
+	if (GetDatabaseEncoding() != PG_UTF8)
+		return false;
+	if (collation == DEFAULT_COLLATION_OID)
+		return codepoint_locale(GetConfigOption("lc_collate", false, false));
+	tup = SearchSysCache1(COLLOID, ObjectIdGetDatum(collation));
+	if (!HeapTupleIsValid(tup))
+		return false;
+	if (((Form_pg_collation) GETSTRUCT(tup))->collprovider == COLLPROVIDER_LIBC)
+	{
+		d = SysCacheGetAttr(COLLOID, tup, Anum_pg_collation_collcollate, &isnull);
+		result = !isnull && codepoint_locale(TextDatumGetCString(d));
+	}
+	ReleaseSysCache(tup);
+	return result;
+}
+
 static bool
 kind_is_collated(TidxKind kind)
 {
@@ -189,6 +249,11 @@ tidx_col_init(TidxCol *col, Oid cmpproc, Oid typid, Oid collation,
 		return false;
 #endif
 	}
+	if (collation_is_codepoint(collation))
+	{
+		col->coll_mode = TC_BYTES;
+		return true;
+	}
 	if (!tidx_trust_strxfrm && !(flags & TIDX_COL_ANY_LIBC))
 	{
 		/*
@@ -205,7 +270,7 @@ tidx_col_init(TidxCol *col, Oid cmpproc, Oid typid, Oid collation,
 							get_collation_name(collation)),
 					 errdetail("Index column \"%s\": the C library's strxfrm() does not always order strings as its strcoll() does.",
 							   what),
-					 errhint("Use an ICU collation (for example \"und-x-icu\") or \"C\" for the column, or a btree index.")));
+					 errhint("Use \"C\", \"C.UTF-8\" or an ICU collation (for example \"und-x-icu\") for the column, or a btree index.")));
 		return false;
 	}
 	col->coll_mode = TC_LIBC;

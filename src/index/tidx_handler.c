@@ -1,6 +1,12 @@
 /*
  * tidx_handler.c -- the IndexAmRoutine of tides_btree, its options, operator
  * class validation and cost estimates.
+ *
+ * The callbacks that read entries are wrapped (io_*): after each, the
+ * engine blocks it read or found in the block cache count as the index's
+ * buffer reads and hits (trt_io_account: EXPLAIN BUFFERS,
+ * pg_stat_statements, pg_statio_*_indexes), as nbtree's pages do.  ambuild
+ * is not wrapped: the runtime recognises tides_btree by it.
  */
 #include "postgres.h"
 
@@ -23,6 +29,54 @@
 #include "index/tidx.h"
 
 PG_FUNCTION_INFO_V1(tides_btree_handler);
+
+static bool
+io_insert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid, Relation heap,
+		  IndexUniqueCheck checkUnique, bool indexUnchanged, IndexInfo *indexInfo)
+{
+	bool		r = tidx_insert(index, values, isnull, heap_tid, heap, checkUnique,
+								indexUnchanged, indexInfo);
+
+	trt_io_account(index);
+	return r;
+}
+
+static IndexBulkDeleteResult *
+io_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
+			  IndexBulkDeleteCallback callback, void *callback_state)
+{
+	IndexBulkDeleteResult *r = tidx_bulkdelete(info, stats, callback, callback_state);
+
+	trt_io_account(info->index);
+	return r;
+}
+
+static IndexBulkDeleteResult *
+io_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
+{
+	IndexBulkDeleteResult *r = tidx_vacuumcleanup(info, stats);
+
+	trt_io_account(info->index);
+	return r;
+}
+
+static bool
+io_gettuple(IndexScanDesc scan, ScanDirection dir)
+{
+	bool		r = tidx_gettuple(scan, dir);
+
+	trt_io_account(scan->indexRelation);
+	return r;
+}
+
+static int64
+io_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
+{
+	int64		r = tidx_getbitmap(scan, tbm);
+
+	trt_io_account(scan->indexRelation);
+	return r;
+}
 
 static bool
 tidx_canreturn(Relation index, int attno)
@@ -155,9 +209,9 @@ tides_btree_handler(PG_FUNCTION_ARGS)
 
 	am->ambuild = tidx_build;
 	am->ambuildempty = tidx_buildempty;
-	am->aminsert = tidx_insert;
-	am->ambulkdelete = tidx_bulkdelete;
-	am->amvacuumcleanup = tidx_vacuumcleanup;
+	am->aminsert = io_insert;
+	am->ambulkdelete = io_bulkdelete;
+	am->amvacuumcleanup = io_vacuumcleanup;
 	am->amcanreturn = tidx_canreturn;
 	am->amcostestimate = tidx_costestimate;
 	am->amoptions = tidx_options;
@@ -167,8 +221,8 @@ tides_btree_handler(PG_FUNCTION_ARGS)
 	am->amadjustmembers = btadjustmembers;
 	am->ambeginscan = tidx_beginscan;
 	am->amrescan = tidx_rescan;
-	am->amgettuple = tidx_gettuple;
-	am->amgetbitmap = tidx_getbitmap;
+	am->amgettuple = io_gettuple;
+	am->amgetbitmap = io_getbitmap;
 	am->amendscan = tidx_endscan;
 	am->ammarkpos = tidx_markpos;
 	am->amrestrpos = tidx_restrpos;

@@ -1,6 +1,6 @@
 /*
  * tidx_init.c -- what tides_btree sets up in _PG_init: its two settings, and the
- * shared memory of its unique-check stripe locks.  The hooks that carry the
+ * shared memory of its unique-check stripe locks and scan hints.  The hooks that carry the
  * rest (tidx_utility.c, tidx_compat.c) are installed by src/module/module.c.
  */
 #include "postgres.h"
@@ -39,4 +39,5 @@ void
 tidx_shmem_request(void)
 {
 	tidx_lock_stripes_request();
+	tidx_hint_shmem_request();
 }

@@ -14,6 +14,9 @@
  */
 #include "postgres.h"
 
+#include "access/xlog.h"
+#include "storage/procarray.h"
+
 #include "access/tableam.h"
 #include "catalog/index.h"
 #include "common/hashfn.h"
@@ -52,7 +55,7 @@ tidx_stripe_lock(uint64 tree, const uint8 *prefix, size_t len)
 /* ------------------------------------------------------------- writes */
 
 static void
-write_entry(const char *key, int klen, IndexTuple itup)
+write_entry_now(const char *key, int klen, IndexTuple itup)
 {
 	tides_batch *b;
 
@@ -67,21 +70,52 @@ write_entry(const char *key, int klen, IndexTuple itup)
 }
 
 /*
+ * Write one entry now.  Into a unique index, between the two calls that keep
+ * the scan hints of its tree true (tidx_hint.c), also when the write fails.
+ */
+static void
+write_entry(const TidxDesc *d, const char *key, int klen, IndexTuple itup)
+{
+	if (!d->unique)
+	{
+		write_entry_now(key, klen, itup);
+		return;
+	}
+	tidx_hint_write_begin(d->tree, (const uint8 *) key, klen);
+	PG_TRY();
+	{
+		write_entry_now(key, klen, itup);
+	}
+	PG_FINALLY();
+	{
+		tidx_hint_write_end(d->tree, (const uint8 *) key, klen);
+	}
+	PG_END_TRY();
+}
+
+/*
  * Delete entries whose rows are dead to every transaction.  Not tied to the
  * current transaction (like VACUUM's deletes): the entries are garbage
- * whatever it does.
+ * whatever it does.  Only an optimization, so dropped when the engine is
+ * busy (the next scan or VACUUM finds them again) rather than waited for:
+ * the caller's own scan may pin the memtables a wait would be for.
  */
 void
-tidx_delete_keys(uint8 **keys, size_t *lens, int n)
+tidx_delete_keys(Relation heap, uint8 **keys, size_t *lens, int n)
 {
 	tides_batch *b;
+	TransactionId horizon;
 
 	if (n == 0)
 		return;
+	/* the rows are dead to everyone: no snapshot older than the removable horizon sees them */
+	horizon = GetOldestNonRemovableTransactionId(heap);
+	TransactionIdRetreat(horizon);
+	trt_wal_set_conflict(horizon, heap->rd_node.dbNode);
 	b = trt_local_batch();
 	for (int i = 0; i < n; i++)
 		tides_batch_delete(b, keys[i], lens[i]);
-	trt_write_batch(b);
+	(void) trt_try_write_batch(b);
 }
 
 /* an entry's engine key must fit the engine's limit */
@@ -122,15 +156,20 @@ check_unique(Relation index, Relation heap, const StringInfo prefix, ItemPointer
 	int			ulen = prefix->len;
 	TrtIter   *w;
 	SnapshotData SnapshotDirty;
-	bool		can_kill = tidx_heap_is_tides(heap);
+	bool		can_kill = tidx_heap_is_tides(heap) && !RecoveryInProgress();
 
-	/* under the key's stripe lock, which no write may wait under: nothing deferred to write */
-	Assert(trt_deferred_entries == 0);
+	/*
+	 * Under the key's stripe lock.  The look itself writes nothing (this
+	 * backend's deferred entries belong to other indexes: it needs none of
+	 * them); fetching a row may write them first, as the entry's write does.
+	 */
 	memcpy(upper, prefix->data, prefix->len);
 	if (!tidx_prefix_successor(upper, &ulen))
 		elog(ERROR, "tides_btree: key prefix without successor");
 	InitDirtySnapshot(SnapshotDirty);
-	w = trt_iter_open((uint8 *) prefix->data, prefix->len, upper, ulen, "read an index");
+	/* only entries prefix || TID matter: files whose stem filter rules them out are skipped */
+	StaticAssertStmt(TIDX_TID_LEN == TRT_STEM_SUFFIX_LEN, "an index entry's stem is its key");
+	w = trt_iter_open_stem((uint8 *) prefix->data, prefix->len, upper, ulen, "read an index");
 	for (tides_iter_first(w->it); tides_iter_valid(w->it); tides_iter_next(w->it))
 	{
 		size_t		klen;
@@ -226,18 +265,25 @@ tidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid,
 	}
 	if (!check)
 	{
-		/* nobody else looks for the entries of a non-unique index: deferred (xact.c) */
-		if (checkUnique == UNIQUE_CHECK_NO && indexInfo->ii_ExclusionOps == NULL)
+		/*
+		 * nobody else looks for the entries of a non-unique index: deferred
+		 * (xact.c); a unique index's are written now (its scan hints know
+		 * every writer, tidx_hint.c)
+		 */
+		if (checkUnique == UNIQUE_CHECK_NO && indexInfo->ii_ExclusionOps == NULL && !d->unique)
 			trt_xact_defer_put(key.data, key.len, itup, IndexTupleSize(itup));
 		else if (checkUnique != UNIQUE_CHECK_EXISTING)
-			write_entry(key.data, key.len, itup);
+			write_entry(d, key.data, key.len, itup);
 		pfree(itup);
 		pfree(key.data);
 		return true;
 	}
 
-	/* the check reads the engine, which writes deferred entries first: not under the lock */
-	trt_xact_flush_deferred();
+	/*
+	 * Deferred entries (of the row's other indexes) stay deferred: the check
+	 * does not need them, and the entry's write takes them along (one
+	 * engine write, xact.c), or the row's next write does.
+	 */
 	for (;;)
 	{
 		StringInfoData prefix;
@@ -258,7 +304,7 @@ tidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid,
 			check_unique(index, heap, &prefix, heap_tid, checkUnique, &res);
 			if (!TransactionIdIsValid(res.xwait) && !res.conflict &&
 				checkUnique != UNIQUE_CHECK_EXISTING)
-				write_entry(key.data, key.len, itup);
+				write_entry(d, key.data, key.len, itup);
 		}
 		PG_CATCH();
 		{
@@ -269,7 +315,7 @@ tidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid,
 		LWLockRelease(lock);
 
 		if (res.nkill > 0)
-			tidx_delete_keys(res.killkeys, res.killlens, res.nkill);
+			tidx_delete_keys(heap, res.killkeys, res.killlens, res.nkill);
 
 		if (TransactionIdIsValid(res.xwait))
 		{

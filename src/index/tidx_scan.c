@@ -17,6 +17,8 @@
  */
 #include "postgres.h"
 
+#include "access/xlog.h"
+
 #include "access/relscan.h"
 #include "nodes/tidbitmap.h"
 #include "pgstat.h"
@@ -65,9 +67,21 @@ typedef struct TidxScan
 	Size		itupcap;
 
 	bool		can_kill;
+	Relation	heap;			/* whose horizon a kill reports (can_kill) */
 	int			nkill;
 	uint8	   *killkeys[KILL_BATCH];
 	size_t		killlens[KILL_BATCH];
+
+	/*
+	 * Scan hints (tidx_hint.c): a forward scan from the start of a unique
+	 * index seeks past the run of deleted entries the last one found, and
+	 * records where its own first key was.
+	 */
+	bool		hint_ok;		/* this rescan may use and set a hint */
+	uint64		hint_gen;		/* the hint generation before the iterator opened */
+	bool		hint_pending;	/* the first key after hint_start is to be recorded */
+	uint8		hint_start[TIDX_HINT_KEY_MAX];	/* where the first interval was entered */
+	int			hint_startlen;
 } TidxScan;
 
 /* ------------------------------------------------------------------ kills */
@@ -77,7 +91,7 @@ flush_kills(TidxScan *so)
 {
 	if (so->nkill == 0)
 		return;
-	tidx_delete_keys(so->killkeys, so->killlens, so->nkill);
+	tidx_delete_keys(so->heap, so->killkeys, so->killlens, so->nkill);
 	for (int i = 0; i < so->nkill; i++)
 		pfree(so->killkeys[i]);
 	so->nkill = 0;
@@ -144,7 +158,8 @@ tidx_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int n
 	so->itupcap = 0;
 	so->counted = false;
 	so->qual_ok = true;
-	so->can_kill = tidx_heap_is_tides(scan->heapRelation);
+	so->can_kill = tidx_heap_is_tides(scan->heapRelation) && !RecoveryInProgress();
+	so->heap = scan->heapRelation;
 
 	old = MemoryContextSwitchTo(so->cxt);
 	so->nfilter = scan->numberOfKeys;
@@ -187,6 +202,16 @@ tidx_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int n
 	}
 	if (so->qual_ok)
 		so->qual_ok = tidx_build_intervals(&so->d, so->filter, so->nfilter, &so->iv, &so->nintervals);
+	/*
+	 * Hints for scans from the start of a unique index (every key, or every
+	 * non-NULL key: the tree prefix and at most a marker byte), read before
+	 * the iterator's read point (tidx_hint.c).
+	 */
+	so->hint_ok = so->qual_ok && so->nintervals > 0 && so->d.unique && so->iv[0].lolen <= 9 &&
+		!RecoveryInProgress();
+	so->hint_pending = false;
+	if (so->hint_ok)
+		so->hint_gen = tidx_hint_generation(so->d.tree);
 	if (so->qual_ok && so->nintervals > 0)
 	{
 		so->iter = trt_iter_open(so->iv[0].lo, so->iv[0].lolen,
@@ -223,6 +248,24 @@ enter_interval(TidxScan *so, int i, ScanDirection dir)
 				break;
 			tides_iter_prev(it);
 		}
+	}
+	else if (i == 0 && so->hint_ok)
+	{
+		/* from the start: past the deleted run a hint knows of, and note what follows */
+		so->hint_startlen = 0;
+		if (!tidx_hint_lookup(so->d.tree, iv->lo, iv->lolen, so->hint_start, &so->hint_startlen) &&
+			iv->lolen <= TIDX_HINT_KEY_MAX)
+		{
+			memcpy(so->hint_start, iv->lo, iv->lolen);
+			so->hint_startlen = iv->lolen;
+		}
+		if (so->hint_startlen > 0)
+		{
+			tides_iter_seek(it, so->hint_start, so->hint_startlen);
+			so->hint_pending = true;
+		}
+		else
+			tides_iter_seek(it, iv->lo, iv->lolen);
 	}
 	else
 		tides_iter_seek(it, iv->lo, iv->lolen);
@@ -387,6 +430,19 @@ advance(TidxScan *so, ScanDirection dir, IndexTuple *itup_out, bool want_itup)
 	for (;;)
 	{
 		CHECK_FOR_INTERRUPTS();
+		if (so->hint_pending)
+		{
+			/* the engine's first key at or after hint_start: nothing lies between */
+			so->hint_pending = false;
+			if (tides_iter_valid(it))
+			{
+				size_t		klen;
+				const uint8 *k = tides_iter_key(it, &klen);
+
+				tidx_hint_set(so->d.tree, so->hint_gen, so->hint_start, so->hint_startlen,
+							  k, (int) klen);
+			}
+		}
 		if (tides_iter_valid(it))
 		{
 			size_t		klen;

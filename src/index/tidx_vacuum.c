@@ -12,7 +12,10 @@
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "storage/procarray.h"
+#include "access/htup_details.h"
 #include "commands/vacuum.h"
+#include "utils/relcache.h"
 #include "miscadmin.h"
 
 #include "index/tidx.h"
@@ -28,6 +31,16 @@ estimated_pages(uint64 tree)
 	trt_key_put_tree(hi, tree + 1);
 	bytes = tides_approximate_size(trt_engine(), lo, 8, hi, 8);
 	return (BlockNumber) Min((bytes + BLCKSZ - 1) / BLCKSZ + 1, (uint64) MaxBlockNumber);
+}
+
+/* the entries VACUUM removes are of rows dead before its horizon: a hot standby's conflict */
+static void
+set_conflict(Relation index)
+{
+	TransactionId horizon = GetOldestNonRemovableTransactionId(index);
+
+	TransactionIdRetreat(horizon);
+	trt_wal_set_conflict(horizon, index->rd_node.dbNode);
 }
 
 IndexBulkDeleteResult *
@@ -67,6 +80,7 @@ tidx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 				stats->tuples_removed += 1;
 				if (tides_batch_bytes(b) >= (1 << 20))
 				{
+					set_conflict(info->index);
 					trt_write_batch(b);
 					tides_batch_clear(b);
 				}
@@ -76,7 +90,10 @@ tidx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		}
 		trt_iter_check(w);
 		if (tides_batch_count(b) > 0)
+		{
+			set_conflict(info->index);
 			trt_write_batch(b);
+		}
 	}
 	PG_FINALLY();
 	{
@@ -88,6 +105,87 @@ tidx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	stats->estimated_count = false;
 	stats->num_pages = estimated_pages(tree);
 	return stats;
+}
+
+/*
+ * Deleting the entries of one row version by key (trt_register_index_keys):
+ * the table AM's VACUUM hands us a version dead to every snapshot and the
+ * TID the index knows it by, and we compute the keys the version's entries
+ * have -- the same encoding aminsert and ambuild used on the same values --
+ * and delete them blindly, reading nothing.  Only for indexes whose keys are
+ * plain columns stored as the table stores them, whose encoding cannot have
+ * changed since the entry was written (not enums: their sort orders may be
+ * renumbered).  A version whose key column is stored out of line is refused
+ * (its TOAST rows may be gone by now): the caller keeps the dead stub, and
+ * ambulkdelete finds the entry.
+ */
+typedef struct TidxKeyDeleter
+{
+	TidxDesc	d;
+	AttrNumber	heapatt[INDEX_MAX_KEYS];
+	Oid			typid[INDEX_MAX_KEYS];
+	int16		typlen[INDEX_MAX_KEYS];
+	StringInfoData key;
+} TidxKeyDeleter;
+
+void *
+tidx_keys_begin(Relation index)
+{
+	TidxKeyDeleter *kd;
+	TupleDesc	itupdesc = RelationGetDescr(index);
+	int			nkeys = IndexRelationGetNumberOfKeyAttributes(index);
+
+	if (RelationGetIndexExpressions(index) != NIL)
+		return NULL;
+	for (int i = 0; i < nkeys; i++)
+		if (index->rd_index->indkey.values[i] == 0)
+			return NULL;
+	kd = palloc0(sizeof(TidxKeyDeleter));
+	tidx_desc_init(&kd->d, index, false);
+	for (int i = 0; i < nkeys; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(itupdesc, i);
+
+		if (kd->d.cols[i].kind == TK_ENUM || kd->d.cols[i].kind == TK_INVALID)
+		{
+			pfree(kd);
+			return NULL;
+		}
+		kd->heapatt[i] = index->rd_index->indkey.values[i];
+		kd->typid[i] = att->atttypid;
+		kd->typlen[i] = att->attlen;
+	}
+	initStringInfo(&kd->key);
+	return kd;
+}
+
+bool
+tidx_keys_delete(void *state, HeapTuple tuple, TupleDesc tupdesc, ItemPointer tid, tides_batch *b)
+{
+	TidxKeyDeleter *kd = state;
+	Datum		values[INDEX_MAX_KEYS];
+	bool		isnull[INDEX_MAX_KEYS];
+
+	for (int i = 0; i < kd->d.nkeys; i++)
+	{
+		AttrNumber	a = kd->heapatt[i];
+
+		if (a > tupdesc->natts || TupleDescAttr(tupdesc, a - 1)->atttypid != kd->typid[i] ||
+			TupleDescAttr(tupdesc, a - 1)->attisdropped)
+			return false;
+		values[i] = heap_getattr(tuple, a, tupdesc, &isnull[i]);
+		if (!isnull[i] && kd->typlen[i] == -1 &&
+			VARATT_IS_EXTERNAL(DatumGetPointer(values[i])))
+			return false;
+	}
+	resetStringInfo(&kd->key);
+	tidx_encode_prefix(&kd->key, &kd->d, values, isnull);
+	tidx_append_tid(&kd->key, tid);
+	if (kd->key.len > TIDX_MAX_KEY_LEN)
+		return false;			/* never written */
+	if (tides_batch_delete(b, kd->key.data, kd->key.len) != TIDES_OK)
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory building a tides batch")));
+	return true;
 }
 
 IndexBulkDeleteResult *

@@ -16,7 +16,8 @@
  *                            index (unique-check stripe locks)
  *   shmem_startup_hook       runtime (initialise; in the postmaster: engine
  *                            recovery, the reset after a crash)
- *   ProcessUtility_hook      before: runtime (ALTER DATABASE SET TABLESPACE,
+ *   ProcessUtility_hook      before: runtime (publications naming tides
+ *                            tables, ALTER DATABASE SET TABLESPACE,
  *                            step 1), index (tides_btree policy, masquerade);
  *                            the command; index cleanup (also on error);
  *                            after: index (concurrent drops, rebuilds),
@@ -26,13 +27,17 @@
  *                            (OAT_POST_CREATE: tides_btree as btree)
  *   ExecutorStart_hook,      index masquerade around the executor (ON
  *   ExecutorFinish_hook      CONFLICT targets)
- *   ExecutorRun_hook         index masquerade around; inside it runtime
- *                            (deferred index entries before a parallel plan)
+ *   ExecutorRun_hook         index masquerade around; inside it table AM
+ *                            (bulk loads' waiting rows) and runtime
+ *                            (deferred index entries) before a parallel plan
  *   planner_hook             index (planning sees the true access methods)
- *   xact callback            index (an abort ends masquerades), runtime
- *                            (seals, deferred entries, tags)
+ *   xact callback            table AM (bulk loads' waiting rows go in before
+ *                            the seal), index (an abort ends masquerades),
+ *                            runtime (seals, deferred entries, tags)
  *   resource release         runtime (engine iterators of the owner)
  *   relcache callback        index (reloaded entries keep their masquerade)
+ *   needs_fmgr_hook,         runtime (tides.wal: pg_backup_start/stop, so
+ *   fmgr_hook                that engine files are kept during a backup)
  *
  * Each order is the one the six files that installed these hooks before
  * produced through the order of their calls in _PG_init.
@@ -64,6 +69,8 @@ static ExecutorStart_hook_type prev_executor_start = NULL;
 static ExecutorRun_hook_type prev_executor_run = NULL;
 static ExecutorFinish_hook_type prev_executor_finish = NULL;
 static planner_hook_type prev_planner = NULL;
+static needs_fmgr_hook_type prev_needs_fmgr = NULL;
+static fmgr_hook_type prev_fmgr = NULL;
 
 static void
 tmod_shmem_request(void)
@@ -115,7 +122,7 @@ tmod_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId
 {
 	if (prev_object_access)
 		prev_object_access(access, classId, objectId, subId, arg);
-	trt_object_access(access, classId, objectId, subId);
+	trt_object_access(access, classId, objectId, subId, arg);
 	tidx_object_access(access, classId, objectId, subId);
 }
 
@@ -145,6 +152,9 @@ tmod_executor_run(QueryDesc *qd, ScanDirection direction, uint64 count, bool exe
 
 	PG_TRY();
 	{
+		/* parallel workers read the engine, not this backend's waiting rows */
+		if (qd->plannedstmt->parallelModeNeeded)
+			tam_bulk_write_all();
 		trt_executor_run_begin(qd);
 		if (prev_executor_run)
 			prev_executor_run(qd, direction, count, execute_once);
@@ -207,8 +217,24 @@ tmod_planner(Query *parse, const char *query_string, int cursorOptions, ParamLis
 static void
 tmod_xact_callback(XactEvent event, void *arg)
 {
+	/* a bulk load's waiting rows go before anything that seals the transaction */
+	tam_bulk_xact_callback(event);
 	tidx_xact_callback(event);
 	trt_xact_callback(event);
+}
+
+static bool
+tmod_needs_fmgr(Oid fn)
+{
+	return trt_backup_needs_fmgr_hook(fn) || (prev_needs_fmgr && prev_needs_fmgr(fn));
+}
+
+static void
+tmod_fmgr(FmgrHookEventType event, FmgrInfo *flinfo, Datum *private)
+{
+	trt_backup_fmgr_event(event, flinfo->fn_oid);
+	if (prev_fmgr)
+		prev_fmgr(event, flinfo, private);
 }
 
 void
@@ -228,9 +254,13 @@ _PG_init(void)
 	/* custom rmgr 143 (incarnations) and the background workers */
 	trt_register_rmgr();
 	trt_register_workers();
+	/* refuse to start without every worker (too few max_worker_processes) */
+	trt_check_workers_registered();
 
 	/* so that every layer can tell tides relations and tides_btree indexes */
 	trt_register_access_methods(tam_routine(), tidx_build);
+	/* so that VACUUM of a tides table deletes tides_btree entries by key */
+	trt_register_index_keys(tidx_keys_begin, tidx_keys_delete);
 
 	prev_shmem_request = shmem_request_hook;
 	shmem_request_hook = tmod_shmem_request;
@@ -248,6 +278,10 @@ _PG_init(void)
 	ExecutorFinish_hook = tmod_executor_finish;
 	prev_planner = planner_hook;
 	planner_hook = tmod_planner;
+	prev_needs_fmgr = needs_fmgr_hook;
+	needs_fmgr_hook = tmod_needs_fmgr;
+	prev_fmgr = fmgr_hook;
+	fmgr_hook = tmod_fmgr;
 
 	RegisterXactCallback(tmod_xact_callback, NULL);
 	RegisterResourceReleaseCallback(trt_release_iterators, NULL);

@@ -39,3 +39,31 @@ trt_is_tides_index(Relation rel)
 	return rel->rd_rel->relkind == RELKIND_INDEX && rel->rd_indam != NULL &&
 		rel->rd_indam->ambuild == trt_index_build;
 }
+
+/* ---- index entries by key (trt.h) */
+
+static trt_index_keys_begin_fn keys_begin = NULL;
+static trt_index_keys_delete_fn keys_delete = NULL;
+
+void
+trt_register_index_keys(trt_index_keys_begin_fn begin, trt_index_keys_delete_fn delete)
+{
+	keys_begin = begin;
+	keys_delete = delete;
+}
+
+void *
+trt_index_keys_begin(Relation index)
+{
+	if (keys_begin == NULL || keys_delete == NULL || !trt_is_tides_index(index))
+		return NULL;
+	return keys_begin(index);
+}
+
+bool
+trt_index_keys_delete(void *state, HeapTuple tuple, TupleDesc tupdesc, ItemPointer tid,
+					  tides_batch *b)
+{
+	Assert(state != NULL && keys_delete != NULL);
+	return keys_delete(state, tuple, tupdesc, tid, b);
+}

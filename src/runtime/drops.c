@@ -84,6 +84,19 @@ trt_schedule_relation_drop(Relation rel)
 	trt_drop_tree_at_end(trt_rel_tree(rel), true);
 }
 
+/*
+ * An index's tree, if it has one: trt_rel_tree would start a missing tree
+ * empty (and warn), which for an index being dropped is pointless.
+ */
+void
+trt_schedule_index_drop(Relation index)
+{
+	uint64		tree;
+
+	if (trt_lookup_tree(&index->rd_node, index->rd_backend, &tree))
+		trt_drop_tree_at_end(tree, true);
+}
+
 #define SMALL_TREE_KEYS 4096
 
 /*
@@ -126,7 +139,7 @@ delete_small_tree(tides_db *db, uint64 tree)
 	{
 		for (int attempt = 0;; attempt++)
 		{
-			s = tides_write(db, b, NULL);
+			s = trt_engine_write(db, b, true, NULL);
 			if (s != TIDES_BUSY || attempt > 1000)
 				break;
 			pg_usleep(1000L);
@@ -162,7 +175,7 @@ drop_tree(uint64 tree)
 		tides_status s;
 
 		trt_key_put_tree(prefix, tree);
-		s = tides_drop_prefix(db, prefix, sizeof(prefix));
+		s = trt_drop_prefix(db, prefix, sizeof(prefix), true);
 		if (s == TIDES_BUSY)
 			return false;
 		if (s != TIDES_OK)

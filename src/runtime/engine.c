@@ -14,6 +14,7 @@
 #include "pgstat.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
+#include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
 #include "runtime/trt.h"
@@ -36,12 +37,27 @@ trt_fill_options(tides_options *o)
 	o->compression = (tides_compression) trt_guc_compression;
 	o->compression_level = trt_compression_level;
 	o->level0_slowdown_trigger = trt_l0_slowdown;
+	/* more level-0 files per compaction while the base level is large (compaction.c) */
+	o->level0_tiered = true;	/* level 0 as sorted runs (engine compaction_l0.c) */
 	o->level0_stop_trigger = Max(trt_l0_stop, trt_l0_slowdown);
+
+	/*
+	 * The startup process never delays its own writes.  Until a standby is
+	 * consistent no background worker runs, so nothing would ever bring
+	 * level 0 back under the slowdown trigger and every replayed record would
+	 * sleep (a restarted standby replayed 1 MB of WAL per second and timed
+	 * out); at the stop trigger it gets TIDES_BUSY and compacts itself
+	 * (redo_make_room in wal.c).
+	 */
+	if (AmStartupProcess())
+		o->slowdown_delay_us = 0;
 	/* a log segment must hold the largest batch: a memtable's worth */
 	o->log_segment_size = Max((uint64) 64 << 20, o->memtable_size / 4);
 	/* the server limits descriptors per process; leave most of them to md.c */
 	o->max_open_files = 64;
 	o->prefix_len = TRT_ROW_KEY_LEN;
+	o->filter_stem_suffix = TRT_STEM_SUFFIX_LEN;
+	o->log_mode = trt_wal ? TIDES_LOG_EXTERNAL : TIDES_LOG_OWN;
 	o->wakeup = trt_wakeup_workers;
 	o->wakeup_arg = NULL;
 }
@@ -52,6 +68,15 @@ trt_sync_mode_changed(void)
 	/* each process reads the mode from its own options copy */
 	if (my_db != NULL)
 		tides_set_sync_mode(my_db, (tides_sync_mode) trt_guc_sync_mode);
+}
+
+void
+trt_compression_changed(void)
+{
+	/* the next file this process's flushes and compactions write */
+	if (my_db != NULL)
+		(void) tides_set_compression(my_db, (tides_compression) trt_guc_compression,
+									 trt_compression_level);
 }
 
 static void
@@ -82,28 +107,25 @@ trt_metadata_partition(void *arg, const void *prev, size_t prevlen, const void *
 	return prev_meta != key_meta;
 }
 
-tides_db *
-trt_engine(void)
+/* attach this process to the engine (once), without finalising anything */
+static tides_db *
+attach(void)
 {
 	tides_options o;
 	char		dir[MAXPGPATH];
 	tides_status s;
 
 	if (my_db != NULL)
-	{
-		if (!trt_shared->finalized)
-			trt_finalize_startup(my_db);
 		return my_db;
-	}
 	if (trt_shared == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("tidesam must be loaded via shared_preload_libraries")));
 	if (!trt_shared->engine_ok)
 		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("tides storage is unavailable: %s", trt_shared->engine_error),
-				 errhint("See the server log for the engine's recovery error.")));
+				 errhint("See the server log and docs/operations.md.")));
 	trt_fill_options(&o);
 	snprintf(dir, sizeof(dir), "%s/pg_tides", DataDir);
 	s = tides_open(trt_shared->region, dir, &o, trt_engine_vfs(), false, NULL, &my_db);
@@ -118,10 +140,31 @@ trt_engine(void)
 		ereport(ERROR, (errmsg("could not attach to tides storage: %s", msg)));
 	}
 	tides_set_partitioner(my_db, trt_metadata_partition, NULL);
+	trt_wal_attach(my_db);
 	on_shmem_exit(detach_engine, 0);
-	if (!trt_shared->finalized)
-		trt_finalize_startup(my_db);
 	return my_db;
+}
+
+tides_db *
+trt_engine(void)
+{
+	tides_db   *db = attach();
+
+	if (RecoveryInProgress())
+	{
+		/* a hot standby reads what WAL replay put there (engine_ok says tides.wal is on) */
+		trt_load_incarnations_readonly(db);
+		return db;
+	}
+	if (!trt_shared->finalized)
+		trt_finalize_startup(db);
+	return db;
+}
+
+tides_db *
+trt_engine_attach(void)
+{
+	return attach();
 }
 
 tides_batch *
@@ -184,9 +227,28 @@ busy_wait(int attempt)
 uint64
 trt_write_batch(tides_batch *b)
 {
+	uint64		lsn;
+
 	if (trt_deferred_entries > 0)
+	{
+		/* with the deferred entries in one write when it may (xact.c) */
+		if (trt_xact_write_with_deferred(b, &lsn))
+			return lsn;
 		trt_xact_flush_deferred();
+	}
 	return trt_write_batch_now(b);
+}
+
+/* a write waited from `since` until now: count the stall and its time */
+static void
+note_stall(TimestampTz since)
+{
+	long		secs;
+	int			us;
+
+	TimestampDifference(since, GetCurrentTimestamp(), &secs, &us);
+	pg_atomic_fetch_add_u64(&trt_shared->write_stalls, 1);
+	pg_atomic_fetch_add_u64(&trt_shared->write_stall_us, (uint64) secs * 1000000 + us);
 }
 
 uint64
@@ -194,17 +256,50 @@ trt_write_batch_now(tides_batch *b)
 {
 	tides_db   *db = trt_engine();
 	uint64		lsn = 0;
+	TimestampTz stalled = 0;
 
 	for (int attempt = 0;; attempt++)
 	{
-		tides_status s = tides_write(db, b, &lsn);
+		tides_status s = trt_engine_write(db, b, true, &lsn);
 
 		if (s == TIDES_OK)
+		{
+			if (stalled != 0)
+				note_stall(stalled);
 			return lsn;
+		}
 		if (s != TIDES_BUSY)
 			trt_engine_error(s, "write");
-		busy_wait(attempt);
+		if (stalled == 0)
+			stalled = GetCurrentTimestamp();
+		/* our own walks may pin the memtables this wait is for */
+		trt_repin_iters();
+		PG_TRY();
+		{
+			busy_wait(attempt);
+		}
+		PG_CATCH();
+		{
+			note_stall(stalled);	/* cancelled while it waited */
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
 	}
+}
+
+bool
+trt_try_write_batch(tides_batch *b)
+{
+	tides_status s;
+
+	if (trt_deferred_entries > 0)
+		trt_xact_flush_deferred();
+	s = trt_engine_write(trt_engine(), b, true, NULL);
+	if (s == TIDES_BUSY)
+		return false;
+	if (s != TIDES_OK)
+		trt_engine_error(s, "write");
+	return true;
 }
 
 bool

@@ -41,7 +41,6 @@
 #include "runtime/trt.h"
 #include "runtime/meta.h"
 
-#define TRT_RMGR_ID 143
 
 /* ---- capturing where PostgreSQL's recovery ended */
 
@@ -87,7 +86,7 @@ empty_tree(tides_db *db, uint64 tree)
 	tides_status s;
 
 	trt_key_put_tree(lower, tree);
-	s = tides_drop_prefix(db, lower, sizeof(lower));
+	s = trt_drop_prefix(db, lower, sizeof(lower), false);
 	if (s != TIDES_BUSY)
 		return s;
 	/* the dropped-prefix table is full: tombstones instead */
@@ -111,7 +110,7 @@ empty_tree(tides_db *db, uint64 tree)
 		s = tides_batch_delete(b, k, klen);
 		if (s == TIDES_OK && tides_batch_bytes(b) >= (1 << 20))
 		{
-			while ((s = tides_write(db, b, NULL)) == TIDES_BUSY)
+			while ((s = trt_engine_write(db, b, false, NULL)) == TIDES_BUSY)
 				pg_usleep(10000L);
 			tides_batch_clear(b);
 		}
@@ -119,7 +118,7 @@ empty_tree(tides_db *db, uint64 tree)
 	if (s == TIDES_OK && it != NULL)
 		s = tides_iter_status(it);
 	if (s == TIDES_OK && tides_batch_count(b) > 0)
-		while ((s = tides_write(db, b, NULL)) == TIDES_BUSY)
+		while ((s = trt_engine_write(db, b, false, NULL)) == TIDES_BUSY)
 			pg_usleep(10000L);
 	if (it)
 		tides_iter_free(it);
@@ -185,6 +184,7 @@ trt_reset_after_crash(void)
 	tides_status s = TIDES_OK;
 	tides_batch *marks = NULL;
 
+	/* a restored base backup's pg_control says "in production": this runs then too */
 	if (!trt_shared->after_crash || !trt_shared->engine_ok)
 		return;
 	trt_fill_options(&o);
@@ -223,7 +223,9 @@ trt_reset_after_crash(void)
 		unlink_fork(path);
 		pfree(path);
 		nmaps++;
-		mark_suspect(db, tree, &marks);
+		/* with tides.wal = on a crash loses no row: nothing to suspect */
+		if (!trt_wal)
+			mark_suspect(db, tree, &marks);
 		if (ov.persistence == RELPERSISTENCE_UNLOGGED)
 		{
 			unlogged = unlogged ? repalloc(unlogged, (nunlogged + 1) * sizeof(uint64))
@@ -235,7 +237,7 @@ trt_reset_after_crash(void)
 	tides_iter_free(it);
 	if (s == TIDES_OK && marks != NULL && tides_batch_count(marks) > 0)
 	{
-		while ((s = tides_write(db, marks, NULL)) == TIDES_BUSY)
+		while ((s = trt_engine_write(db, marks, false, NULL)) == TIDES_BUSY)
 			pg_usleep(10000L);
 		if (s == TIDES_OK)
 			s = tides_sync(db, 0, true);
@@ -255,49 +257,14 @@ trt_reset_after_crash(void)
 					nunlogged, nmaps)));
 }
 
-static void
-rmgr_cleanup(void)
+void
+trt_incarnation_redo_done(void)
 {
 	/* the startup process, after redo: these are final */
 	if (trt_shared == NULL)
 		return;
 	trt_shared->start_next_fxid = U64FromFullTransactionId(ReadNextFullTransactionId());
 	trt_shared->start_next_multi = ReadNextMultiXactId();
-}
-
-static void
-rmgr_redo(XLogReaderState *record)
-{
-	/* tides writes no WAL; a record of ours means a foreign tool used the id */
-	elog(PANIC, "tides: unexpected WAL record for resource manager %d", TRT_RMGR_ID);
-}
-
-static void
-rmgr_desc(StringInfo buf, XLogReaderState *record)
-{
-}
-
-static const char *
-rmgr_identify(uint8 info)
-{
-	return NULL;
-}
-
-static RmgrData trt_rmgr = {
-	.rm_name = "tides",
-	.rm_redo = rmgr_redo,
-	.rm_desc = rmgr_desc,
-	.rm_identify = rmgr_identify,
-	.rm_startup = NULL,
-	.rm_cleanup = rmgr_cleanup,
-	.rm_mask = NULL,
-	.rm_decode = NULL
-};
-
-void
-trt_register_rmgr(void)
-{
-	RegisterCustomRmgr(TRT_RMGR_ID, &trt_rmgr);
 }
 
 /* ---- finalisation */
@@ -443,10 +410,25 @@ trt_finalize_startup(tides_db *db)
 	}
 	for (;;)
 	{
-		s = tides_write(db, b, &lsn);
+		bool		did = false;
+
+		s = trt_engine_write(db, b, true, &lsn);
 		if (s != TIDES_BUSY)
 			break;
-		pg_usleep(1000L);
+
+		/*
+		 * The engine waits for a flush or for compaction (level 0 at
+		 * tides.l0_stop_files: a long replay leaves many files there).  The
+		 * background workers that would do it wait for init_lock, held
+		 * here: do the work in this process.
+		 */
+		s = tides_flush_work(db, &did);
+		if (s == TIDES_OK && !did)
+			s = tides_compact_work(db, &did);
+		if (s != TIDES_OK)
+			break;
+		if (!did)
+			pg_usleep(1000L);
 	}
 	tides_batch_free(b);
 	check(db, s, "record the incarnation");
@@ -465,6 +447,7 @@ trt_finalize_startup(tides_db *db)
 						TRT_MAX_ABORTED)));
 
 	ts->incarnation = inc;
+	ts->incarnations_loaded = true;
 	/* what recovery kept is durable, and newer transactions have not begun */
 	pg_atomic_write_u64(&ts->durable_horizon, ts->start_next_fxid);
 	ts->finalized = true;
@@ -495,15 +478,53 @@ inc_start(uint32 inc)
 	return lo < ts->n_inc_start && ts->inc_start[lo].inc == inc ? &ts->inc_start[lo] : NULL;
 }
 
+/*
+ * A hot standby (tides.wal = on) judges rows by the incarnations the WAL
+ * brought: loaded once, read-only, by the first reader.  A row of a later
+ * incarnation of the primary than the one loaded is of the newest: no
+ * later start value can have forgotten it.
+ */
+void
+trt_load_incarnations_readonly(tides_db *db)
+{
+	TrtShared  *ts = trt_shared;
+	uint8		key[TRT_META_KEY_MAX];
+	size_t		klen;
+	void	   *val;
+	size_t		vlen;
+	bool		overflow = false;
+
+	if (ts->incarnations_loaded)
+		return;
+	LWLockAcquire(ts->init_lock, LW_EXCLUSIVE);
+	if (!ts->incarnations_loaded)
+	{
+		klen = trt_meta_key(key, TRT_META_INCARNATION);
+		if (tides_get(db, NULL, key, klen, &val, &vlen) == TIDES_OK)
+		{
+			if (vlen >= 4)
+				memcpy(&ts->incarnation, val, 4);
+			free(val);
+		}
+		ts->n_inc_start = 0;
+		scan_meta(db, TRT_META_INC_START, load_inc_start, NULL);
+		ts->n_aborted = 0;
+		scan_meta(db, TRT_META_ABORTED, load_aborted, &overflow);
+		qsort(ts->aborted, ts->n_aborted, sizeof(uint64), cmp_u64);
+		ts->incarnations_loaded = true;
+	}
+	LWLockRelease(ts->init_lock);
+}
+
 bool
 trt_writer_lost(uint32 inc, TransactionId top, TransactionId xid)
 {
 	TrtShared  *ts = trt_shared;
 	const TrtIncStart *next;
 
-	/* the start values and the aborted set are loaded (trt_engine() finalises) */
-	Assert(ts->finalized);
-	if (inc == ts->incarnation || inc == 0 || !TransactionIdIsNormal(xid))
+	/* the start values and the aborted set are loaded (trt_engine() finalises or loads) */
+	Assert(ts->finalized || ts->incarnations_loaded);
+	if (inc >= ts->incarnation || inc == 0 || !TransactionIdIsNormal(xid))
 		return false;
 	next = inc_start(inc + 1);
 	if (next != NULL)
@@ -528,7 +549,7 @@ trt_multi_lost(uint32 inc, MultiXactId multi)
 {
 	const TrtIncStart *next;
 
-	if (inc == trt_shared->incarnation || inc == 0)
+	if (inc >= trt_shared->incarnation || inc == 0)
 		return false;
 	next = inc_start(inc + 1);
 	return next != NULL && !MultiXactIdPrecedes(multi, next->next_multi);

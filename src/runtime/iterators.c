@@ -36,13 +36,17 @@ typedef struct OpenIter
 
 static dlist_head open_iters = DLIST_STATIC_INIT(open_iters);
 
-tides_iter *
-trt_open_iter(tides_db *db, const tides_iter_options *o)
+/*
+ * A backend reads its own writes: its deferred entries go first, unless the
+ * reader wants only keys that are never deferred (a uniqueness check reads
+ * its unique index's entries, which are written at once: xact.c).
+ */
+static tides_iter *
+open_iter(tides_db *db, const tides_iter_options *o, bool own_deferred)
 {
 	OpenIter   *oi;
 
-	/* a backend reads its own writes */
-	if (trt_deferred_entries > 0)
+	if (own_deferred && trt_deferred_entries > 0)
 		trt_xact_flush_deferred();
 	oi = MemoryContextAlloc(TopMemoryContext, sizeof(OpenIter));
 
@@ -58,6 +62,12 @@ trt_open_iter(tides_db *db, const tides_iter_options *o)
 	oi->owner = CurrentResourceOwner;
 	dlist_push_head(&open_iters, &oi->node);
 	return oi->it;
+}
+
+tides_iter *
+trt_open_iter(tides_db *db, const tides_iter_options *o)
+{
+	return open_iter(db, o, true);
 }
 
 static void
@@ -111,6 +121,25 @@ trt_close_all_iters(void)
 
 	dlist_foreach_modify(i, &open_iters)
 		forget(dlist_container(OpenIter, node, i.cur));
+}
+
+/*
+ * A writer that must wait for a free memtable lets go of what its own open
+ * iterators pin (tides_iter_repin), each time it retries: a statement that
+ * writes while it walks -- INSERT ... SELECT between tides tables, CREATE
+ * INDEX on tides_btree writing from inside its table scan, CREATE DATABASE
+ * copying trees -- may pin, through its walk, the very memtables whose reuse
+ * it waits for, and it takes no step (which would refresh the walk) until
+ * the write is done.  Each iterator stays where it stood.  A repin that
+ * fails (out of engine metadata memory) leaves that iterator as it was.
+ */
+void
+trt_repin_iters(void)
+{
+	dlist_iter	i;
+
+	dlist_foreach(i, &open_iters)
+		(void) tides_iter_repin(dlist_container(OpenIter, node, i.cur)->it);
 }
 
 /* the resource-release callback (src/module/module.c registers it) */
@@ -168,13 +197,24 @@ trt_release_iterators(ResourceReleasePhase phase, bool isCommit, bool isTopLevel
 static void
 open_engine_iter(TrtIter *w)
 {
-	w->it = trt_open_range_iter(trt_engine(), w->lower, w->llen, w->upper, w->ulen, true);
+	tides_iter_options o;
+
+	memset(&o, 0, sizeof(o));
+	o.lower = w->lower;
+	o.lower_len = w->llen;
+	o.upper = w->upper;
+	o.upper_len = w->ulen;
+	o.fill_cache = true;
+	o.lower_is_stem = w->lower_is_stem;
+	/* a stem reader wants entries of a unique index only: never deferred */
+	w->it = open_iter(trt_engine(), &o, !w->lower_is_stem);
 	w->opened_at = GetCurrentTimestamp();
 	w->steps = 0;
 }
 
-TrtIter *
-trt_iter_open(const void *lower, size_t llen, const void *upper, size_t ulen, const char *what)
+static TrtIter *
+iter_open(const void *lower, size_t llen, const void *upper, size_t ulen, const char *what,
+		  bool lower_is_stem)
 {
 	TrtIter    *w = palloc0(sizeof(TrtIter));
 
@@ -185,8 +225,22 @@ trt_iter_open(const void *lower, size_t llen, const void *upper, size_t ulen, co
 	memcpy(w->upper, upper, ulen);
 	w->ulen = ulen;
 	w->what = what;
+	w->lower_is_stem = lower_is_stem;
 	open_engine_iter(w);
 	return w;
+}
+
+TrtIter *
+trt_iter_open(const void *lower, size_t llen, const void *upper, size_t ulen, const char *what)
+{
+	return iter_open(lower, llen, upper, ulen, what, false);
+}
+
+TrtIter *
+trt_iter_open_stem(const void *lower, size_t llen, const void *upper, size_t ulen,
+				   const char *what)
+{
+	return iter_open(lower, llen, upper, ulen, what, true);
 }
 
 void

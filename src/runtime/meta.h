@@ -39,11 +39,12 @@ typedef enum TrtMetaKind
 	TRT_META_INCARNATION = 'I',
 	TRT_META_INC_START = 'N',
 	TRT_META_ABORTED = 'A',
-	TRT_META_SUSPECT = 'S'
+	TRT_META_SUSPECT = 'S',
+	TRT_META_BINARY_UPGRADE = 'U'
 } TrtMetaKind;
 
 /* key lengths */
-#define TRT_META_HEAD_LEN		9	/* tree 0, kind: the 'T' and 'I' keys */
+#define TRT_META_HEAD_LEN		9	/* tree 0, kind: the 'T', 'I' and 'U' keys */
 #define TRT_META_TREE_KEY_LEN	17	/* + tree: 'V', 'r', 'D', 'S' */
 #define TRT_META_RELMAP_KEY_LEN 25	/* + db, spc, relfilenode, backend: 'R' */
 #define TRT_META_RELMAP_DB_LEN	13	/* + db: the prefix of a database's 'R' keys */

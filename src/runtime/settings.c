@@ -1,7 +1,13 @@
 /*
  * settings.c -- the runtime's settings: every tides.* GUC except the index
  * access method's two (src/index/tidx_init.c), their variables, and the
- * reload hook that pushes a new sync mode into this process's engine handle.
+ * assign hooks that push a reloaded sync mode and compression into this
+ * process's engine handle (every process: backends and the background
+ * workers, which process reloads in their loop).  Every sighup setting
+ * reaches every process at its next reload: tides.sync_mode and
+ * tides.compression / tides.compression_level through these hooks,
+ * tides.sync_interval because the sync worker reads the variable each round.
+ * tides.wal chooses the log (src/runtime/wal.c).
  * The module (src/module/module.c) defines them in _PG_init and then
  * reserves the "tides" prefix.  The table of all settings is in
  * docs/operations.md.
@@ -25,11 +31,21 @@ int			trt_l0_slowdown = 12;
 int			trt_l0_stop = 20;
 int			trt_max_relations = 16384;
 int			trt_row_lock_stripes = 4096;
+int			trt_tablespaces = TRT_TABLESPACES_REFUSE;
+bool		trt_wal = true;
+bool		trt_check_publications = true;
+int			trt_bulk_load_threshold_kb = 32 * 1024;
 
 static const struct config_enum_entry sync_mode_options[] = {
 	{"none", TIDES_SYNC_NONE, false},
 	{"interval", TIDES_SYNC_INTERVAL, false},
 	{"full", TIDES_SYNC_FULL, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry tablespaces_options[] = {
+	{"refuse", TRT_TABLESPACES_REFUSE, false},
+	{"ignore", TRT_TABLESPACES_IGNORE, false},
 	{NULL, 0, false}
 };
 
@@ -45,6 +61,20 @@ assign_sync_mode(int newval, void *extra)
 {
 	trt_guc_sync_mode = newval;
 	trt_sync_mode_changed();
+}
+
+static void
+assign_compression(int newval, void *extra)
+{
+	trt_guc_compression = newval;
+	trt_compression_changed();
+}
+
+static void
+assign_compression_level(int newval, void *extra)
+{
+	trt_compression_level = newval;
+	trt_compression_changed();
 }
 
 void
@@ -67,6 +97,16 @@ trt_define_settings(void)
 							"Shared memory for engine metadata (file lists, versions).",
 							NULL, &trt_meta_size_mb, 16, 1, 4096,
 							PGC_POSTMASTER, GUC_UNIT_MB, NULL, NULL, NULL);
+	DefineCustomBoolVariable("tides.wal",
+							 "Log tides changes in PostgreSQL's WAL.",
+							 "on: tides changes are WAL records, durable with the commit's WAL flush, replicated to standbys, in base backups and point-in-time recovery; tides.sync_mode does not apply.  off: the engine's own log, which none of those see.",
+							 &trt_wal, true,
+							 PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("tides.check_publications",
+							 "Refuse publications that name tides tables.",
+							 "Logical decoding does not see tides changes: on, CREATE/ALTER PUBLICATION naming a tides table fails and FOR ALL TABLES / TABLES IN SCHEMA warn.  off: accepted silently (PostgreSQL's own regression suite on tides tables).",
+							 &trt_check_publications, true,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
 	DefineCustomEnumVariable("tides.sync_mode",
 							 "When the tides log is flushed to disk.",
 							 "none: written to the kernel at commit; interval: fsynced every tides.sync_interval; full: fsynced before commit returns.",
@@ -79,11 +119,11 @@ trt_define_settings(void)
 	DefineCustomEnumVariable("tides.compression",
 							 "Compression of SSTable blocks written from now on.",
 							 NULL, &trt_guc_compression, TIDES_COMPRESS_LZ4, compression_options,
-							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+							 PGC_SIGHUP, 0, NULL, assign_compression, NULL);
 	DefineCustomIntVariable("tides.compression_level",
 							"zstd compression level.",
 							NULL, &trt_compression_level, 3, 1, 19,
-							PGC_SIGHUP, 0, NULL, NULL, NULL);
+							PGC_SIGHUP, 0, NULL, assign_compression_level, NULL);
 	DefineCustomIntVariable("tides.compaction_workers",
 							"Number of background compaction workers.",
 							NULL, &trt_compaction_workers, 1, 1, TRT_MAX_COMPACTION_WORKERS,
@@ -96,6 +136,17 @@ trt_define_settings(void)
 							"Level-0 files at which writers wait for compaction.",
 							NULL, &trt_l0_stop, 20, 2, 1000,
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("tides.bulk_load_threshold",
+							"Rows a transaction writes into one table before the rest goes into table files directly.",
+							"COPY and INSERT into a permanent or unlogged tides table without indexes, or one created or truncated in the same transaction: past this many bytes of rows, the rows are written as sorted table files installed in the bottom level, not through the memtables.  -1 disables it.",
+							&trt_bulk_load_threshold_kb, 32 * 1024, -1, INT_MAX / 2,
+							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
+	DefineCustomEnumVariable("tides.tablespaces",
+							 "What a tablespace other than the database's default means for tides storage.",
+							 "refuse: creating or moving a tides table or tides_btree index there fails; "
+							 "ignore: it is accepted, and its rows stay in pg_tides like every other's.",
+							 &trt_tablespaces, TRT_TABLESPACES_REFUSE, tablespaces_options,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("tides.max_relations",
 							"Relations with tides storage that can be in use at once.",
 							NULL, &trt_max_relations, 16384, 128, 1 << 24,

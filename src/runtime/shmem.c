@@ -38,7 +38,7 @@ trt_shmem_request(void)
 	RequestAddinShmemSpace(add_size(sizeof(TrtShared), engine_region_size()));
 	RequestAddinShmemSpace(mul_size(trt_row_lock_stripes, sizeof(LWLockPadded)));
 	RequestAddinShmemSpace(trt_trees_shmem_size());
-	RequestNamedLWLockTranche("tides", 4);
+	RequestNamedLWLockTranche("tides", 5);
 	RequestNamedLWLockTranche("tides_row", trt_row_lock_stripes);
 }
 
@@ -75,6 +75,14 @@ recover_engine(void)
 
 	trt_fill_options(&o);
 	snprintf(dir, sizeof(dir), "%s/pg_tides", DataDir);
+	if (!trt_restore_backup(dir, trt_engine_vfs(), trt_shared->engine_error,
+							sizeof(trt_shared->engine_error)))
+	{
+		ereport(LOG,
+				(errmsg("tides: tides storage is unavailable: %s", trt_shared->engine_error),
+				 errhint("Tables using the tides access method cannot be used in this cluster; see docs/operations.md.")));
+		return;
+	}
 	s = tides_region_init(trt_shared->region, engine_region_size(), &o);
 	if (s == TIDES_OK)
 		s = tides_open(trt_shared->region, dir, &o, trt_engine_vfs(), true, &info, &db);
@@ -87,6 +95,17 @@ recover_engine(void)
 				 errhint("Tables using the tides access method are unavailable until this is fixed.")));
 		if (db)
 			tides_close(db);
+		return;
+	}
+	if (!IsBinaryUpgrade && trt_binary_upgrade_marked(db))
+	{
+		snprintf(trt_shared->engine_error, sizeof(trt_shared->engine_error),
+				 "this cluster was made by pg_upgrade, and its pg_tides holds only the empty storage created during the upgrade, not the old cluster's tides data: replace it with the old cluster's pg_tides (docs/operations.md, \"Upgrading with pg_upgrade\")");
+		ereport(LOG,
+				(errmsg("tides: tides storage is unavailable: %s", trt_shared->engine_error),
+				 errhint("Stop the server, replace %s/pg_tides with the old cluster's pg_tides, and start it again.",
+						 DataDir)));
+		tides_close(db);
 		return;
 	}
 	trt_shared->engine_ok = true;
@@ -126,11 +145,19 @@ trt_shmem_startup(void)
 		locks = GetNamedLWLockTranche("tides");
 		trt_shared->init_lock = &locks[0].lock;
 		trt_shared->reserve_lock = &locks[1].lock;
+		trt_shared->ckpt_lock = &locks[4].lock;
+		SpinLockInit(&trt_shared->guard_lock);
+		pg_atomic_init_u32(&trt_shared->lowlevel_backups, 0);
 		trt_shared->row_locks = GetNamedLWLockTranche("tides_row");
 		trt_shared->n_row_locks = trt_row_lock_stripes;
 		SpinLockInit(&trt_shared->tree_lock);
 		pg_atomic_init_u32(&trt_shared->compact_rr, 0);
 		pg_atomic_init_u64(&trt_shared->durable_horizon, 0);
+		pg_atomic_init_u64(&trt_shared->wal_bytes, 0);
+		SpinLockInit(&trt_shared->stats_lock);
+		trt_shared->stats_reset = GetCurrentTimestamp();
+		pg_atomic_init_u64(&trt_shared->write_stalls, 0);
+		pg_atomic_init_u64(&trt_shared->write_stall_us, 0);
 	}
 	trt_trees_shmem_init();
 	/* a test file system's shared state, before recovery opens the engine over it */

@@ -16,6 +16,7 @@
  */
 #include "postgres.h"
 
+#include "miscadmin.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
@@ -28,6 +29,7 @@ typedef struct RelCache
 	char		persistence;
 	uint64		bytes_estimate; /* trt_rel_bytes_estimate's answer ... */
 	TimestampTz bytes_estimated_at; /* ... and when it was made (0: never) */
+	uint64		bytes_planned;	/* the answer the last plan in this backend used */
 } RelCache;
 
 /* how long a relation's size estimate is reused (the planner asks at every plan) */
@@ -119,6 +121,7 @@ trt_lookup_tree(const RelFileNode *rnode, BackendId backend, uint64 *tree)
 	if (!read_mapping(rnode, backend, &mv))
 		return false;
 	*tree = mv.tree;
+	trt_note_tree_persistence(mv.tree, mv.persistence);
 	return true;
 }
 
@@ -132,6 +135,8 @@ set_rel_cache(Relation rel, uint64 tree, char persistence)
 	rc = rel->rd_amcache;
 	rc->tree = tree;
 	rc->persistence = persistence;
+	/* with tides.wal, writes to an unlogged or temporary tree stay out of the WAL */
+	trt_note_tree_persistence(tree, persistence);
 	rc->bytes_estimated_at = 0;
 	return rc;
 }
@@ -160,11 +165,51 @@ trt_rel_tree(Relation rel)
 	return trt_create_tree(rel, &rel->rd_node, rel->rd_rel->relpersistence);
 }
 
+/*
+ * Storage created in binary-upgrade mode (pg_upgrade restoring the schema
+ * into the new cluster) is a placeholder: the rows are in the old cluster's
+ * pg_tides, which the upgrade procedure copies over this one
+ * (docs/operations.md).  The 'U' key says so; a server that starts normally
+ * and finds it refuses tides access (trt_binary_upgrade_marked, shmem.c).
+ */
+static void
+mark_binary_upgrade(void)
+{
+	static bool marked = false;
+	uint8		key[TRT_META_HEAD_LEN];
+	uint8		one = 1;
+
+	if (marked)
+		return;
+	trt_meta_write_durable(key, trt_meta_key(key, TRT_META_BINARY_UPGRADE), &one, 1);
+	marked = true;
+}
+
+bool
+trt_binary_upgrade_marked(tides_db *db)
+{
+	uint8		key[TRT_META_HEAD_LEN];
+	void	   *val;
+	size_t		vlen;
+	tides_status s = tides_get(db, NULL, key, trt_meta_key(key, TRT_META_BINARY_UPGRADE),
+							   &val, &vlen);
+
+	if (s == TIDES_OK)
+		free(val);
+	/* an error reading it: the engine's first real read reports it */
+	return s == TIDES_OK;
+}
+
 uint64
 trt_create_tree(Relation rel, const RelFileNode *rnode, char persistence)
 {
-	uint64		tree = trt_alloc_tree_id();
+	uint64		tree;
 
+	if (IsBinaryUpgrade)
+		mark_binary_upgrade();
+	tree = trt_alloc_tree_id();
+
+	trt_note_tree_persistence(tree, persistence);
 	trt_write_mapping(rnode, rel->rd_backend, tree, persistence);
 	/* new storage goes away if the creating (sub)transaction aborts */
 	trt_drop_tree_at_end(tree, false);
@@ -226,4 +271,40 @@ trt_rel_bytes_estimate(Relation rel)
 		rc->bytes_estimated_at = now;
 	}
 	return rc->bytes_estimate;
+}
+
+/*
+ * The planner's view of a relation's size and the tree's real size part
+ * ways as garbage builds up (src/am/ddl.c): a statement planned each time
+ * sees the new size, but a cached plan -- a prepared statement's generic
+ * plan, a PL/pgSQL statement -- keeps the size it was made with until
+ * something invalidates it, and a sequential scan planned for a one-page
+ * table then wades through all the dead versions written since.  Every
+ * estimate made for planning is remembered here (trt_rel_plan_bytes), and
+ * a sequential scan asks trt_rel_outgrew_plan whether the tree has since
+ * grown `factor` times and by at least min_bytes; the caller then
+ * invalidates the relation, so that cached plans are made again.  It
+ * answers true once per growth (the new size becomes the remembered one).
+ */
+uint64
+trt_rel_plan_bytes(Relation rel)
+{
+	uint64		b = trt_rel_bytes_estimate(rel);
+	RelCache   *rc = rel->rd_amcache;
+
+	if (rc != NULL)
+		rc->bytes_planned = b;
+	return b;
+}
+
+bool
+trt_rel_outgrew_plan(Relation rel, double factor, uint64 min_bytes)
+{
+	uint64		b = trt_rel_bytes_estimate(rel);
+	RelCache   *rc = rel->rd_amcache;
+
+	if (rc == NULL || b < min_bytes || (double) b < factor * (double) rc->bytes_planned)
+		return false;
+	rc->bytes_planned = b;
+	return true;
 }

@@ -17,8 +17,10 @@
 #include "access/tableam.h"
 #include "access/transam.h"
 #include "access/xact.h"
+#include "access/xlogdefs.h"
 #include "catalog/objectaccess.h"
 #include "executor/execdesc.h"
+#include "fmgr.h"
 #include "nodes/plannodes.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
@@ -45,6 +47,12 @@ extern int	trt_l0_slowdown;
 extern int	trt_l0_stop;
 extern int	trt_max_relations;
 extern int	trt_row_lock_stripes;
+extern int	trt_tablespaces;
+extern bool trt_wal;			/* tides.wal: PostgreSQL's WAL is the log (wal.c) */
+
+/* tides.tablespaces */
+#define TRT_TABLESPACES_REFUSE	0
+#define TRT_TABLESPACES_IGNORE	1
 
 /* ------------------------------------------------------------ keys */
 
@@ -58,6 +66,12 @@ extern int	trt_row_lock_stripes;
 #define TRT_TREE_FIRST		UINT64CONST(16)
 
 #define TRT_ROW_KEY_LEN		14	/* tree (8) + vid (6) */
+/*
+ * the engine's stem filter (tides_options.filter_stem_suffix): keys are
+ * also filtered without their last 6 bytes, which for an index entry is the
+ * table TID it ends with (src/index/README.md): its stem is the index key
+ */
+#define TRT_STEM_SUFFIX_LEN	6
 #define TRT_VID_MAX			((UINT64CONST(1) << 40) - 1)	/* keeps block < 2^32 */
 #define TRT_ROWS_PER_BLOCK	MaxHeapTuplesPerPage	/* 291 */
 
@@ -175,9 +189,40 @@ typedef struct TrtShared
 	Latch	   *compact_latch[TRT_MAX_COMPACTION_WORKERS];
 	pg_atomic_uint32 compact_rr;	/* round robin for compaction wakeups */
 
+	/* tides.wal = on: the checkpoint guards and base backups (checkpoint.c) */
+	slock_t		guard_lock;
+	bool		guard_active[2];	/* flagged DELAY_CHKPT_COMPLETE in a transaction */
+	bool		guards_ready;	/* both have been: writes may begin */
+	LWLock	   *ckpt_lock;		/* ckpt_done_redo, deletion_held, engine checkpoints */
+	XLogRecPtr	ckpt_done_redo; /* the newest redo point handled */
+	bool		deletion_held;	/* a base backup runs: obsolete files are kept */
+	pg_atomic_uint32 lowlevel_backups;	/* sessions inside pg_backup_start/stop */
+	bool		incarnations_loaded;	/* read-only, on a hot standby (incarnation.c) */
+
 	/* row lock stripes: a named LWLock tranche */
 	LWLockPadded *row_locks;
 	int			n_row_locks;
+
+	/*
+	 * tides.wal = on: bytes of the tides WAL records this server inserted
+	 * since it started (wal.c; replayed ones are not counted), which stand
+	 * for the engine's log bytes in the statistics (monitor.c)
+	 */
+	pg_atomic_uint64 wal_bytes;
+
+	/* the engine's counters at the last tides_stats_reset() (monitor.c) */
+	slock_t		stats_lock;
+	tides_stats stats_base;
+	TimestampTz stats_reset;	/* that reset, or the shared memory's creation */
+
+	/*
+	 * Write stalls (engine.c): writes that had to wait for background work
+	 * (the engine answered TIDES_BUSY: every memtable full, or level 0 at
+	 * its stop trigger) and the time they waited, reported by tides_stats()
+	 * as write_stalls and write_stall_us.
+	 */
+	pg_atomic_uint64 write_stalls;
+	pg_atomic_uint64 write_stall_us;
 } TrtShared;
 
 extern TrtShared *trt_shared;
@@ -186,6 +231,13 @@ extern TrtShared *trt_shared;
 
 /* this backend's engine handle; attaches (and finalises) on first use */
 extern tides_db *trt_engine(void);
+
+/*
+ * The handle without finalising the incarnation (whose records are
+ * written, and with tides.wal logged): for WAL replay in the startup
+ * process, and for the checkpoint guards, which writes wait for.
+ */
+extern tides_db *trt_engine_attach(void);
 
 /* report an engine failure as ERROR (never returns) */
 extern void trt_engine_error(tides_status s, const char *what) pg_attribute_noreturn();
@@ -198,6 +250,14 @@ extern uint64 trt_write_batch(tides_batch *b);
 
 /* the same without the deferred entries (for xact.c, which writes them) */
 extern uint64 trt_write_batch_now(tides_batch *b);
+
+/*
+ * One attempt, for a write that may be dropped: false (nothing written)
+ * when the engine is busy.  A backend must not wait for a free memtable
+ * while its own open iterators may pin the memtables the wait is for: an
+ * index scan deleting the dead entries it passed waited so forever.
+ */
+extern bool trt_try_write_batch(tides_batch *b);
 
 /* point read into a palloc'd buffer; false if absent (deferred entries go first) */
 extern bool trt_read(const uint8 *key, size_t klen, char **val, size_t *vlen);
@@ -244,6 +304,9 @@ extern void trt_fill_options(tides_options *o);
 /* the sync mode setting changed (configuration reload) */
 extern void trt_sync_mode_changed(void);
 
+/* tides.compression or tides.compression_level changed (configuration reload) */
+extern void trt_compression_changed(void);
+
 /* wake background workers (engine callback) */
 extern void trt_wakeup_workers(void *arg, int kind);
 
@@ -262,6 +325,32 @@ extern bool trt_is_tides_relation(Relation rel);
 
 /* is this index relation a tides_btree index? */
 extern bool trt_is_tides_index(Relation rel);
+
+/*
+ * Index entries by key: deleting the entries a row version has in an index
+ * without reading the index.  A table AM that knows a dead version (VACUUM)
+ * can compute the keys of its entries where the index AM says how, and
+ * delete them blindly instead of scanning every entry (ambulkdelete).  The
+ * index AM's part (src/index) is registered by src/module/module.c in
+ * _PG_init, so src/am asks here and never calls src/index.
+ *
+ * begin: a state for one index, or NULL when its entries cannot be found
+ * by key (not a tides_btree index, expressions, types whose encoding may
+ * change); lives in the current memory context.
+ * delete: add to b the deletions of the entries the version (a tuple of the
+ * table's descriptor) has in the index under tid (its chain root's TID);
+ * false, adding nothing, when the keys cannot be computed from the tuple
+ * (a key column stored out of line: TOAST may be gone).
+ */
+typedef void *(*trt_index_keys_begin_fn) (Relation index);
+typedef bool (*trt_index_keys_delete_fn) (void *state, HeapTuple tuple, TupleDesc tupdesc,
+										  ItemPointer tid, tides_batch *b);
+
+extern void trt_register_index_keys(trt_index_keys_begin_fn begin,
+									trt_index_keys_delete_fn delete);
+extern void *trt_index_keys_begin(Relation index);
+extern bool trt_index_keys_delete(void *state, HeapTuple tuple, TupleDesc tupdesc,
+								  ItemPointer tid, tides_batch *b);
 
 
 /* ------------------------------------------------------ trees (trees.c, vids.c, copies.c, drops.c) */
@@ -283,6 +372,9 @@ extern void trt_drop_tree_at_end(uint64 tree, bool at_commit);
 
 /* drop the storage of a relation at commit (DROP TABLE) */
 extern void trt_schedule_relation_drop(Relation rel);
+
+/* the same for a tides_btree index (DROP INDEX, or DROP TABLE taking it along) */
+extern void trt_schedule_index_drop(Relation index);
 
 /* hand out n consecutive vids of a tree */
 extern uint64 trt_alloc_vids(uint64 tree, uint32 n);
@@ -312,6 +404,10 @@ extern uint64 trt_vid_high_water(uint64 tree);
 extern uint64 trt_tree_bytes(uint64 tree, bool estimate);
 /* trt_tree_bytes(estimate) of a relation's tree, at most a second old */
 extern uint64 trt_rel_bytes_estimate(Relation rel);
+/* the same, for the planner: remembered, so that scans can tell when cached plans went stale */
+extern uint64 trt_rel_plan_bytes(Relation rel);
+/* has the tree grown factor times (and by min_bytes) since the last plan?  Once per growth */
+extern bool trt_rel_outgrew_plan(Relation rel, double factor, uint64 min_bytes);
 
 /* drop trees whose transactions have ended (maintenance worker) */
 extern void trt_process_drops(void);
@@ -325,8 +421,9 @@ extern void trt_trees_shmem_init(void);
 
 /* ------------------------------------------------------ commands (commands.c) */
 
-/* object access hook: trees of dropped relations and databases */
-extern void trt_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId);
+/* object access hook: trees of dropped relations and databases (arg: the hook's) */
+extern void trt_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId,
+							  void *arg);
 
 /* utility hook: CREATE DATABASE copies trees, ALTER DATABASE SET TABLESPACE moves them */
 typedef struct TrtUtilityState
@@ -339,6 +436,16 @@ typedef struct TrtUtilityState
 
 extern void trt_utility_before(PlannedStmt *pstmt, TrtUtilityState *st);
 extern void trt_utility_after(TrtUtilityState *st);
+/* publications.c: ERROR for a publication naming a tides table, WARNING for ALL TABLES / IN SCHEMA */
+extern void trt_check_publication(Node *stmt);
+extern PGDLLIMPORT bool trt_check_publications;	/* tides.check_publications */
+
+/*
+ * New storage of a tides relation (a table, materialized view or
+ * tides_btree index) in tablespace spc: an ERROR unless spc is the
+ * database's default or tides.tablespaces = ignore.
+ */
+extern void trt_check_tablespace(Oid spc, Relation rel);
 
 /* ------------------------------------------------------ settings and shared memory */
 
@@ -355,6 +462,8 @@ extern tides_iter *trt_open_range_iter(tides_db *db, const void *lower, size_t l
 extern void trt_close_iter(tides_iter *it);
 /* background workers, after an error: close every iterator of this process */
 extern void trt_close_all_iters(void);
+/* a writer waiting for a free memtable: every open iterator of this process repinned in place */
+extern void trt_repin_iters(void);
 /*
  * The refreshing iterator: an engine iterator over [lower, upper) (bounds
  * copied) owned by the resource owner, replaced by a fresh one every
@@ -373,12 +482,23 @@ typedef struct TrtIter
 	uint8	   *upper;
 	size_t		ulen;
 	const char *what;			/* "scan a table": the ERROR of trt_iter_check */
+	bool		lower_is_stem;	/* wants only lower || TRT_STEM_SUFFIX_LEN bytes */
 	TimestampTz opened_at;
 	uint32		steps;
 } TrtIter;
 
 extern TrtIter *trt_iter_open(const void *lower, size_t llen, const void *upper, size_t ulen,
 							  const char *what);
+/*
+ * The same for a reader that wants only the keys lower || exactly
+ * TRT_STEM_SUFFIX_LEN more bytes (a uniqueness check: an index key and any
+ * row id): SSTables whose stem filter proves none there are not read.  It
+ * may still see other keys in [lower, upper).  It does not write this
+ * backend's deferred entries first: only for keys that are never deferred
+ * (a unique index's entries, xact.c).
+ */
+extern TrtIter *trt_iter_open_stem(const void *lower, size_t llen, const void *upper, size_t ulen,
+								   const char *what);
 /* close the engine iterator (again: a no-op); the TrtIter's memory stays */
 extern void trt_iter_close(TrtIter *w);
 /* close and free */
@@ -404,6 +524,9 @@ extern void trt_xact_note_write(void);
 /* tag a batch as the current transaction's (after trt_xact_note_write) */
 extern void trt_xact_tag_batch(tides_batch *b);
 
+/* the current transaction's tag (0: none, with tides.wal or after the seal) */
+extern uint64 trt_xact_tag(void);
+
 /*
  * Deferred entries: a put of the current transaction that no other backend
  * may look for before it commits (xact.c explains which).  It reaches the
@@ -413,6 +536,8 @@ extern void trt_xact_tag_batch(tides_batch *b);
 extern int	trt_deferred_entries;
 extern void trt_xact_defer_put(const void *key, size_t klen, const void *val, size_t vlen);
 extern void trt_xact_flush_deferred(void);
+/* write the deferred entries and b in one write if they carry the same tag (xact.c) */
+extern bool trt_xact_write_with_deferred(tides_batch *b, uint64 *lsn);
 
 /* the transaction must be durable when it commits, whatever the sync mode */
 extern void trt_xact_force_durable(void);
@@ -427,6 +552,31 @@ extern bool trt_xid_durable(TransactionId xid);
 extern void trt_xact_callback(XactEvent event);
 extern void trt_executor_run_begin(QueryDesc *qd);
 
+/* ------------------------------------------------------ bulk loads (ingest.c) */
+
+/*
+ * One backend's load into one tree, as table files (the engine's
+ * ingestion): batches of rows in ascending key order are added, logged in
+ * the WAL when the tree is permanent and tides.wal is on, and installed in
+ * the store by trt_ingest_install; trt_ingest_end drops what was not
+ * installed.  Errors are ERRORs; after one the load cannot go on.
+ */
+typedef struct TrtIngest TrtIngest;
+
+extern TrtIngest *trt_ingest_begin(uint64 tree, bool permanent);
+extern void trt_ingest_add(TrtIngest *ti, tides_batch *b);
+extern void trt_ingest_cut(TrtIngest *ti);
+extern uint64 trt_ingest_pending_bytes(TrtIngest *ti);
+extern uint64 trt_ingest_pending_rows(TrtIngest *ti);
+extern void trt_ingest_install(TrtIngest *ti);
+extern void trt_ingest_end(TrtIngest *ti);
+
+/* a batch in the WAL, not applied (wal.c) */
+extern XLogRecPtr trt_wal_log_batch(tides_batch *b);
+
+/* tides.bulk_load_threshold, in kB: -1 never, else bytes a load writes normally first */
+extern int	trt_bulk_load_threshold_kb;
+
 /* ------------------------------------------------------ incarnations (incarnation.c) */
 
 /* tags: (incarnation << 32) | top-level xid */
@@ -438,6 +588,8 @@ trt_make_tag(uint32 inc, TransactionId top)
 
 /* finalise this incarnation if not done (takes init_lock) */
 extern void trt_finalize_startup(tides_db *db);
+/* in recovery (hot standby): load what trt_writer_lost needs, read-only */
+extern void trt_load_incarnations_readonly(tides_db *db);
 
 /*
  * For a stored xid written in incarnation inc by top-level transaction top:
@@ -447,13 +599,85 @@ extern void trt_finalize_startup(tides_db *db);
 extern bool trt_writer_lost(uint32 inc, TransactionId top, TransactionId xid);
 extern bool trt_multi_lost(uint32 inc, MultiXactId multi);
 
-extern void trt_register_rmgr(void);
 extern void trt_capture_control_file(void);
 extern void trt_reset_after_crash(void);
+/* the startup process, at the end of redo: the start values are final */
+extern void trt_incarnation_redo_done(void);
+
+/* ------------------------------------------------------ the WAL (wal.c, checkpoint.c) */
+
+#define TRT_RMGR_ID 143
+extern void trt_register_rmgr(void);
+
+/*
+ * Write a batch through the engine -- as a WAL record too when tides.wal is
+ * on and may_log (permanent data; never in recovery) -- without waiting or
+ * raising an error for the engine's answer.
+ */
+extern tides_status trt_engine_write(tides_db *db, tides_batch *b, bool may_log, uint64 *lsn);
+/* drop every key under a prefix (logged and flushed first when tides.wal is on and may_log) */
+extern tides_status trt_drop_prefix(tides_db *db, const uint8 *prefix, size_t len, bool may_log);
+/* the next logged batch removes what snapshots older than xid could see (hot standby) */
+extern void trt_wal_set_conflict(TransactionId latest_removed, Oid db);
+/* an unlogged or temporary relation's tree stays out of the WAL */
+extern void trt_note_tree_persistence(uint64 tree, char persistence);
+extern void trt_wal_attach(tides_db *db);
+extern void trt_wal_log_checkpoint(XLogRecPtr redo);
+
+extern void trt_wait_for_guards(void);
+/* seal and flush every memtable that holds anything now, waiting (checkpoint.c) */
+extern void trt_flush_everything(tides_db *db);
+extern void trt_guard_main(int index);
+extern void trt_checkpoint_replayed(XLogRecPtr redo);
+extern void trt_flush_after_redo(void);
+extern void trt_wal_shutdown(tides_db *db);
+extern void trt_backup_check(void);
+extern bool trt_backup_needs_fmgr_hook(Oid fn);
+extern void trt_backup_fmgr_event(FmgrHookEventType event, Oid fn);
+extern bool trt_restore_backup(const char *dir, tides_vfs *vfs, char *why, size_t cap);
+/* trees.c: storage was created here in binary-upgrade mode (pg_upgrade's placeholders) */
+extern bool trt_binary_upgrade_marked(tides_db *db);
+
+/* ------------------------------------------------------ monitoring (monitor.c) */
+
+/*
+ * Engine block I/O of this process since the last call: into pgBufferUsage
+ * (EXPLAIN BUFFERS, pg_stat_statements) and, unless rel is NULL, the
+ * relation's pgstat block counts (pg_statio_*).  Cheap when nothing was read.
+ */
+extern void trt_io_account(Relation rel);
+
+/*
+ * The engine's counters (tides_get_stats), with tides.wal = on the bytes of
+ * tides' WAL records as log_bytes_written: the engine keeps no log then.
+ */
+extern void trt_get_stats(tides_stats *st);
+
+/* trt_get_stats minus the figures at the last reset, and when that was */
+extern void trt_stats_since_reset(tides_stats *st, TimestampTz *reset_at);
+extern void trt_stats_reset(void);
+
+/* bytes of every tree database db maps (estimated, as the planner's) */
+extern uint64 trt_database_bytes(Oid db);
+
+/* the files in $PGDATA/pg_tides */
+typedef struct TrtEngineFiles
+{
+	uint64		sst_files;
+	uint64		sst_bytes;
+	uint64		log_files;
+	uint64		log_bytes;
+	uint64		other_files;	/* MANIFEST-*, CURRENT, leftovers */
+	uint64		other_bytes;
+} TrtEngineFiles;
+
+extern void trt_engine_files(TrtEngineFiles *f);
 
 /* ------------------------------------------------------ workers (workers.c) */
 
 extern void trt_register_workers(void);
+/* _PG_init, after trt_register_workers: FATAL unless every worker got a slot */
+extern void trt_check_workers_registered(void);
 
 /* ------------------------------------------------------ row locks */
 

@@ -18,6 +18,7 @@
  */
 #include "postgres.h"
 
+#include "access/xlog.h"
 #include "storage/shmem.h"
 #include "utils/hsearch.h"
 
@@ -75,6 +76,8 @@ counter_for(uint64 tree)
 	uint8		key[TRT_META_TREE_KEY_LEN];
 	size_t		klen;
 	uint64		reserved;
+
+	Assert(!RecoveryInProgress());	/* see trt_vid_high_water */
 
 	LWLockAcquire(get_counters_lock(), LW_SHARED);
 	c = hash_search(vid_counters, &tree, HASH_FIND, NULL);
@@ -218,8 +221,23 @@ trt_tree_vm_pages(uint64 tree)
 uint64
 trt_vid_high_water(uint64 tree)
 {
-	VidCounter *c = counter_for(tree);
+	VidCounter *c;
 	uint64		v;
+
+	/*
+	 * A hot standby's counters would go stale while WAL replay moves the
+	 * reservations on, and one cached here would be handed out after a
+	 * promotion: in recovery, read the reservation (at least every vid
+	 * used) and cache nothing.
+	 */
+	if (RecoveryInProgress())
+	{
+		uint8		key[TRT_META_TREE_KEY_LEN];
+		size_t		klen = trt_meta_tree_key(key, TRT_META_VID_RESERVED, tree);
+
+		return trt_meta_read_u64(key, klen, 0);
+	}
+	c = counter_for(tree);
 
 	SpinLockAcquire(&c->mutex);
 	v = c->next;

@@ -7,6 +7,9 @@
  *                      10 s in mode none), advancing the durable horizon
  *   tides maintenance  deletes obsolete files, prepares log segments,
  *                      drops the trees of dropped relations
+ *   tides checkpoint guard 0, 1   (tides.wal only, instead of sync) hold
+ *                      PostgreSQL's checkpoints until what they cover is in
+ *                      SSTables (checkpoint.c)
  *
  * Writers wake them through the engine's wakeup callback (a SetLatch on the
  * worker's latch); each also wakes on a timeout.  A failing work function is
@@ -14,9 +17,11 @@
  */
 #include "postgres.h"
 
+#include "access/xlog.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
+#include "postmaster/bgworker_internals.h"
 #include "postmaster/interrupt.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
@@ -32,10 +37,10 @@ PGDLLEXPORT void trt_worker_main(Datum arg);
 
 enum
 {
-	KIND_FLUSH, KIND_COMPACT, KIND_SYNC, KIND_MAINT
+	KIND_FLUSH, KIND_COMPACT, KIND_SYNC, KIND_MAINT, KIND_GUARD
 };
 
-static const char *kind_name[] = {"flush", "compaction", "sync", "maintenance"};
+static const char *kind_name[] = {"flush", "compaction", "sync", "maintenance", "checkpoint guard"};
 
 static void
 register_one(int kind, int index)
@@ -49,12 +54,18 @@ register_one(int kind, int index)
 	 * in proc array slot 0 (it takes that slot for its own).
 	 */
 	w.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	w.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	/*
+	 * With tides.wal a hot standby's replay fills memtables: flush,
+	 * compaction and file deletion run there too.  Guards only matter
+	 * where checkpoints happen.
+	 */
+	w.bgw_start_time = trt_wal && kind != KIND_GUARD ? BgWorkerStart_ConsistentState :
+		BgWorkerStart_RecoveryFinished;
 	w.bgw_restart_time = 1;
 	snprintf(w.bgw_library_name, BGW_MAXLEN, "tidesam");
 	snprintf(w.bgw_function_name, BGW_MAXLEN, "trt_worker_main");
-	if (kind == KIND_COMPACT)
-		snprintf(w.bgw_name, BGW_MAXLEN, "tides compaction %d", index);
+	if (kind == KIND_COMPACT || kind == KIND_GUARD)
+		snprintf(w.bgw_name, BGW_MAXLEN, "tides %s %d", kind_name[kind], index);
 	else
 		snprintf(w.bgw_name, BGW_MAXLEN, "tides %s", kind_name[kind]);
 	snprintf(w.bgw_type, BGW_MAXLEN, "tides %s", kind_name[kind]);
@@ -68,8 +79,63 @@ trt_register_workers(void)
 	register_one(KIND_FLUSH, 0);
 	for (int i = 0; i < trt_compaction_workers; i++)
 		register_one(KIND_COMPACT, i);
-	register_one(KIND_SYNC, 0);
+	if (trt_wal)
+	{
+		/* no log of our own to sync; two guards for PostgreSQL's checkpoints (checkpoint.c) */
+		register_one(KIND_GUARD, 0);
+		register_one(KIND_GUARD, 1);
+	}
+	else
+		register_one(KIND_SYNC, 0);
 	register_one(KIND_MAINT, 0);
+}
+
+/* how many workers trt_register_workers asks for */
+static int
+workers_wanted(void)
+{
+	return 1 + trt_compaction_workers + (trt_wal ? 2 : 1) + 1;
+}
+
+/*
+ * RegisterBackgroundWorker only logs "too many background workers" when
+ * max_worker_processes is used up, and the server runs without the rest:
+ * without the sync worker interval mode never syncs, without maintenance no
+ * obsolete file is deleted, without the guards (tides.wal) every write
+ * waits forever.  So count what was registered, and refuse to start.
+ * (Single-user mode runs no workers: no check there.)
+ */
+void
+trt_check_workers_registered(void)
+{
+	slist_iter	it;
+	int			got = 0;
+	int			others = 0;
+	int			want = workers_wanted();
+
+	if (!IsPostmasterEnvironment)
+		return;
+	slist_foreach(it, &BackgroundWorkerList)
+	{
+		RegisteredBgWorker *rw = slist_container(RegisteredBgWorker, rw_lnode, it.cur);
+
+		if (strcmp(rw->rw_worker.bgw_library_name, "tidesam") == 0 &&
+			strcmp(rw->rw_worker.bgw_function_name, "trt_worker_main") == 0)
+			got++;
+		else
+			others++;
+	}
+	if (got < want)
+		ereport(FATAL,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("tidesam needs %d background workers, but max_worker_processes = %d left room for only %d of them",
+						want, max_worker_processes, got),
+				 errdetail("tides runs a flush worker, %d compaction worker(s) (tides.compaction_workers), %s and a maintenance worker; %d other background worker(s) were registered before it.",
+						   trt_compaction_workers,
+						   trt_wal ? "two checkpoint guards (tides.wal = on)" : "a sync worker",
+						   others),
+				 errhint("Set max_worker_processes to at least %d, plus what parallel query and logical replication need.",
+						 want + others)));
 }
 
 static Latch **
@@ -116,8 +182,10 @@ do_work(tides_db *db, int kind, tides_status *st)
 			break;
 		default:
 			*st = tides_maint_work(db, &did);
-			if (*st == TIDES_OK)
+			/* dropping writes (to the WAL too): not on a standby */
+			if (*st == TIDES_OK && !RecoveryInProgress())
 				trt_process_drops();
+			trt_backup_check();
 			break;
 	}
 	return did;
@@ -138,6 +206,11 @@ trt_worker_main(Datum arg)
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
 
+	if (kind == KIND_GUARD)
+	{
+		trt_guard_main(index);
+		proc_exit(0);
+	}
 	work_cxt = AllocSetContextCreate(TopMemoryContext, "tides worker", ALLOCSET_DEFAULT_SIZES);
 	db = trt_engine();
 	*my_latch_slot(kind, index) = MyLatch;
@@ -198,8 +271,16 @@ trt_worker_main(Datum arg)
 	}
 	if (kind == KIND_MAINT)
 	{
-		/* a clean stop: the log is synced and the manifest rewritten */
-		tides_shutdown(db);
+		/*
+		 * A clean stop: the log is synced and the manifest rewritten; with
+		 * tides.wal, before the shutdown checkpoint, everything logged goes
+		 * into SSTables first.  (A standby's redo starts at its last
+		 * restartpoint, which its engine files already cover.)
+		 */
+		if (trt_wal && !RecoveryInProgress())
+			trt_wal_shutdown(db);
+		else
+			tides_shutdown(db);
 	}
 	proc_exit(0);
 }

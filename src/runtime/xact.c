@@ -36,10 +36,14 @@
  * indexes' entries, and other snapshots cannot see the rows.  They collect
  * in a backend-local batch with the transaction's tag, which goes to the
  * engine before this backend's next write or read (trt_write_batch,
- * trt_read, trt_open_iter), before a parallel plan starts its workers,
- * or as the sealing batch itself.  A one-row INSERT into a table with a
- * primary key and three other indexes then writes three batches (the row,
- * the key's entry, the other entries with the seal) instead of six.  D1
+ * trt_read, trt_open_iter; not a unique check's look, trt_iter_open_stem,
+ * which wants none of them), before a parallel plan starts its workers,
+ * or as the sealing batch itself.  A write of the same tag takes them along
+ * in one engine write (trt_xact_write_with_deferred).  A one-row INSERT
+ * into a table with a primary key and three other indexes then writes three
+ * batches (the row, the key's entry, the other entries with the seal)
+ * instead of six; a multi-row INSERT two per row (the row with the previous
+ * row's other entries, the key's entry).  D1
  * holds as before: every entry is in the log, with the tag, no later than
  * the seal, so before the commit record.  An aborted transaction's deferred
  * entries are dropped: no snapshot will see its rows.  A failed write keeps
@@ -73,11 +77,24 @@ trt_xact_note_write(void)
 	if (!xact_wrote)
 	{
 		(void) trt_engine();	/* finalises the incarnation if needed */
-		/* after the seal, writes go untagged (and no xid may be assigned) */
-		if (!xact_sealed)
+		/*
+		 * After the seal, writes go untagged (and no xid may be assigned).
+		 * With tides.wal the WAL orders commits: no tags, but an xid, so
+		 * that the transaction writes a commit record.
+		 */
+		if (trt_wal && !xact_sealed)
+			(void) GetTopTransactionId();
+		else if (!xact_sealed)
 			xact_tag = trt_make_tag(trt_shared->incarnation, GetTopTransactionId());
 		xact_wrote = true;
 	}
+}
+
+uint64
+trt_xact_tag(void)
+{
+	Assert(xact_wrote);
+	return xact_sealed || trt_wal ? 0 : xact_tag;
 }
 
 void
@@ -133,6 +150,69 @@ trt_xact_defer_put(const void *key, size_t klen, const void *val, size_t vlen)
 		if (tides_batch_bytes(b) >= TRT_DEFERRED_MAX_BYTES)
 			trt_xact_flush_deferred();
 	}
+}
+
+/* add every entry of a batch to another (tides_batch_foreach callback) */
+static void
+copy_entry(void *arg, bool is_delete, const void *key, size_t klen, const void *val, size_t vlen)
+{
+	tides_batch *to = arg;
+
+	if (is_delete)
+		(void) tides_batch_delete(to, key, klen);
+	else
+		(void) tides_batch_put(to, key, klen, val, vlen);
+}
+
+/* is b just like the deferred batch (tag, no seal, sync mark), so that both may go as one? */
+static bool
+same_kind_as_deferred(const tides_batch *b)
+{
+	uint64_t	t1,
+				t2;
+	bool		s1,
+				s2,
+				d1,
+				d2;
+
+	return tides_batch_get_tag(b, &t1, &s1, &d1) &&
+		tides_batch_get_tag(deferred, &t2, &s2, &d2) &&
+		t1 == t2 && !s1 && !s2 && d1 == d2;
+}
+
+/*
+ * Write the deferred entries and then b as one batch, when b carries what
+ * they carry (the same tag, no seal, the same sync mark) and both are small:
+ * the same as writing them one after the other, in one engine write instead
+ * of two (a row after the previous row's index entries).  The deferred
+ * entries are dropped only once the write succeeded; a failed write leaves
+ * them waiting and b unwritten, as two writes would.  False (nothing
+ * written) when they cannot go together.
+ */
+bool
+trt_xact_write_with_deferred(tides_batch *b, uint64 *lsn)
+{
+	static tides_batch *merged = NULL;
+
+	if (trt_deferred_entries == 0 || xact_sealed || tides_batch_count(b) == 0 ||
+		tides_batch_bytes(b) + tides_batch_bytes(deferred) > TRT_DEFERRED_MAX_BYTES ||
+		!same_kind_as_deferred(b))
+		return false;
+	if (merged == NULL && (merged = tides_batch_new()) == NULL)
+		return false;
+	tides_batch_clear(merged);
+	tides_batch_set_tag(merged, xact_tag, false);
+	tides_batch_foreach(deferred, copy_entry, merged);
+	tides_batch_foreach(b, copy_entry, merged);
+	/* out of memory on the way (the counts tell): the usual two writes */
+	if (tides_batch_count(merged) != tides_batch_count(deferred) + tides_batch_count(b) ||
+		!same_kind_as_deferred(merged))
+		return false;
+	*lsn = trt_write_batch_now(merged);
+	tides_batch_clear(merged);
+	tides_batch_clear(deferred);
+	trt_deferred_entries = 0;
+	return true;
 }
 
 void
@@ -204,8 +284,16 @@ seal(void)
 static void
 seal_and_sync(bool force_durable)
 {
-	uint64		lsn = seal();
+	uint64		lsn;
 	tides_status s = TIDES_OK;
+
+	if (trt_wal)
+	{
+		/* the commit record is the seal, and PostgreSQL flushes it as it decides */
+		trt_xact_flush_deferred();
+		return;
+	}
+	lsn = seal();
 
 	if (trt_guc_sync_mode == TIDES_SYNC_FULL)
 	{
@@ -268,9 +356,15 @@ oldest_running_full(void)
 void
 trt_sync_everything(const char *why)
 {
-	FullTransactionId horizon = oldest_running_full();
-	tides_status s = tides_sync(trt_engine(), 0, true);
+	FullTransactionId horizon;
+	tides_status s;
 	uint64		cur;
+
+	/* with tides.wal a deleter's commit record precedes everything that relies on it */
+	if (trt_wal)
+		return;
+	horizon = oldest_running_full();
+	s = tides_sync(trt_engine(), 0, true);
 
 	if (s != TIDES_OK)
 		trt_engine_error(s, why);
@@ -284,8 +378,19 @@ trt_sync_everything(const char *why)
 bool
 trt_xid_durable(TransactionId xid)
 {
-	FullTransactionId next = ReadNextFullTransactionId();
-	uint64		full = U64FromFullTransactionId(next) - (uint32) (XidFromFullTransactionId(next) - xid);
+	FullTransactionId next;
+	uint64		full;
+
+	/*
+	 * With tides.wal whatever relies on the deletion -- an index entry's
+	 * removal, a frozen xid -- is WAL-logged after the deleter's commit
+	 * record, and no engine file holds a change the WAL may lose: if the
+	 * consequence survives a crash, so does the commit.
+	 */
+	if (trt_wal)
+		return true;
+	next = ReadNextFullTransactionId();
+	full = U64FromFullTransactionId(next) - (uint32) (XidFromFullTransactionId(next) - xid);
 
 	return full < pg_atomic_read_u64(&trt_shared->durable_horizon);
 }
@@ -311,7 +416,7 @@ trt_xact_callback(XactEvent event)
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
 			discard_deferred();
-			if (xact_wrote && !xact_sealed)
+			if (xact_wrote && !xact_sealed && !trt_wal)
 				seal_quietly();
 			xact_wrote = xact_sealed = xact_force_durable = false;
 			break;

@@ -37,7 +37,7 @@ IOS = "SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_indexsc
 def scenario(base, mode, port):
     c = pgharness.Cluster(os.path.join(base, mode), port=port)
     c.initdb({"shared_preload_libraries": "'tidesam,tidesam_keepvfs'", "autovacuum": "off",
-              "tides.sync_mode": mode, "synchronous_commit": "on"})
+              "tides.sync_mode": mode, "synchronous_commit": "on", "tides.wal": "off"})
     c.start()
     results = []
 

@@ -53,18 +53,20 @@ case "$what" in
   check)
     run vfs_keep keep_test
     run crash python3 "$here/crash_loop.py" --cycles "${CRASH_CYCLES:-20}" --dir "$base/loop" \
-        --modes "${CRASH_MODES:-none,interval,full}" --variants "${CRASH_VARIANTS:-kill,keep}"
+        --modes "${CRASH_MODES:-none,interval,full,wal}" --variants "${CRASH_VARIANTS:-kill,keep}"
     run wraparound python3 "$here/wraparound.py" --dir "$base/wraparound"
     run faults python3 "$here/fault_test.py" --dir "$base/faults"
     run lost_rows python3 "$here/lost_rows.py" --dir "$base/lost_rows"
+    run bulk_crash python3 "$here/bulk_crash.py" --dir "$base/bulk_crash" --cycles "${BULK_CRASH_CYCLES:-3}"
     ;;
   soak)
     run vfs_keep keep_test
     run crash python3 "$here/crash_loop.py" --cycles "${CRASH_CYCLES:-300}" --dir "$base/soak" \
-        --modes "${CRASH_MODES:-none,interval,full}" --variants "${CRASH_VARIANTS:-kill,keep,backend}"
+        --modes "${CRASH_MODES:-none,interval,full,wal}" --variants "${CRASH_VARIANTS:-kill,keep,backend}"
     run wraparound python3 "$here/wraparound.py" --dir "$base/wraparound"
     run faults python3 "$here/fault_test.py" --dir "$base/faults"
     run lost_rows python3 "$here/lost_rows.py" --dir "$base/lost_rows"
+    run bulk_crash python3 "$here/bulk_crash.py" --dir "$base/bulk_crash" --cycles "${BULK_CRASH_CYCLES:-30}"
     ;;
   bench)
     run bench python3 "$here/bench.py" --dir "$base/bench"

@@ -367,4 +367,113 @@ drain(tides_db *db)
 	return first;
 }
 
+/*
+ * Write b, doing flush and compaction work while the engine answers BUSY
+ * (a single-process test has no workers), then clear it.
+ */
+static H_UNUSED void
+h_write_through(tides_db *db, tides_batch *b)
+{
+	tides_status s;
+
+	for (int tries = 0; (s = tides_write(db, b, NULL)) == TIDES_BUSY && tries < 10000; tries++)
+	{
+		bool		did;
+
+		CHECK_OK(tides_flush_work(db, &did));
+		CHECK_OK(tides_compact_work(db, &did));
+	}
+	CHECK_OK(s);
+	tides_batch_clear(b);
+}
+
+/* seal the active memtable and flush every sealed one: level 0 gets a file each */
+static H_UNUSED void
+h_seal_and_flush(tides_db *db)
+{
+	bool		did;
+
+	for (int tries = 0; tides_seal_memtable(db) == TIDES_BUSY && tries < 1000; tries++)
+		CHECK_OK(tides_flush_work(db, &did));
+	do
+		CHECK_OK(tides_flush_work(db, &did));
+	while (did);
+}
+
+/* a full compaction to its end: every level down to the last */
+static H_UNUSED void
+h_compact_full(tides_db *db)
+{
+	tides_full_compaction fc;
+	bool		done = false,
+				did;
+
+	tides_full_compaction_begin(db, &fc);
+	for (int steps = 0; !done && steps < 10000; steps++)
+		CHECK_OK(tides_full_compaction_step(db, &fc, &done, &did));
+	CHECK(done);
+}
+
+/* ------------------------------------------------------- a small store */
+
+/*
+ * Options of a small store that flushes and compacts early (64 KiB
+ * memtables, segments and files), and its numbered keys: "key%06d" ->
+ * "value-of-%06d".  For tests about the store's files more than its data
+ * (a missing CURRENT, the format version).
+ */
+static H_UNUSED void
+small_store_opts(tides_options *o)
+{
+	tides_options_default(o);
+	o->memtable_size = 64 << 10;
+	o->memtable_count = 3;
+	o->block_cache_size = 1 << 20;
+	o->meta_size = 1 << 20;
+	o->max_open_tags = 16;
+	o->log_segment_size = 256 << 10;
+	o->target_file_size = 64 << 10;
+	o->level_base_size = 64 << 10;
+	o->sync_mode = TIDES_SYNC_NONE;
+}
+
+/* write numbered key i, running background work while the engine is busy */
+static H_UNUSED void
+put_numbered(tides_db *db, int i)
+{
+	tides_batch *b = tides_batch_new();
+	char		k[32],
+				v[64];
+
+	sprintf(k, "key%06d", i);
+	sprintf(v, "value-of-%06d", i);
+	CHECK_OK(tides_batch_put(b, k, strlen(k), v, strlen(v)));
+	while (tides_write(db, b, NULL) == TIDES_BUSY)
+		drain(db);
+	tides_batch_free(b);
+}
+
+/* how many of the numbered keys 0 .. n-1 read back with their values */
+static H_UNUSED int
+count_numbered(tides_db *db, int n)
+{
+	int			found = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		char		k[32],
+					w[64];
+		void	   *v = NULL;
+		size_t		vl;
+
+		sprintf(k, "key%06d", i);
+		sprintf(w, "value-of-%06d", i);
+		if (tides_get(db, NULL, k, strlen(k), &v, &vl) == TIDES_OK && vl == strlen(w) &&
+			memcmp(v, w, vl) == 0)
+			found++;
+		free(v);
+	}
+	return found;
+}
+
 #endif

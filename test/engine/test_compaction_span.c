@@ -38,17 +38,7 @@ static uint32_t batched;			/* entries in the batch being built */
 static void
 write_one(tides_db *db, tides_batch *b)
 {
-	tides_status s;
-
-	for (int tries = 0; (s = tides_write(db, b, NULL)) == TIDES_BUSY && tries < 10000; tries++)
-	{
-		bool		did;
-
-		CHECK_OK(tides_flush_work(db, &did));
-		CHECK_OK(tides_compact_work(db, &did));
-	}
-	CHECK_OK(s);
-	tides_batch_clear(b);
+	h_write_through(db, b);
 	batched = 0;
 }
 
@@ -74,18 +64,6 @@ put_meta(tides_db *db, tides_batch *b)
 	h_row_key(k, 0, 0x56000000);
 	CHECK_OK(tides_batch_put(b, k, KEYLEN, &meta_value, sizeof(meta_value)));
 	write_one(db, b);
-}
-
-static void
-seal_and_flush(tides_db *db)
-{
-	bool		did;
-
-	for (int tries = 0; tides_seal_memtable(db) == TIDES_BUSY && tries < 1000; tries++)
-		CHECK_OK(tides_flush_work(db, &did));
-	do
-		CHECK_OK(tides_flush_work(db, &did));
-	while (did);
 }
 
 static bool
@@ -222,7 +200,7 @@ test_load(bool partitioned)
 			put_row(st.db, b, (uint32_t) (h_mix(m) % first));
 		write_one(st.db, b);
 		put_meta(st.db, b);
-		seal_and_flush(st.db);
+		h_seal_and_flush(st.db);
 		kept_files += drain_counting_kept(st.db);
 	}
 	tides_get_stats(st.db, &ss);

@@ -213,10 +213,22 @@ test_recovery(env *e)
 	tides_recovery_info info;
 	tides_batch *b = tides_batch_new();
 
+	uint64_t	tag;
+	bool		seal,
+				dsync;
+
 	put(e->db, "after-flush", "in the log only");
+	/* what a batch carries reads back; a cleared batch carries nothing */
+	CHECK(tides_batch_get_tag(b, &tag, &seal, &dsync) && tag == 0 && !seal && !dsync);
+	tides_batch_set_tag(b, 77, true);
+	tides_batch_defer_sync(b);
+	CHECK(tides_batch_get_tag(b, &tag, &seal, &dsync) && tag == 77 && seal && dsync);
+	tides_batch_clear(b);
+	CHECK(tides_batch_get_tag(b, &tag, &seal, &dsync) && tag == 0 && !seal && !dsync);
 	/* a tagged transaction whose seal never comes, and one that is sealed */
 	tides_batch_put(b, "t1", 2, "x", 1);
 	tides_batch_set_tag(b, 1001, false);
+	CHECK(tides_batch_get_tag(b, &tag, &seal, &dsync) && tag == 1001 && !seal && !dsync);
 	CHECK_OK(tides_write(e->db, b, NULL));
 	tides_batch_clear(b);
 	tides_batch_put(b, "t2", 2, "y", 1);

@@ -19,58 +19,6 @@
 
 static store st;
 
-static void
-opts(tides_options *o)
-{
-	tides_options_default(o);
-	o->memtable_size = 64 << 10;
-	o->memtable_count = 3;
-	o->block_cache_size = 1 << 20;
-	o->meta_size = 1 << 20;
-	o->max_open_tags = 16;
-	o->log_segment_size = 256 << 10;
-	o->target_file_size = 64 << 10;
-	o->level_base_size = 64 << 10;
-	o->sync_mode = TIDES_SYNC_NONE;
-}
-
-static void
-put(int i)
-{
-	tides_batch *b = tides_batch_new();
-	char		k[32],
-				v[64];
-
-	sprintf(k, "key%06d", i);
-	sprintf(v, "value-of-%06d", i);
-	CHECK_OK(tides_batch_put(b, k, strlen(k), v, strlen(v)));
-	while (tides_write(st.db, b, NULL) == TIDES_BUSY)
-		drain(st.db);
-	tides_batch_free(b);
-}
-
-static int
-count_keys(int n)
-{
-	int			found = 0;
-
-	for (int i = 0; i < n; i++)
-	{
-		char		k[32],
-					w[64];
-		void	   *v = NULL;
-		size_t		vl;
-
-		sprintf(k, "key%06d", i);
-		sprintf(w, "value-of-%06d", i);
-		if (tides_get(st.db, NULL, k, strlen(k), &v, &vl) == TIDES_OK && vl == strlen(w) &&
-			memcmp(v, w, vl) == 0)
-			found++;
-		free(v);
-	}
-	return found;
-}
-
 /* names and sizes of the files in dir, as one string */
 static char *
 listing(const char *dir)
@@ -132,7 +80,7 @@ expect_refused(const char *what, const char *must_name)
 	{
 		test_failures++;
 		fprintf(stderr, "test_missing_current: %s: recovery succeeded (as a new store: %d of the "
-				"keys are visible)\n", what, count_keys(NKEYS));
+				"keys are visible)\n", what, count_numbered(st.db, NKEYS));
 	}
 	else
 	{
@@ -201,12 +149,12 @@ main(int argc, char **argv)
 	/* a store with tables on several levels and entries in the log */
 	snprintf(dir, sizeof(dir), "%s/store", root);
 	memset(&st, 0, sizeof(st));
-	opts(&st.opts);
+	small_store_opts(&st.opts);
 	st.dir = dir;
 	CHECK_OK(store_open(&st));
 	for (int i = 0; i < NKEYS; i++)
 	{
-		put(i);
+		put_numbered(st.db, i);
 		if (i == NKEYS / 2 || i == NKEYS - 100)
 		{
 			CHECK_OK(tides_seal_memtable(st.db));
@@ -230,18 +178,18 @@ main(int argc, char **argv)
 	/* and back: everything is there */
 	write_file(dir, "CURRENT", current);
 	CHECK_OK(store_open(&st));
-	CHECK(count_keys(NKEYS) == NKEYS);
+	CHECK(count_numbered(st.db, NKEYS) == NKEYS);
 	CHECK(tides_verify(st.db, report_problem, &quiet) == 0);
 	store_crash(&st);
 
 	/* 3. only log segments (nothing flushed yet) */
 	snprintf(dir, sizeof(dir), "%s/logonly", root);
 	memset(&st, 0, sizeof(st));
-	opts(&st.opts);
+	small_store_opts(&st.opts);
 	st.dir = dir;
 	CHECK_OK(store_open(&st));
 	for (int i = 0; i < 50; i++)
-		put(i);
+		put_numbered(st.db, i);
 	store_crash(&st);
 	free(current);
 	current = read_current(dir);
@@ -250,7 +198,7 @@ main(int argc, char **argv)
 	expect_refused("CURRENT deleted, log only", "MANIFEST-");
 	write_file(dir, "CURRENT", current);
 	CHECK_OK(store_open(&st));
-	CHECK(count_keys(50) == 50);
+	CHECK(count_numbered(st.db, 50) == 50);
 	store_crash(&st);
 
 	/* 4. an interrupted creation is a new store */
@@ -259,13 +207,13 @@ main(int argc, char **argv)
 	write_file(dir, "MANIFEST-000001", "");
 	write_file(dir, "CURRENT.tmp", "MANIFEST-0000");
 	memset(&st, 0, sizeof(st));
-	opts(&st.opts);
+	small_store_opts(&st.opts);
 	st.dir = dir;
 	CHECK_OK(store_open(&st));
 	if (st.db != NULL)
 	{
-		put(1);
-		CHECK(count_keys(2) == 1);
+		put_numbered(st.db, 1);
+		CHECK(count_numbered(st.db, 2) == 1);
 	}
 	store_crash(&st);
 

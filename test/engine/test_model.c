@@ -60,6 +60,7 @@ static struct
 				batches,
 				gets,
 				scans,
+				stem_reads,
 				steps,
 				snaps,
 				held,
@@ -568,6 +569,118 @@ op_scan(void)
 	cnt.scans++;
 }
 
+/*
+ * A uniqueness-check style read: the keys stem || exactly filter_stem_suffix
+ * bytes, through an iterator with lower_is_stem over [stem, successor).
+ * Every such key the oracle holds must be shown with its value, in order,
+ * and no other key of that length; keys of other lengths may be shown (from
+ * files the filter did not rule out, even versions a skipped file would have
+ * hidden): the reader ignores them.  The stem is the
+ * stem of a key of the key space (so files holding it exist) or of a probe.
+ */
+static void
+op_stem_read(void)
+{
+	uint8_t		stem[400],
+				up[400];
+	size_t		sl,
+				ul;
+	uint32_t	suffix = st.opts.filter_stem_suffix ? st.opts.filter_stem_suffix : 2;
+	uint32_t	r = (uint32_t) tides_rand_uniform(&rnd, ks.n);
+	uint32_t	lo,
+				hi,
+				want;
+	tides_iter_options o;
+	tides_iter *it;
+	msnap	   *sn = NULL;
+	const uint32_t *vers;
+	int			step = 0;
+
+	if (tides_rand_uniform(&rnd, 4) == 0)
+		sl = make_probe(stem);
+	else
+	{
+		memcpy(stem, ks.key[r], ks.len[r]);
+		sl = ks.len[r];
+	}
+	if (sl <= suffix)
+		return;
+	sl -= suffix;
+	/* the successor of the stem: the last byte below 0xff, incremented */
+	memcpy(up, stem, sl);
+	ul = sl;
+	while (ul > 0 && up[ul - 1] == 0xff)
+		ul--;
+	if (ul == 0)
+		return;
+	up[ul - 1]++;
+	if (tides_rand_uniform(&rnd, 4) == 0)
+	{
+		int			i = (int) tides_rand_uniform(&rnd, MAX_SNAPS);
+
+		if (snaps[i].used)
+			sn = &snaps[i];
+	}
+	vers = sn ? sn->vers : cur;
+	memset(&o, 0, sizeof(o));
+	o.snap = sn ? &sn->s : NULL;
+	o.lower = stem;
+	o.lower_len = sl;
+	o.upper = up;
+	o.upper_len = ul;
+	o.fill_cache = true;
+	o.lower_is_stem = true;
+	it = tides_iter_new(st.db, &o);
+	if (it == NULL)
+	{
+		FAILF("tides_iter_new(lower_is_stem) returned NULL");
+		return;
+	}
+	lo = ks_lower_bound(&ks, stem, sl);
+	hi = ks_lower_bound(&ks, up, ul);
+	want = lo;
+	for (tides_iter_first(it); tides_iter_valid(it); tides_iter_next(it), step++)
+	{
+		size_t		kl,
+					vl;
+		const uint8_t *k = tides_iter_key(it, &kl);
+		const void *v = tides_iter_value(it, &vl);
+		uint32_t	kr = ks_lower_bound(&ks, k, kl);
+
+		if (kl != sl + suffix)
+			continue;			/* another length: may be shown, even stale (ignored) */
+		if (kr >= ks.n || ks_cmp_raw(ks.key[kr], ks.len[kr], k, kl) != 0 || vers[kr] == 0 ||
+			!ks_value_is(kr, vers[kr], true, v, vl) || kr < lo || kr >= hi)
+		{
+			FAILF("stem read step %d: a key the oracle does not hold there, or a wrong value", step);
+			print_key(stderr, k, kl);
+			fputc('\n', stderr);
+			break;
+		}
+		/* every wanted key before this one must have been shown */
+		for (; want < kr; want++)
+			if (vers[want] != 0 && ks.len[want] == sl + suffix)
+			{
+				FAILF("stem read: key of rank %u (version %u) missing", want, vers[want]);
+				print_key(stderr, ks.key[want], ks.len[want]);
+				fputc('\n', stderr);
+				tides_iter_free(it);
+				return;
+			}
+		want = kr + 1;
+	}
+	if (tides_iter_status(it) != TIDES_OK)
+		FAILF("stem read: %s", tides_status_name(tides_iter_status(it)));
+	for (; want < hi; want++)
+		if (vers[want] != 0 && ks.len[want] == sl + suffix)
+		{
+			FAILF("stem read: key of rank %u (version %u) missing at the end", want, vers[want]);
+			break;
+		}
+	tides_iter_free(it);
+	cnt.stem_reads++;
+}
+
 /* every key in order, both ways, against vers */
 static void
 full_scan(tides_iter *given, const uint32_t *vers, const char *what)
@@ -763,6 +876,11 @@ restart(bool clean)
 	store_crash(&st);
 	st.opts.compression = comp[cnt.crashes % 3];
 	st.opts.block_size = cnt.crashes % 2 ? 1024 : 4096;
+	/* tables of an earlier stem length (or none) must not hide keys */
+	st.opts.filter_stem_suffix = (uint32_t[]) {2, 3, 0}[cnt.crashes % 3];
+	/* an adaptive L0 trigger with its back-pressure shift, sorted runs, or neither */
+	st.opts.level0_adaptive_trigger = cnt.crashes % 2 == 0;
+	st.opts.level0_tiered = cnt.crashes % 3 == 1;
 	s = store_open(&st);
 	if (s != TIDES_OK)
 	{
@@ -809,6 +927,8 @@ main(int argc, char **argv)
 	st.opts.slowdown_delay_us = 0;
 	st.opts.max_open_files = 16;
 	st.opts.sync_mode = TIDES_SYNC_NONE;
+	st.opts.filter_stem_suffix = 2;
+	st.opts.level0_adaptive_trigger = true;
 	st.dir = fast_tmpdir("model");
 	fprintf(stderr, "test_model: seed %llu, %llu ops, %u keys, dir %s\n",
 			(unsigned long long) test_seed, (unsigned long long) nops, ks.n, st.dir);
@@ -834,8 +954,10 @@ main(int argc, char **argv)
 			op_get_into();
 		else if (p < 740)
 			op_get_snapshot();
-		else if (p < 800)
+		else if (p < 790)
 			op_scan();
+		else if (p < 800)
+			op_stem_read();
 		else if (p < 806)
 			op_snapshot();
 		else if (p < 808)
@@ -872,11 +994,12 @@ main(int argc, char **argv)
 	restart(false);
 
 	fprintf(stderr, "test_model: %llu puts, %llu deletes, %llu batches, %llu gets, %llu scans "
-			"(%llu steps), %llu snapshots, %llu held iterators, %llu busy, %llu drops, "
+			"(%llu steps), %llu stem reads, %llu snapshots, %llu held iterators, %llu busy, %llu drops, "
 			"%llu restarts, %llu full scans, %llu held iterators released for a stall; deepest level %d, up to %llu files\n",
 			(unsigned long long) cnt.puts, (unsigned long long) cnt.dels,
 			(unsigned long long) cnt.batches, (unsigned long long) cnt.gets,
 			(unsigned long long) cnt.scans, (unsigned long long) cnt.steps,
+			(unsigned long long) cnt.stem_reads,
 			(unsigned long long) cnt.snaps, (unsigned long long) cnt.held,
 			(unsigned long long) cnt.busy, (unsigned long long) cnt.drops,
 			(unsigned long long) cnt.crashes, (unsigned long long) cnt.fullscans,

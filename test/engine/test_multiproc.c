@@ -13,7 +13,8 @@
  *   - one background process running flush, compaction and maintenance in
  *     a loop (as a Postgres background worker would), and a second one
  *     running only compaction (a second compaction worker: two compactions
- *     at once must keep the levels ordered);
+ *     at once must keep the levels ordered; with an even seed level 0 is
+ *     kept as sorted runs, so merges in level 0 race with its moves down);
  *   - one reader process taking snapshots and iterating across all ranges
  *     while compactions replace files underneath: every pair it sees must
  *     be consistent (a batch is visible whole or not at all), every value
@@ -651,6 +652,8 @@ main(int argc, char **argv)
 	st.opts.slowdown_delay_us = 100;
 	st.opts.sync_mode = TIDES_SYNC_FULL;
 	st.opts.block_size = 1024;
+	/* level 0 as sorted runs (merges in place beside moves down) for even seeds */
+	st.opts.level0_tiered = test_seed % 2 == 0;
 	st.dir = fast_tmpdir("multiproc");
 	C = test_shared_alloc(sizeof(ctl));
 	memset(C, 0, sizeof(*C));

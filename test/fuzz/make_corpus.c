@@ -321,7 +321,7 @@ table_seeds(void)
 	{
 		tides_filter_builder fb;
 
-		tides_filter_builder_init(&fb, 10, 0);
+		tides_filter_builder_init(&fb, 10, 0, 0);
 		for (int i = 0; i < 20; i++)
 			tides_filter_builder_add(&fb, (const uint8_t *) &i, sizeof(i));
 		tides_buf_reset(&buf);

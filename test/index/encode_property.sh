@@ -8,7 +8,9 @@
 #   test/index/encode_property.sh [--cluster] [ROUNDS] [N]
 #
 # Each round runs sql/index_encode.sql with N random values per type (plus
-# the edge values) and a fresh random seed.  With --cluster the script makes
+# the edge values) and a fresh random seed, ROUNDS times in a database with
+# the C locale and ROUNDS times in one with glibc's C.UTF-8 (there the
+# "text default" check is C.UTF-8 as the default collation).  With --cluster the script makes
 # a throwaway cluster (test/harness: TIDES_PG_BINDIR, PORT); otherwise it
 # uses the server that PGHOST/PGPORT name, which must preload tidesam.
 # (libc collations are not checked: glibc's strxfrm does not always agree
@@ -43,20 +45,27 @@ else
     SQL="$REPO/sql/index_encode.sql"
 fi
 
+# two databases: the C locale, and glibc's C.UTF-8 (whose "text default"
+# check is then the database's default collation under C.UTF-8, which
+# tides_btree takes as code-point order)
 DB="tidx_encode_$$"
-run_psql -d postgres -c "CREATE DATABASE $DB TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C'" >/dev/null ||
-    { echo "index_encode: 0 passed, 1 failed"; exit 1; }
-[[ $CLUSTER -eq 1 ]] || trap 'run_psql -d postgres -c "DROP DATABASE IF EXISTS $DB" >/dev/null' EXIT
-run_psql -d "$DB" -c "CREATE EXTENSION tidesam" >/dev/null ||
-    { echo "index_encode: 0 passed, 1 failed"; exit 1; }
+DBU="tidx_encode_cutf8_$$"
+[[ $CLUSTER -eq 1 ]] || trap 'run_psql -d postgres -c "DROP DATABASE IF EXISTS $DB" -c "DROP DATABASE IF EXISTS $DBU" >/dev/null' EXIT
+for d in "$DB:C" "$DBU:C.UTF-8"; do
+    run_psql -d postgres -c "CREATE DATABASE ${d%%:*} TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE '${d#*:}' LC_CTYPE '${d#*:}'" >/dev/null &&
+    run_psql -d "${d%%:*}" -c "CREATE EXTENSION tidesam" >/dev/null ||
+        { echo "index_encode: 0 passed, 1 failed"; exit 1; }
+done
 
 # one result row per check_enc() call in the script
 NCHECKS="$(grep -c "check_enc('" "$SQL")"
 pass=0
 fail=0
-for ((r = 1; r <= ROUNDS; r++)); do
+for ((r = 1; r <= 2 * ROUNDS; r++)); do
     seed="0.$RANDOM$RANDOM"
-    out="$(run_psql -d "$DB" -v n="$N" -v seed="$seed" -v ON_ERROR_STOP=0 -A -F '|' -t -f "$SQL" 2>&1)"
+    # odd rounds in the C database, even ones in the C.UTF-8 one
+    db="$DB"; ((r % 2 == 0)) && db="$DBU"
+    out="$(run_psql -d "$db" -v n="$N" -v seed="$seed" -v ON_ERROR_STOP=0 -A -F '|' -t -f "$SQL" 2>&1)"
     # result rows are "what|bad|example"; every bad must be 0
     rows="$(printf '%s\n' "$out" | grep -E '^[^|]+\|[0-9]+\|' || true)"
     nrows="$(printf '%s\n' "$rows" | grep -c . || true)"
@@ -67,11 +76,11 @@ for ((r = 1; r <= ROUNDS; r++)); do
     pass=$((pass + good))
     fail=$((fail + NCHECKS - good))
     if [[ -n "$bad" || $missing -gt 0 ]]; then
-        echo "round $r (seed $seed, n $N): FAILED: $good of $NCHECKS checks agree"
+        echo "round $r ($db, seed $seed, n $N): FAILED: $good of $NCHECKS checks agree"
         [[ -n "$bad" ]] && printf '%s\n' "$bad"
         [[ $missing -gt 0 ]] && printf '%s\n' "$out" | grep -E 'ERROR' | head
     else
-        echo "round $r (seed $seed, n $N): $nrows checks, all orders agree"
+        echo "round $r ($db, seed $seed, n $N): $nrows checks, all orders agree"
     fi
 done
 echo "index_encode: $pass passed, $fail failed"

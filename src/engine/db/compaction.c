@@ -56,12 +56,14 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "db/compaction.h"
 #include "db/compaction_iter.h"
 #include "db/db_impl.h"
 #include "db/merge_iter.h"
 #include "db/table_writer.h"
+#include "util/testpoint.h"
 
 
 /* targets per level and the base level, for version v */
@@ -403,8 +405,9 @@ pick_scored(tides_db *db, tides_version *v, int base, const uint64_t target[TIDE
 	int			order[TIDES_MAX_LEVELS];
 	int			norder = 0;
 	bool		found = false;
+	tides_l0_plan l0 = tides_compaction_l0_plan(db, v, base);
 
-	score[0] = (double) v->nfiles[0] / db->opts.level0_compaction_trigger;
+	score[0] = l0.score;
 	for (int l = 1; l < LAST_LEVEL; l++)
 	{
 		uint64_t	bytes = tides_version_level_bytes(v, l);
@@ -435,7 +438,22 @@ pick_scored(tides_db *db, tides_version *v, int base, const uint64_t target[TIDE
 
 		tides_compaction_reset(c, v, l);
 		c->score = score[l];
-		if (l == 0)
+		if (l == 0 && l0.kind == TIDES_L0_MERGE)
+		{
+			/*
+			 * Consecutive runs into one, in place.  No claim to check:
+			 * level 0 may overlap, the files are unmarked, and a move down
+			 * of level 0 waits while any of its files is busy.
+			 */
+			c->nin[0] = l0.nfiles;
+			c->in[0] = malloc(l0.nfiles * sizeof(tides_file_meta *));
+			if (c->in[0] == NULL)
+				break;
+			memcpy(c->in[0], v->files[0] + l0.first, l0.nfiles * sizeof(tides_file_meta *));
+			c->output_level = 0;
+			found = true;
+		}
+		else if (l == 0)
 		{
 			/* every level-0 file: they may overlap, and must stay ordered */
 			if (tides_compaction_busy(v->files[0], v->nfiles[0]))
@@ -496,7 +514,8 @@ pick(tides_db *db, tides_compaction *c, bool reserve)
 	int			slot = -1;
 	int			marked = 0;
 	bool		found = false;
-	bool		l0_urgent = v->nfiles[0] >= db->opts.level0_slowdown_trigger;
+	bool		l0_urgent = v->nfiles[0] >= db->opts.level0_slowdown_trigger +
+		atomic_load_explicit(&sh->l0_shift, memory_order_relaxed);
 
 	TIDES_ASSERT(tides_mutex_held(&sh->version_mutex));
 	tides_compaction_reset(c, NULL, 0);
@@ -533,6 +552,60 @@ pick(tides_db *db, tides_compaction *c, bool reserve)
 	return true;
 }
 
+/* the input figures of a compaction's slot: the files it merges */
+static void
+progress_inputs(tides_db *db, const tides_compaction *c)
+{
+	tides_running_compaction *r;
+	uint32_t	files = 0;
+	uint64_t	bytes = 0,
+				entries = 0;
+
+	if (c->slot < 0)
+		return;
+	r = &db->sh->running[c->slot];
+	for (int k = 0; k < 2; k++)
+		for (uint32_t i = 0; i < c->nin[k]; i++)
+		{
+			files++;
+			bytes += c->in[k][i]->size;
+			entries += c->in[k][i]->entries;
+		}
+	atomic_store_explicit(&r->input_files, files, memory_order_relaxed);
+	atomic_store_explicit(&r->input_bytes, bytes, memory_order_relaxed);
+	atomic_store_explicit(&r->input_entries, entries, memory_order_relaxed);
+}
+
+typedef struct progress_ctx
+{
+	tides_running_compaction *r;
+	tides_table_writer *w;
+} progress_ctx;
+
+/* tides_compaction_rules.progress: what the merge has read and written so far */
+static void
+progress(void *arg, uint64_t input_entries)
+{
+	progress_ctx *p = arg;
+	tides_table_writer *w = p->w;
+	uint64_t	written = w->bytes_written;
+	uint64_t	entries = 0;
+
+	for (uint32_t i = 0; i < w->noutputs; i++)
+		entries += w->outputs[i].entries;
+	if (w->builder != NULL)
+	{
+		written += tides_sst_builder_size(w->builder);
+		entries += tides_sst_builder_entries(w->builder);
+	}
+	atomic_store_explicit(&p->r->entries_read, input_entries, memory_order_relaxed);
+	atomic_store_explicit(&p->r->entries_written, entries, memory_order_relaxed);
+	atomic_store_explicit(&p->r->bytes_written, written, memory_order_relaxed);
+	atomic_store_explicit(&p->r->files_written, w->noutputs + (w->builder != NULL),
+						  memory_order_relaxed);
+	TIDES_TEST_POINT("compaction.progress", w->db);
+}
+
 int
 tides_compaction_free_slot(const tides_shared *sh)
 {
@@ -560,12 +633,16 @@ tides_compaction_reserve(tides_db *db, tides_compaction *c, int slot)
 	mark(c, 1);
 	range_files(c->in[0], c->nin[0], &lo, &hi);
 	range_files(c->in[1], c->nin[1], &lo, &hi);
+	memset(r, 0, sizeof(*r));
 	r->used = true;
 	r->level = c->level;
 	r->output_level = c->output_level;
 	r->lo = lo;
 	r->hi = hi;
+	r->pid = (int32_t) getpid();
+	r->started_us = tides_wall_us();
 	c->slot = slot;
+	progress_inputs(db, c);
 	tides_version_ref(c->v);
 }
 
@@ -586,21 +663,33 @@ typedef struct deeper_ctx
 	const tides_version *v;
 	int			level;
 	int			output_level;
+	uint32_t	older_l0;		/* a level-0 merge: v's L0 files from here on are older */
 } deeper_ctx;
+
+/* does f's user-key range hold ukey? */
+static bool
+file_spans(const tides_file_meta *f, const uint8_t *ukey, size_t n)
+{
+	return tides_ukey_cmp(ukey, n, LO_KEY(f)) >= 0 && tides_ukey_cmp(ukey, n, HI_KEY(f)) <= 0;
+}
 
 /*
  * May a level the output does not replace hold an older version of ukey?
  * Those are the levels below the input level except the output level
  * (every output-level file overlapping the inputs' range is an input) --
  * including levels between level 0 and the output level, which hold older
- * versions than level 0 does.  Dropping a tombstone that hides one of them
- * would bring the deleted value back.
+ * versions than level 0 does -- and, for a merge of level-0 runs, the
+ * level-0 files older than its inputs.  Dropping a tombstone that hides one
+ * of them would bring the deleted value back.
  */
 static bool
 deeper_may_hold(void *arg, const uint8_t *ukey, size_t n)
 {
 	deeper_ctx *d = arg;
 
+	for (uint32_t i = d->older_l0; d->level == 0 && d->output_level == 0 && i < d->v->nfiles[0]; i++)
+		if (file_spans(d->v->files[0][i], ukey, n))
+			return true;
 	for (int l = d->level + 1; l < TIDES_MAX_LEVELS; l++)
 		if (l != d->output_level && tides_version_overlaps(d->v, l, ukey, n, ukey, n))
 			return true;
@@ -701,7 +790,8 @@ run(tides_db *db, tides_compaction *c, tides_table_writer *w)
 	tides_iiter *in;
 	tides_compaction_rules rules;
 	tides_compaction_counts counts;
-	deeper_ctx	dc = {c->v, c->level, c->output_level};
+	deeper_ctx	dc = {c->v, c->level, c->output_level, 0};
+	progress_ctx pc = {c->slot >= 0 ? &sh->running[c->slot] : NULL, w};
 	tides_dropped_prefix *dropped = NULL;
 	uint64_t   *snaps;
 	bool		bottom = true;
@@ -731,6 +821,17 @@ run(tides_db *db, tides_compaction *c, tides_table_writer *w)
 	for (int l = c->level + 1; l < TIDES_MAX_LEVELS; l++)
 		if (l != c->output_level && c->v->nfiles[l] > 0)
 			bottom = false;
+	if (c->level == 0 && c->output_level == 0)
+	{
+		/* a merge of runs: the L0 files after its last input are older */
+		dc.older_l0 = UINT32_MAX;
+		for (uint32_t i = 0; i < c->v->nfiles[0]; i++)
+			if (c->v->files[0][i] == c->in[0][c->nin[0] - 1])
+				dc.older_l0 = i + 1;
+		TIDES_ASSERT(dc.older_l0 != UINT32_MAX);	/* the inputs are v's */
+		if (dc.older_l0 < c->v->nfiles[0])
+			bottom = false;
+	}
 	memset(&rules, 0, sizeof(rules));
 	memset(&counts, 0, sizeof(counts));
 	snaps = tides_snapshot_list(db, &rules.nsnapshots);
@@ -744,9 +845,14 @@ run(tides_db *db, tides_compaction *c, tides_table_writer *w)
 	 * place, which is only chosen there) the output keeps only what a
 	 * snapshot needs: remember the oldest one (want() in pick_marked).
 	 */
-	if (snaps != NULL && (bottom || c->output_level == c->level))
+	if (snaps != NULL && (bottom || (c->output_level == c->level && c->level > 0)))
 		c->gc_horizon = rules.nsnapshots > 0 ? snaps[0] : UINT64_MAX;
 	rules.deeper_arg = &dc;
+	if (pc.r != NULL)
+	{
+		rules.progress = progress;
+		rules.progress_arg = &pc;
+	}
 	tides_lock_version(sh);
 	if (sh->ndropped > 0 && (dropped = malloc(sh->ndropped * sizeof(*dropped))) != NULL)
 	{
@@ -766,6 +872,7 @@ run(tides_db *db, tides_compaction *c, tides_table_writer *w)
 	{
 		tides_iiter_first(in);
 		s = tides_compaction_run(in, &rules, tides_table_writer_emit, w, &counts, &w->err);
+		c->entries_read = counts.input_entries;
 	}
 	tides_iiter_destroy(in);
 	if (s == TIDES_OK)
@@ -809,11 +916,14 @@ tides_compaction_execute(tides_db *db, tides_compaction *cp, bool *did)
 	*did = false;
 	tides_compaction_reset(cp, NULL, 0);	/* c owns everything now */
 	trivial = c.nin[0] == 1 && c.nin[1] == 0 && !c.rewrite;
-	tides_table_writer_init(&w, db, db->opts.target_file_size);
+	/* a merge of level-0 runs makes one run: one file (and the partitioner's) */
+	tides_table_writer_init(&w, db, c.level == 0 && c.output_level == 0 ? UINT64_MAX :
+							db->opts.target_file_size);
 	tides_edit_init(&e);
 	if (!trivial)
 	{
 		keep_untouched(db, &c);
+		progress_inputs(db, &c);
 		w.stays = c.kept;
 		w.nstays = c.nkept;
 		s = run(db, &c, &w);
@@ -847,6 +957,8 @@ tides_compaction_execute(tides_db *db, tides_compaction *cp, bool *did)
 	/* all or nothing, superversion included */
 	e.dropped_seen = c.dropped_seen;
 	e.gc_horizon = c.gc_horizon;
+	e.written_us = tides_wall_us();
+	e.by_compaction = true;
 	if (s == TIDES_OK)
 		s = tides_manifest_apply(db, &e, NULL, &written, &w.err);
 	else if (w.err.code == TIDES_OK)
@@ -878,6 +990,9 @@ tides_compaction_execute(tides_db *db, tides_compaction *cp, bool *did)
 			tides_count(&sh->counters, compactions, 1);
 			tides_count(&sh->counters, compaction_bytes_read, read_bytes);
 			tides_count(&sh->counters, compaction_bytes_written, w.bytes_written);
+			tides_count(&sh->counters, compaction_entries_read, c.entries_read);
+			for (uint32_t i = 0; i < w.noutputs; i++)
+				tides_count(&sh->counters, compaction_entries_written, w.outputs[i].entries);
 		}
 		atomic_store(&sh->bg_error, TIDES_OK);
 		*did = true;
@@ -913,4 +1028,97 @@ tides_compaction_needed(tides_db *db)
 	need = pick(db, &c, false);
 	tides_mutex_unlock(&sh->version_mutex);
 	return need;
+}
+
+int
+tides_get_level_info(tides_db *db, tides_level_info *info)
+{
+	tides_shared *sh = db->sh;
+	tides_version *v;
+	uint64_t	target[TIDES_MAX_LEVELS];
+	int			base;
+	tides_l0_plan l0;
+
+	memset(info, 0, sizeof(*info) * TIDES_MAX_LEVELS);
+	if (atomic_load(&sh->state) != TIDES_STATE_OPEN)
+		return LAST_LEVEL;
+	tides_lock_version(sh);
+	v = sh->current;
+	base = tides_compaction_targets(db, v, target);
+	l0 = tides_compaction_l0_plan(db, v, base);
+	for (int l = 0; l < TIDES_MAX_LEVELS; l++)
+	{
+		tides_level_info *li = &info[l];
+
+		li->files = v->nfiles[l];
+		for (uint32_t i = 0; i < v->nfiles[l]; i++)
+		{
+			const tides_file_meta *f = v->files[l][i];
+
+			li->bytes += f->size;
+			li->entries += f->entries;
+			li->deletions += f->deletions;
+			if (atomic_load(&f->being_compacted))
+				li->files_compacting++;
+		}
+		/* as pick_scored */
+		if (l == 0)
+			li->score = l0.score;
+		else if (l == LAST_LEVEL)
+			li->score = 0;
+		else if (l < base)
+			li->score = li->bytes > 0 ? 1e9 : 0;
+		else
+			li->score = (double) li->bytes / (double) target[l];
+		if (l >= base)
+			li->target_bytes = target[l];
+	}
+	/* compaction debt, level by level; level 0's: the move down, or the merge of its runs */
+	if (l0.kind == TIDES_L0_DOWN)
+		info[0].pending_bytes = info[0].bytes +
+			info[tides_compaction_l0_output(v, base, v->files[0], v->nfiles[0])].bytes;
+	for (uint32_t i = l0.first; l0.kind == TIDES_L0_MERGE && i < l0.first + l0.nfiles; i++)
+		info[0].pending_bytes += v->files[0][i]->size;
+	for (int l = 1; l < LAST_LEVEL; l++)
+	{
+		tides_level_info *li = &info[l];
+
+		if (l < base)
+			li->pending_bytes = li->bytes;
+		else if (li->bytes > li->target_bytes)
+			li->pending_bytes = (uint64_t) ((double) (li->bytes - li->target_bytes) *
+											 (1.0 + (double) info[l + 1].bytes / (double) li->bytes));
+	}
+	tides_mutex_unlock(&sh->version_mutex);
+	return base;
+}
+
+int
+tides_get_compactions(tides_db *db, tides_compaction_info *out, int max)
+{
+	tides_shared *sh = db->sh;
+	int			n = 0;
+
+	/* no lock: a slot may be released while it is copied (a row of zeros at worst) */
+	for (int i = 0; i < TIDES_MAX_COMPACTIONS && n < max; i++)
+	{
+		tides_running_compaction *r = &sh->running[i];
+		tides_compaction_info *ci;
+
+		if (!*(volatile bool *) &r->used)
+			continue;
+		ci = &out[n++];
+		ci->level = *(volatile int *) &r->level;
+		ci->output_level = *(volatile int *) &r->output_level;
+		ci->pid = *(volatile int32_t *) &r->pid;
+		ci->started_us = *(volatile uint64_t *) &r->started_us;
+		ci->input_files = atomic_load_explicit(&r->input_files, memory_order_relaxed);
+		ci->input_bytes = atomic_load_explicit(&r->input_bytes, memory_order_relaxed);
+		ci->input_entries = atomic_load_explicit(&r->input_entries, memory_order_relaxed);
+		ci->entries_read = atomic_load_explicit(&r->entries_read, memory_order_relaxed);
+		ci->entries_written = atomic_load_explicit(&r->entries_written, memory_order_relaxed);
+		ci->bytes_written = atomic_load_explicit(&r->bytes_written, memory_order_relaxed);
+		ci->files_written = atomic_load_explicit(&r->files_written, memory_order_relaxed);
+	}
+	return n;
 }

@@ -1,7 +1,8 @@
 /*
- * compaction.h -- what compaction.c shares with compaction_full.c: the
- * description of one compaction, and the picking, reservation and running
- * steps both the background picker and a full (manual) compaction use.
+ * compaction.h -- what compaction.c shares with compaction_full.c and
+ * compaction_l0.c: the description of one compaction, and the picking,
+ * reservation and running steps both the background picker and a full
+ * (manual) compaction use.
  * Everything here except tides_compaction_execute runs with version_mutex
  * held.
  */
@@ -34,11 +35,37 @@ typedef struct tides_compaction
 	bool		rewrite;		/* never a trivial move (marked input, or in place) */
 	uint64_t	dropped_seen;	/* dropped ids below this were applied (run) */
 	uint64_t	gc_horizon;		/* for the outputs (tides_file_meta.gc_horizon; run) */
+	uint64_t	entries_read;	/* input entries merged (run) */
 } tides_compaction;
 
 /* targets per level of version v; returns the base level */
 int			tides_compaction_targets(const tides_db *db, const tides_version *v,
 									 uint64_t target[TIDES_MAX_LEVELS]);
+
+/*
+ * What level 0 asks for in v (compaction_l0.c): nothing, to go down as a
+ * whole, or (option level0_tiered) the merge of files [first, first +
+ * nfiles) of its newest-first list into one run in place.  score >= 1
+ * unless kind is NONE.
+ */
+typedef struct tides_l0_plan
+{
+	enum
+	{
+		TIDES_L0_NONE, TIDES_L0_DOWN, TIDES_L0_MERGE
+	}			kind;
+	uint32_t	first;
+	uint32_t	nfiles;
+	double		score;
+} tides_l0_plan;
+
+tides_l0_plan tides_compaction_l0_plan(const tides_db *db, const tides_version *v, int base);
+
+/* level 0's compaction trigger for v (adapted to the base level's size) */
+uint32_t	tides_compaction_l0_trigger(const tides_db *db, const tides_version *v, int base);
+
+/* how far that raised it above the configured trigger: the back-pressure thresholds move as far */
+uint32_t	tides_compaction_l0_shift(const tides_db *db, const tides_version *v);
 
 /* is one of the files an input of a running compaction? */
 bool		tides_compaction_busy(tides_file_meta **files, uint32_t n);

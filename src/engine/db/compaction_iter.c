@@ -52,7 +52,8 @@ tides_compaction_run(tides_iiter *in, const tides_compaction_rules *r, tides_emi
 		int			type;
 		uint32_t	stripe;
 
-		counts->input_entries++;
+		if (++counts->input_entries % TIDES_PROGRESS_EVERY == 0 && r->progress != NULL)
+			r->progress(r->progress_arg, counts->input_entries);
 		if (!tides_ikey_valid(ikey, iklen))
 		{
 			s = tides_fail(err, TIDES_CORRUPTION, "malformed internal key during compaction");

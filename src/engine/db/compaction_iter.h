@@ -32,7 +32,12 @@ typedef struct tides_compaction_rules
 	/* may a deeper level hold this user key?  NULL: never (bottommost) */
 	bool		(*deeper_may_hold) (void *arg, const uint8_t *ukey, size_t n);
 	void	   *deeper_arg;
+	/* called every TIDES_PROGRESS_EVERY input entries with the count so far; may be NULL */
+	void		(*progress) (void *arg, uint64_t input_entries);
+	void	   *progress_arg;
 } tides_compaction_rules;
+
+#define TIDES_PROGRESS_EVERY 1024
 
 /* receives each surviving entry; a non-OK status stops the walk */
 typedef tides_status (*tides_emit_fn) (void *arg, const uint8_t *ikey, size_t iklen,

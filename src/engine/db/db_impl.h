@@ -25,7 +25,8 @@
  *
  * What each protects:
  *   write_lock     last_seq, next_lsn, the active memtable pointer and the
- *                  reservation of its space, writers_paused, log_broken_lsn
+ *                  reservation of its space, writers_paused, writes_closed,
+ *                  log_broken_lsn
  *   version_mutex  the current version, manifest file, replay_lsn, skips,
  *                  dropped prefixes and the files' marks for compaction
  *                  (marked, dropped_seen), building/installing
@@ -110,6 +111,22 @@ typedef struct tides_running_compaction
 	int			output_level;
 	const tides_file_meta *lo;
 	const tides_file_meta *hi;
+
+	/*
+	 * Progress, for tides_get_compactions: set when the slot is claimed
+	 * (version_mutex), the input figures again once the files left alone
+	 * are known, the rest by the running process as it goes.  Read without
+	 * a lock: each field is right, the set of them only roughly together.
+	 */
+	int32_t		pid;
+	uint64_t	started_us;
+	_Atomic uint32_t input_files;
+	_Atomic uint64_t input_bytes;
+	_Atomic uint64_t input_entries;
+	_Atomic uint64_t entries_read;
+	_Atomic uint64_t entries_written;
+	_Atomic uint64_t bytes_written;
+	_Atomic uint32_t files_written;
 } tides_running_compaction;
 
 typedef struct tides_tag_entry
@@ -138,9 +155,11 @@ typedef struct tides_shared
 	tides_memtable *active;
 	uint64_t	next_mem_id;
 	bool		writers_paused; /* a memtable switch or log repair is under way */
+	bool		writes_closed;	/* tides_close_writes: every later write fails */
 	uint64_t	log_broken_lsn; /* 0, or the position of a failed log write */
 	_Atomic uint64_t sync_poisoned_lsn; /* an fsync failed below this: see write.c */
 	_Atomic uint32_t l0_files;	/* level-0 file count of the current version */
+	_Atomic uint32_t l0_shift;	/* its back-pressure shift (tides_compaction_l0_shift) */
 	_Atomic uint64_t published_seq;
 	_Atomic uint64_t published_lsn;
 	/*
@@ -192,6 +211,7 @@ typedef struct tides_shared
 	uint32_t	nobsolete;
 	uint64_t	obsolete[TIDES_MAX_OBSOLETE];
 	_Atomic uint64_t deletion_epoch;
+	_Atomic int32_t deletion_holds; /* tides_hold_file_deletion: keep obsolete files */
 
 	/* ---- snapshots: 0 = free slot, else seq + 1 */
 	_Atomic uint64_t snapshots[TIDES_MAX_SNAPSHOTS];
@@ -218,10 +238,15 @@ struct tides_db
 	void	   *filter_arg;
 	tides_partition_fn partition;
 	void	   *partition_arg;
+	tides_log_sync_fn log_sync; /* EXTERNAL mode: the application's log flush */
+	void	   *log_sync_arg;
 	uint64_t	seen_deletion_epoch;
 	uint64_t   *unsealed_tags;	/* owned copy handed out by recovery */
 	int			manifest_fd;	/* this process's descriptor of the manifest */
 	uint64_t	manifest_fd_number;
+	/* a write of this handle answered TIDES_BUSY: since, and last (write.c) */
+	uint64_t	stall_began_us;
+	uint64_t	stall_last_us;
 };
 
 /* ---- locks, in the order stated at the top of this file */
@@ -266,6 +291,14 @@ tides_trylock_flush(tides_shared *sh)
 }
 
 /* ---- helpers shared by the files of db/ */
+
+/*
+ * recovery (db/recovery.c): the phases of src/engine/README.md section 7,
+ * run by tides_open in the first process, state INIT.  On success the
+ * store is OPEN and info (may be NULL) says what was replayed; on failure
+ * err says why and the caller marks the region FAILED.
+ */
+tides_status tides_recover(tides_db *db, tides_recovery_info *info, tides_error *err);
 
 /* record err in the handle and return its code */
 tides_status tides_db_fail(tides_db *db, const tides_error *err);
@@ -318,6 +351,8 @@ tides_status tides_manifest_apply(tides_db *db, tides_edit *e, tides_memtable *f
 								  bool *written, tides_error *err);
 tides_status tides_manifest_load(tides_db *db, tides_edit *state, bool *exists, tides_error *err);
 tides_status tides_manifest_rewrite(tides_db *db, tides_error *err);
+/* the current state as a manifest file of its own named name (a checkpoint) */
+tides_status tides_manifest_save_as(tides_db *db, const char *name, tides_error *err);
 tides_status tides_manifest_verify(tides_db *db, tides_error *err);
 
 /* the state edit: every file and list of the current state */
@@ -364,7 +399,10 @@ typedef struct tides_dropped_state
 
 tides_status tides_dropped_reconcile(tides_db *db, tides_dropped_state *out, tides_error *err);
 
-/* current wall clock in microseconds */
+/* a monotonic clock in microseconds (intervals) */
 uint64_t	tides_now_us(void);
+
+/* the wall clock in microseconds since the Unix epoch (times reported to callers) */
+uint64_t	tides_wall_us(void);
 
 #endif

@@ -11,6 +11,12 @@
  * backward, it sits just before all entries of the shown key, whose key and
  * value are copied aside (entries of one key come newest first, so going
  * backward the newest visible one is the last seen).
+ *
+ * tides_iter_repin trades the pinned superversion for the current one
+ * without moving the caller: the entry it stands on is copied aside
+ * ("parked") and shown from the copy, and the next step is taken relative
+ * to that key in the new view -- as if the walk had gone on in one, except
+ * that without a snapshot the read point moves up to the present.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +47,12 @@ struct tides_iter
 	tides_buf	saved_value;
 	tides_buf	scratch;
 	tides_status status;
+	bool		fill;			/* tides_iter_options.fill_cache */
+	bool		lower_is_stem;	/* tides_iter_options.lower_is_stem */
+	bool		has_snap;		/* seq is a snapshot's: a repin keeps it */
+	bool		parked;			/* repinned on an entry: shown from park_key/value */
+	tides_buf	park_key;
+	tides_buf	park_value;
 	/* dropped prefixes: the verdict for the leading bytes of the last key (hidden()) */
 	const tides_superversion *drop_sv;	/* the cache is for this superversion */
 	uint32_t	drop_len;		/* 0: prefixes differ in length, no cache */
@@ -182,6 +194,17 @@ find_prev_user_entry(tides_iter *it)
 		int			type;
 		const uint8_t *k = inner_ukey(it, &n, &seq, &type);
 
+		/*
+		 * Keys at or above the upper bound are never shown.  Positioning
+		 * normally starts below them, but a prefix-filtered level that
+		 * skipped the files above the bound can leave the inner iterator
+		 * beyond it (tides_iter_last's seek found nothing there).
+		 */
+		if (value_type == TIDES_KT_DELETE && above_upper(it, k, n))
+		{
+			tides_iiter_prev(it->inner);
+			continue;
+		}
 		if (seq <= it->seq)
 		{
 			if (value_type != TIDES_KT_DELETE &&
@@ -231,6 +254,7 @@ seek_internal(tides_iter *it, const uint8_t *ukey, size_t n)
 void
 tides_iter_seek(tides_iter *it, const void *key, size_t klen)
 {
+	it->parked = false;
 	it->dir = DIR_FORWARD;
 	it->valid = false;
 	it->saved_value.len = 0;
@@ -246,6 +270,7 @@ tides_iter_seek(tides_iter *it, const void *key, size_t klen)
 void
 tides_iter_first(tides_iter *it)
 {
+	it->parked = false;
 	it->dir = DIR_FORWARD;
 	it->valid = false;
 	it->saved_value.len = 0;
@@ -259,6 +284,7 @@ tides_iter_first(tides_iter *it)
 void
 tides_iter_last(tides_iter *it)
 {
+	it->parked = false;
 	it->dir = DIR_BACKWARD;
 	it->valid = false;
 	it->saved_value.len = 0;
@@ -298,10 +324,34 @@ tides_iter_seek_for_prev(tides_iter *it, const void *key, size_t klen)
 		tides_iter_last(it);
 }
 
+/*
+ * Leave the parked entry for the new view: land on its key if it is still
+ * there (the step then moves on from it), else already past it.
+ */
+static bool
+unpark(tides_iter *it, bool backward)
+{
+	size_t		n;
+	const void *k;
+
+	TIDES_ASSERT(it->parked);
+	it->parked = false;
+	if (backward)
+		tides_iter_seek_for_prev(it, it->park_key.data, it->park_key.len);
+	else
+		tides_iter_seek(it, it->park_key.data, it->park_key.len);
+	if (!it->valid)
+		return false;
+	k = tides_iter_key(it, &n);
+	return tides_ukey_cmp(k, n, it->park_key.data, it->park_key.len) == 0;
+}
+
 void
 tides_iter_next(tides_iter *it)
 {
 	TIDES_ASSERT(it->valid);
+	if (it->parked && !unpark(it, false))
+		return;
 	if (it->dir == DIR_BACKWARD)
 	{
 		/* inner is before the entries of saved_key: step onto them, then past */
@@ -337,6 +387,8 @@ void
 tides_iter_prev(tides_iter *it)
 {
 	TIDES_ASSERT(it->valid);
+	if (it->parked && !unpark(it, true))
+		return;
 	if (it->dir == DIR_FORWARD)
 	{
 		/* step the inner iterator back before every entry of the current key */
@@ -375,6 +427,11 @@ const void *
 tides_iter_key(const tides_iter *it, size_t *klen)
 {
 	TIDES_ASSERT(it->valid);
+	if (it->parked)
+	{
+		*klen = it->park_key.len;
+		return it->park_key.data;
+	}
 	if (it->dir == DIR_FORWARD)
 	{
 		size_t		n;
@@ -391,6 +448,11 @@ const void *
 tides_iter_value(const tides_iter *it, size_t *vlen)
 {
 	TIDES_ASSERT(it->valid);
+	if (it->parked)
+	{
+		*vlen = it->park_value.len;
+		return it->park_value.data;
+	}
 	if (it->dir == DIR_FORWARD)
 		return tides_iiter_value(it->inner, vlen);
 	*vlen = it->saved_value.len;
@@ -402,7 +464,8 @@ tides_iter_status(const tides_iter *it)
 {
 	if (it->status != TIDES_OK)
 		return it->status;
-	if (it->saved_key.oom || it->saved_value.oom || it->scratch.oom)
+	if (it->saved_key.oom || it->saved_value.oom || it->scratch.oom ||
+		it->park_key.oom || it->park_value.oom)
 		return TIDES_NO_MEMORY;
 	return TIDES_OK;
 }
@@ -418,17 +481,90 @@ bound_prefix(const tides_iter *it, size_t prefix_len)
 	return it->lower.data;
 }
 
+/*
+ * The merge over a superversion, for reads at seq: every memtable, the
+ * level-0 files that may hold entries at or below seq (and, with a
+ * prefix-bounded range, the key prefix), one iterator per deeper level.
+ * NULL when out of memory.
+ */
+static tides_iiter *
+build_inner(tides_iter *it, tides_superversion *sv, uint64_t seq)
+{
+	tides_db   *db = it->db;
+	tides_version *v = sv->version;
+	size_t		plen = db->opts.prefix_len;
+	const uint8_t *prefix = bound_prefix(it, plen);
+	uint32_t	stem = 0;		/* nonzero: prefix is a stem of keys this much longer */
+	tides_iiter **children;
+	tides_iiter *inner;
+	int			n = 0;
+
+	/* a stem is the stronger filter: it names the keys wanted exactly */
+	if (it->lower_is_stem && it->has_lower && it->lower.len > 0 && db->opts.filter_stem_suffix > 0)
+	{
+		prefix = it->lower.data;
+		plen = it->lower.len;
+		stem = db->opts.filter_stem_suffix;
+	}
+	children = calloc(sv->nmem + v->nfiles[0] + TIDES_MAX_LEVELS + 1, sizeof(*children));
+	if (children == NULL)
+		return NULL;
+	for (uint32_t i = 0; i < sv->nmem; i++)
+		children[n++] = tides_memtable_iter_new(sv->mems[i]);
+	for (uint32_t i = 0; i < v->nfiles[0]; i++)
+	{
+		const tides_file_meta *f = v->files[0][i];
+
+		if (f->min_seq > seq)
+			continue;
+		/* wholly outside the bounds: nothing to show, no block read */
+		if ((it->has_upper &&
+			 tides_ukey_cmp(tides_file_smallest(f), f->smallest_len - TIDES_TRAILER,
+							it->upper.data, it->upper.len) >= 0) ||
+			(it->has_lower &&
+			 tides_ukey_cmp(tides_file_largest(f), f->largest_len - TIDES_TRAILER,
+							it->lower.data, it->lower.len) < 0))
+			continue;
+		if (prefix != NULL)
+		{
+			tides_sst  *t;
+			tides_error err;
+			bool		may = true;
+
+			if (tides_table_cache_get(db->tcache, f->number, f->size, &t, &err) == TIDES_OK)
+			{
+				may = stem > 0 ? tides_sst_may_contain_stem(t, prefix, plen, stem) :
+					tides_sst_may_contain_prefix(t, prefix, plen);
+				tides_table_cache_release(db->tcache, t);
+			}
+			if (!may)
+				continue;
+		}
+		children[n++] = tides_table_cache_iter(db->tcache, f->number, f->size, it->fill);
+	}
+	for (int l = 1; l < TIDES_MAX_LEVELS; l++)
+		if (v->nfiles[l] > 0)
+			children[n++] = tides_level_iter_new(db->tcache, v, l, it->fill, prefix, prefix ? plen : 0, stem,
+												 it->has_lower ? it->lower.data : NULL, it->lower.len,
+												 it->has_upper ? it->upper.data : NULL, it->upper.len);
+	for (int i = 0; i < n; i++)
+		if (children[i] == NULL)
+		{
+			for (int j = 0; j < n; j++)
+				tides_iiter_destroy(children[j]);
+			free(children);
+			return NULL;
+		}
+	inner = tides_merge_iter_new(children, n);
+	free(children);
+	return inner;
+}
+
 tides_iter *
 tides_iter_new(tides_db *db, const tides_iter_options *opts)
 {
 	tides_shared *sh = db->sh;
 	tides_iter *it;
-	tides_iiter **children;
-	int			n = 0;
-	tides_version *v;
-	const uint8_t *prefix;
-	size_t		plen = db->opts.prefix_len;
-	bool		fill = opts ? opts->fill_cache : true;
 
 	if (atomic_load(&sh->state) != TIDES_STATE_OPEN)
 		return NULL;
@@ -436,11 +572,15 @@ tides_iter_new(tides_db *db, const tides_iter_options *opts)
 	if (it == NULL)
 		return NULL;
 	it->db = db;
+	it->fill = opts ? opts->fill_cache : true;
+	it->lower_is_stem = opts && opts->lower_is_stem;
 	tides_buf_init(&it->lower);
 	tides_buf_init(&it->upper);
 	tides_buf_init(&it->saved_key);
 	tides_buf_init(&it->saved_value);
 	tides_buf_init(&it->scratch);
+	tides_buf_init(&it->park_key);
+	tides_buf_init(&it->park_value);
 	if (opts && opts->lower)
 	{
 		buf_set(&it->lower, opts->lower, opts->lower_len);
@@ -455,65 +595,76 @@ tides_iter_new(tides_db *db, const tides_iter_options *opts)
 	if (opts && opts->snap)
 	{
 		it->seq = opts->snap->seq;
+		it->has_snap = true;
 		it->sv = tides_sv_acquire(db);
 	}
 	else
 		it->sv = tides_sv_acquire_at(db, &it->seq);
 	TIDES_TEST_POINT("iter.pinned", db);
-	v = it->sv->version;
-	prefix = bound_prefix(it, plen);
-
-	children = calloc(it->sv->nmem + v->nfiles[0] + TIDES_MAX_LEVELS + 1, sizeof(*children));
-	if (children == NULL)
-		goto fail;
-	for (uint32_t i = 0; i < it->sv->nmem; i++)
-		children[n++] = tides_memtable_iter_new(it->sv->mems[i]);
-	for (uint32_t i = 0; i < v->nfiles[0]; i++)
-	{
-		const tides_file_meta *f = v->files[0][i];
-
-		if (f->min_seq > it->seq)
-			continue;
-		if (prefix != NULL)
-		{
-			tides_sst  *t;
-			tides_error err;
-			bool		may = true;
-
-			if (tides_table_cache_get(db->tcache, f->number, f->size, &t, &err) == TIDES_OK)
-			{
-				may = tides_sst_may_contain_prefix(t, prefix, plen);
-				tides_table_cache_release(db->tcache, t);
-			}
-			if (!may)
-				continue;
-		}
-		children[n++] = tides_table_cache_iter(db->tcache, f->number, f->size, fill);
-	}
-	for (int l = 1; l < TIDES_MAX_LEVELS; l++)
-		if (v->nfiles[l] > 0)
-			children[n++] = tides_level_iter_new(db->tcache, v, l, fill, prefix, prefix ? plen : 0);
-	for (int i = 0; i < n; i++)
-		if (children[i] == NULL)
-		{
-			for (int j = 0; j < n; j++)
-				tides_iiter_destroy(children[j]);
-			free(children);
-			goto fail;
-		}
-	it->inner = tides_merge_iter_new(children, n);
-	free(children);
+	it->inner = build_inner(it, it->sv, it->seq);
 	if (it->inner == NULL)
-		goto fail;
+	{
+		tides_sv_release(db, it->sv);
+		tides_buf_free(&it->lower);
+		tides_buf_free(&it->upper);
+		free(it);
+		return NULL;
+	}
 	it->dir = DIR_FORWARD;
 	return it;
+}
 
-fail:
+tides_status
+tides_iter_repin(tides_iter *it)
+{
+	tides_db   *db = it->db;
+	tides_superversion *sv;
+	tides_iiter *inner;
+	uint64_t	seq = it->seq;
+
+	if (atomic_load(&db->sh->state) != TIDES_STATE_OPEN)
+		return TIDES_UNAVAILABLE;
+	sv = it->has_snap ? tides_sv_acquire(db) : tides_sv_acquire_at(db, &seq);
+	if (sv == it->sv)
+	{
+		/* pinned by it already, so the same one: nothing to let go of */
+		tides_sv_release(db, sv);
+		return TIDES_OK;
+	}
+	inner = build_inner(it, sv, seq);
+	if (inner != NULL && it->valid && !it->parked)
+	{
+		size_t		kl,
+					vl;
+		const void *k = tides_iter_key(it, &kl);
+		const void *v = tides_iter_value(it, &vl);
+
+		buf_set(&it->park_key, k, kl);
+		buf_set(&it->park_value, v, vl);
+		it->parked = !it->park_key.oom && !it->park_value.oom;
+		if (!it->parked)
+		{
+			tides_iiter_destroy(inner);
+			inner = NULL;
+		}
+	}
+	if (inner == NULL)
+	{
+		/* nothing changed: the old pins stay */
+		tides_sv_release(db, sv);
+		return TIDES_NO_MEMORY;
+	}
+	tides_iiter_destroy(it->inner);
 	tides_sv_release(db, it->sv);
-	tides_buf_free(&it->lower);
-	tides_buf_free(&it->upper);
-	free(it);
-	return NULL;
+	it->inner = inner;
+	it->sv = sv;
+	it->seq = seq;
+	it->drop_sv = NULL;
+	it->dir = DIR_FORWARD;
+	it->saved_key.len = 0;
+	it->saved_value.len = 0;
+	TIDES_ASSERT(!it->valid || it->parked);
+	return TIDES_OK;
 }
 
 void
@@ -528,5 +679,7 @@ tides_iter_free(tides_iter *it)
 	tides_buf_free(&it->saved_key);
 	tides_buf_free(&it->saved_value);
 	tides_buf_free(&it->scratch);
+	tides_buf_free(&it->park_key);
+	tides_buf_free(&it->park_value);
 	free(it);
 }

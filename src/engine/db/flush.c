@@ -74,6 +74,17 @@ tides_flush_work(tides_db *db, bool *did)
 		tides_mutex_unlock(&sh->flush_mutex);
 		return TIDES_OK;
 	}
+	/* the write-ahead rule (tides_set_log_sync): the application's log is durable first */
+	if (atomic_load(&m->ext_max) > 0)
+	{
+		if (db->log_sync == NULL)
+		{
+			tides_mutex_unlock(&sh->flush_mutex);
+			return tides_fail(&db->err, TIDES_INVALID,
+							  "a flush of logged batches needs tides_set_log_sync");
+		}
+		db->log_sync(db->log_sync_arg, atomic_load(&m->ext_max));
+	}
 
 	memset(&rules, 0, sizeof(rules));
 	memset(&counts, 0, sizeof(counts));
@@ -114,6 +125,7 @@ tides_flush_work(tides_db *db, bool *did)
 		tides_lock_version(sh);
 		tides_edit_init(&e);
 		e.dropped_seen = dropped_seen;
+		e.written_us = tides_wall_us();
 		/* a flush writes one file (no size target at level 0), or none */
 		TIDES_ASSERT(w.noutputs <= 1);
 		/* oldest first: the replay position moves to the end of this memtable */
@@ -147,6 +159,8 @@ tides_flush_work(tides_db *db, bool *did)
 		tides_tags_forget_settled(db, m->end_lsn);
 		tides_count(&sh->counters, flushes, 1);
 		tides_count(&sh->counters, flush_bytes_written, w.bytes_written);
+		if (w.noutputs == 1)
+			tides_count(&sh->counters, flush_entries_written, w.outputs[0].entries);
 		atomic_store(&sh->bg_error, TIDES_OK);
 		*did = true;
 	}

@@ -19,6 +19,9 @@ delete_obsolete(tides_db *db)
 	char		fname[64],
 				path[1024];
 
+	/* a physical backup is copying files a checkpoint names: keep them all */
+	if (atomic_load(&sh->deletion_holds) > 0)
+		return false;
 	tides_spin_lock(&sh->obsolete_lock);
 	while (sh->nobsolete > 0 && n < 256)
 		batch[n++] = sh->obsolete[--sh->nobsolete];
@@ -344,10 +347,11 @@ tides_maint_work(tides_db *db, bool *did)
 	if (delete_obsolete(db))
 		*did = true;
 
-	/* keep the next log segment ready, recycling replayed ones */
+	/* keep the next log segment ready, recycling replayed ones (own log only) */
 	seg = tides_log_segment_of(&sh->log, atomic_load(&sh->published_lsn)) + 1;
-	if (!tides_log_segment_ready(&sh->log, seg) ||
-		atomic_load(&sh->log.oldest_segment) + 3 < tides_log_segment_of(&sh->log, sh->replay_lsn))
+	if (sh->ropts.log_mode == TIDES_LOG_OWN &&
+		(!tides_log_segment_ready(&sh->log, seg) ||
+		 atomic_load(&sh->log.oldest_segment) + 3 < tides_log_segment_of(&sh->log, sh->replay_lsn)))
 	{
 		s = tides_log_prepare(&db->log, seg, tides_log_segment_of(&sh->log, sh->replay_lsn), &err);
 		if (s == TIDES_OK)
@@ -403,7 +407,8 @@ tides_work_pending(tides_db *db)
 		atomic_load(&sh->log.durable_lsn) < atomic_load(&sh->log.written_lsn))
 		kinds |= TIDES_WORK_SYNC;
 	seg = tides_log_segment_of(&sh->log, atomic_load(&sh->published_lsn)) + 1;
-	if (sh->nobsolete > 0 || !tides_log_segment_ready(&sh->log, seg) || sh->ndropped > 0)
+	if ((sh->nobsolete > 0 && atomic_load(&sh->deletion_holds) == 0) || sh->ndropped > 0 ||
+		(sh->ropts.log_mode == TIDES_LOG_OWN && !tides_log_segment_ready(&sh->log, seg)))
 		kinds |= TIDES_WORK_MAINT;
 	return kinds;
 }
@@ -614,4 +619,60 @@ uint64_t
 tides_estimate_size(tides_db *db, const void *lower, size_t llen, const void *upper, size_t ulen)
 {
 	return range_size(db, lower, llen, upper, ulen, true);
+}
+
+void
+tides_get_range_info(tides_db *db, const void *lower, size_t llen, const void *upper, size_t ulen,
+					 tides_range_info *info)
+{
+	tides_superversion *sv;
+
+	memset(info, 0, sizeof(*info));
+	if (atomic_load(&db->sh->state) != TIDES_STATE_OPEN)
+		return;
+	sv = tides_sv_acquire(db);
+	for (int l = 0; l < TIDES_MAX_LEVELS; l++)
+		for (uint32_t i = 0; i < sv->version->nfiles[l]; i++)
+		{
+			const tides_file_meta *f = sv->version->files[l][i];
+			uint64_t	bytes;
+
+			if ((lower != NULL && tides_ukey_cmp(tides_file_largest(f), f->largest_len - TIDES_TRAILER,
+												 lower, llen) < 0) ||
+				(upper != NULL && tides_ukey_cmp(tides_file_smallest(f), f->smallest_len - TIDES_TRAILER,
+												 upper, ulen) >= 0))
+				continue;
+			bytes = file_range_bytes(db, f, lower, llen, upper, ulen);
+			info->level_bytes[l] += bytes;
+			info->level_files[l]++;
+			/* the file's counts, by the share of its bytes in the range */
+			if (bytes >= f->size || f->size == 0)
+			{
+				info->entries += f->entries;
+				info->deletions += f->deletions;
+			}
+			else
+			{
+				info->entries += (uint64_t) ((double) f->entries * bytes / f->size);
+				info->deletions += (uint64_t) ((double) f->deletions * bytes / f->size);
+			}
+			if (f->by_compaction && f->written_us > info->compacted_us)
+				info->compacted_us = f->written_us;
+			if (!f->by_compaction && f->written_us > info->flushed_us)
+				info->flushed_us = f->written_us;
+		}
+	for (uint32_t i = 0; i < sv->nmem; i++)
+		info->memtable_bytes += memtable_range_bytes_estimate(sv->mems[i], lower, llen, upper, ulen);
+	tides_sv_release(db, sv);
+}
+
+void
+tides_hold_file_deletion(tides_db *db, bool hold)
+{
+	int32_t		prev = atomic_fetch_add(&db->sh->deletion_holds, hold ? 1 : -1);
+
+	TIDES_ASSERT(hold || prev > 0);
+	(void) prev;
+	if (!hold && prev == 1)
+		tides_db_wakeup(db, TIDES_WORK_MAINT);
 }

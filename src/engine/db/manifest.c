@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "db/db_impl.h"
+#include "db/compaction.h"
 #include "log/log_format.h"
 
 #define MANIFEST_ROLL_SIZE (4u << 20)
@@ -124,6 +125,8 @@ prepare_edit(tides_db *db, const tides_edit *e, bool with_sv, prepared_edit *p, 
 			/* unmarked; prefixes dropped while its job ran are checked by maint.c */
 			f->dropped_seen = e->dropped_seen;
 			f->gc_horizon = e->gc_horizon;
+			f->written_us = e->written_us;
+			f->by_compaction = e->by_compaction;
 			created[ncreated++] = f;
 		}
 		levels[ef->level][n[ef->level]++] = f;
@@ -244,6 +247,7 @@ publish_edit(tides_db *db, const tides_edit *e, prepared_edit *p, tides_memtable
 	sh->version_number = p->v->number;
 	sh->current = p->v;
 	atomic_store(&sh->l0_files, p->v->nfiles[0]);
+	atomic_store(&sh->l0_shift, tides_compaction_l0_shift(db, p->v));
 	if (cur != NULL)
 		tides_version_unref(&sh->heap, cur, tides_db_note_obsolete, sh);
 
@@ -299,6 +303,8 @@ tides_manifest_state_edit(tides_db *db, tides_edit *e)
 	tides_status s = TIDES_OK;
 
 	tides_edit_init(e);
+	e->has_format = true;
+	e->format = TIDES_FORMAT_VERSION;
 	e->has_replay_lsn = true;
 	e->replay_lsn = sh->replay_lsn;
 	e->has_next_file = true;
@@ -397,6 +403,66 @@ append_edit(tides_db *db, int fd, uint64_t *size, const tides_edit *e, const cha
 	return TIDES_OK;
 }
 
+/*
+ * Write the whole current state as the one record of a new manifest file at
+ * path (version_mutex held).  On success the file is fsynced and *fd is
+ * open on it, *size its length; on failure it is gone.
+ */
+static tides_status
+write_state_file(tides_db *db, const char *path, int *fd, uint64_t *size, tides_error *err)
+{
+	tides_edit	e;
+	tides_status s;
+
+	*size = 0;
+	s = tides_manifest_state_edit(db, &e);
+	if (s != TIDES_OK)
+		return tides_fail(err, s, "out of memory building the manifest state");
+	*fd = db->vfs->open(db->vfs, path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (*fd < 0)
+	{
+		tides_edit_free(&e);
+		return tides_fail_io(err, *fd, "create manifest", path);
+	}
+	/* the state edit must also say where the next manifest number lies */
+	e.next_file = atomic_load(&db->sh->next_file_number);
+	s = append_edit(db, *fd, size, &e, path, NULL, err);
+	tides_edit_free(&e);
+	if (s != TIDES_OK)
+	{
+		db->vfs->close(db->vfs, *fd);
+		db->vfs->unlink(db->vfs, path);
+	}
+	return s;
+}
+
+tides_status
+tides_manifest_save_as(tides_db *db, const char *name, tides_error *err)
+{
+	char		path[1024],
+				tmp[1040];
+	uint64_t	size;
+	int			fd,
+				r;
+	tides_status s;
+
+	snprintf(path, sizeof(path), "%s/%s", db->dir, name);
+	snprintf(tmp, sizeof(tmp), "%s/%s.tmp", db->dir, name);
+	s = write_state_file(db, tmp, &fd, &size, err);
+	if (s != TIDES_OK)
+		return s;
+	db->vfs->close(db->vfs, fd);
+	r = db->vfs->rename(db->vfs, tmp, path);
+	if (r == 0)
+		r = db->vfs->sync_dir(db->vfs, db->dir);
+	if (r != 0)
+	{
+		db->vfs->unlink(db->vfs, tmp);
+		return tides_fail_io(err, r, "install", path);
+	}
+	return TIDES_OK;
+}
+
 tides_status
 tides_manifest_rewrite(tides_db *db, tides_error *err)
 {
@@ -407,7 +473,6 @@ tides_manifest_rewrite(tides_db *db, tides_error *err)
 				tmp[1024],
 				cur[1024];
 	char		content[64];
-	tides_edit	e;
 	tides_status s;
 	uint64_t	size = 0;
 	int			fd,
@@ -415,26 +480,10 @@ tides_manifest_rewrite(tides_db *db, tides_error *err)
 	int64_t		w;
 	bool		renamed = false;
 
-	s = tides_manifest_state_edit(db, &e);
-	if (s != TIDES_OK)
-		return tides_fail(err, s, "out of memory building the manifest state");
 	manifest_name(path, sizeof(path), db->dir, number);
-	fd = db->vfs->open(db->vfs, path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	if (fd < 0)
-	{
-		tides_edit_free(&e);
-		return tides_fail_io(err, fd, "create manifest", path);
-	}
-	/* the state edit must also say where the next manifest number lies */
-	e.next_file = atomic_load(&sh->next_file_number);
-	s = append_edit(db, fd, &size, &e, path, NULL, err);
-	tides_edit_free(&e);
+	s = write_state_file(db, path, &fd, &size, err);
 	if (s != TIDES_OK)
-	{
-		db->vfs->close(db->vfs, fd);
-		db->vfs->unlink(db->vfs, path);
 		return s;
-	}
 
 	snprintf(tmp, sizeof(tmp), "%s/CURRENT.tmp", db->dir);
 	snprintf(cur, sizeof(cur), "%s/CURRENT", db->dir);
@@ -575,6 +624,11 @@ merge_edit(tides_edit *st, tides_edit *e)
 {
 	tides_status s = TIDES_OK;
 
+	if (e->has_format && e->format > st->format)
+	{
+		st->has_format = true;
+		st->format = e->format;
+	}
 	if (e->has_replay_lsn)
 	{
 		st->has_replay_lsn = true;
@@ -805,6 +859,16 @@ manifest_read(tides_db *db, uint64_t number, tides_edit *state, uint64_t *end, i
 			break;
 		}
 		s = tides_edit_decode(&e, rec.data + TIDES_REC_HEADER, len, err);
+		if (s == TIDES_INVALID)
+		{
+			/* a newer store format: not corruption, and nothing is changed */
+			char		inner[TIDES_ERRMSG_LEN];
+
+			snprintf(inner, sizeof(inner), "%s", err->msg);
+			tides_fail(err, s, "manifest \"%s\" was %s (open the store with the newer engine that wrote it)",
+					   path, inner);
+			break;
+		}
 		if (s != TIDES_OK)
 		{
 			char		inner[TIDES_ERRMSG_LEN];

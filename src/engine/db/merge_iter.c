@@ -286,6 +286,19 @@ tides_merge_iter_new(tides_iiter **children, int n)
 
 /* ---- level iterator */
 
+/*
+ * Bounds (lower/upper, the reader's user-key bounds) spare reads: a file
+ * wholly past the upper bound in the direction of travel forward (its
+ * smallest key at or above it), or wholly below the lower bound backward,
+ * is not opened.  The level iterator is then positioned on that file's
+ * first (last) entry *without reading it* (lazy): its key is the file's
+ * smallest (largest) internal key from the metadata, exactly the entry a
+ * real positioning would have found, so the merge above orders it where
+ * it belongs and every iterator contract holds; only the value, or a step
+ * from there, opens the file.  A reader that stops at its bounds never
+ * does: an ascending unique key beyond the end of its tree, a scan that
+ * ends inside a level, cost no block.
+ */
 typedef struct level_iter
 {
 	tides_iiter base;
@@ -295,9 +308,20 @@ typedef struct level_iter
 	bool		fill_cache;
 	const uint8_t *prefix;
 	size_t		prefix_len;
+	uint32_t	stem_suffix;	/* nonzero: prefix is a stem (tides_sst_may_contain_stem) */
+	const uint8_t *lower;		/* the reader's user-key bounds, or NULL */
+	size_t		lower_len;
+	const uint8_t *upper;
+	size_t		upper_len;
 	uint32_t	index;			/* current file; nfiles = none */
 	tides_iiter *file;			/* iterator of the current file, or NULL */
+	int			lazy;			/* LAZY_*: on file index's first/last entry, unread */
 } level_iter;
+
+enum
+{
+	LAZY_NONE, LAZY_FIRST, LAZY_LAST
+};
 
 static uint32_t
 level_count(const level_iter *li)
@@ -305,19 +329,47 @@ level_count(const level_iter *li)
 	return li->v->nfiles[li->level];
 }
 
-/* open file i (or clear the position if i is out of range) */
+static const tides_file_meta *
+file_at(const level_iter *li, uint32_t i)
+{
+	return li->v->files[li->level][i];
+}
+
+/* forward: file f holds no key below the upper bound (nor does any later file) */
+static bool
+past_upper(const level_iter *li, const tides_file_meta *f)
+{
+	return li->upper != NULL &&
+		tides_ukey_cmp(tides_file_smallest(f), f->smallest_len - TIDES_TRAILER,
+					   li->upper, li->upper_len) >= 0;
+}
+
+/* backward: file f holds no key at or above the lower bound (nor any earlier file) */
+static bool
+past_lower(const level_iter *li, const tides_file_meta *f)
+{
+	return li->lower != NULL &&
+		tides_ukey_cmp(tides_file_largest(f), f->largest_len - TIDES_TRAILER,
+					   li->lower, li->lower_len) < 0;
+}
+
+/*
+ * open file i for real (or clear the position if i is out of range); with
+ * use_prefix, a file whose prefix filter excludes the prefix is an empty one
+ */
 static void
-open_file(level_iter *li, uint32_t i)
+open_file(level_iter *li, uint32_t i, bool use_prefix)
 {
 	tides_iiter_destroy(li->file);
 	li->file = NULL;
+	li->lazy = LAZY_NONE;
 	li->index = i;
 	if (i >= level_count(li))
 		return;
 	{
-		const tides_file_meta *f = li->v->files[li->level][i];
+		const tides_file_meta *f = file_at(li, i);
 
-		if (li->prefix != NULL)
+		if (li->prefix != NULL && use_prefix)
 		{
 			tides_sst  *t;
 			tides_error err;
@@ -326,7 +378,9 @@ open_file(level_iter *li, uint32_t i)
 			tides_error_clear(&err);
 			if (tides_table_cache_get(li->tc, f->number, f->size, &t, &err) == TIDES_OK)
 			{
-				may = tides_sst_may_contain_prefix(t, li->prefix, li->prefix_len);
+				may = li->stem_suffix > 0 ?
+					tides_sst_may_contain_stem(t, li->prefix, li->prefix_len, li->stem_suffix) :
+					tides_sst_may_contain_prefix(t, li->prefix, li->prefix_len);
 				tides_table_cache_release(li->tc, t);
 			}
 			if (!may)
@@ -337,6 +391,27 @@ open_file(level_iter *li, uint32_t i)
 		}
 		li->file = tides_table_cache_iter(li->tc, f->number, f->size, li->fill_cache);
 	}
+}
+
+/*
+ * Go to file i's first entry (forward) or last entry (backward): lazily
+ * when the file is past the bounds that way, else by opening it (the
+ * caller then positions the file iterator).  True if it went lazily.
+ */
+static bool
+enter_file(level_iter *li, uint32_t i, int lazy)
+{
+	if (i < level_count(li) &&
+		(lazy == LAZY_FIRST ? past_upper(li, file_at(li, i)) : past_lower(li, file_at(li, i))))
+	{
+		tides_iiter_destroy(li->file);
+		li->file = NULL;
+		li->index = i;
+		li->lazy = lazy;
+		return true;
+	}
+	open_file(li, i, true);
+	return false;
 }
 
 /* the file iterator failed: take its error and stop */
@@ -361,7 +436,8 @@ skip_forward(level_iter *li)
 	{
 		if (check_file_error(li))
 			return;
-		open_file(li, li->index + 1);
+		if (enter_file(li, li->index + 1, LAZY_FIRST))
+			return;
 		if (li->file != NULL)
 			tides_iiter_first(li->file);
 	}
@@ -381,9 +457,32 @@ skip_backward(level_iter *li)
 			li->index = level_count(li);
 			return;
 		}
-		open_file(li, li->index - 1);
+		if (enter_file(li, li->index - 1, LAZY_LAST))
+			return;
 		if (li->file != NULL)
 			tides_iiter_last(li->file);
+	}
+}
+
+/* a lazy position becomes a real one: the file opened, on the same entry */
+static void
+materialize(level_iter *li)
+{
+	int			lazy = li->lazy;
+
+	/* the position stood for this file's entry: no filter may skip it */
+	open_file(li, li->index, false);
+	if (li->file == NULL)
+		return;
+	if (lazy == LAZY_FIRST)
+	{
+		tides_iiter_first(li->file);
+		skip_forward(li);
+	}
+	else
+	{
+		tides_iiter_last(li->file);
+		skip_backward(li);
 	}
 }
 
@@ -391,8 +490,16 @@ static void
 li_seek(tides_iiter *it, const uint8_t *k, size_t n)
 {
 	level_iter *li = (level_iter *) it;
+	uint32_t	i = tides_version_find_file(li->v, li->level, k, n);
 
-	open_file(li, tides_version_find_file(li->v, li->level, k, n));
+	/* lazily only if the file's first entry is the answer: at or after k */
+	if (i < level_count(li) && past_upper(li, file_at(li, i)) &&
+		tides_ikey_cmp(tides_file_smallest(file_at(li, i)), file_at(li, i)->smallest_len, k, n) >= 0)
+	{
+		enter_file(li, i, LAZY_FIRST);
+		return;
+	}
+	open_file(li, i, true);
 	if (li->file != NULL)
 		tides_iiter_seek(li->file, k, n);
 	skip_forward(li);
@@ -403,7 +510,8 @@ li_first(tides_iiter *it)
 {
 	level_iter *li = (level_iter *) it;
 
-	open_file(li, 0);
+	if (enter_file(li, 0, LAZY_FIRST))
+		return;
 	if (li->file != NULL)
 		tides_iiter_first(li->file);
 	skip_forward(li);
@@ -415,7 +523,8 @@ li_last(tides_iiter *it)
 	level_iter *li = (level_iter *) it;
 	uint32_t	n = level_count(li);
 
-	open_file(li, n ? n - 1 : 0);
+	if (enter_file(li, n ? n - 1 : 0, LAZY_LAST))
+		return;
 	if (li->file != NULL)
 		tides_iiter_last(li->file);
 	skip_backward(li);
@@ -426,6 +535,20 @@ li_next(tides_iiter *it)
 {
 	level_iter *li = (level_iter *) it;
 
+	if (li->lazy == LAZY_LAST)
+	{
+		/* after the last entry of file index: the next file's first */
+		if (enter_file(li, li->index + 1, LAZY_FIRST))
+			return;
+		if (li->file != NULL)
+			tides_iiter_first(li->file);
+		skip_forward(li);
+		return;
+	}
+	if (li->lazy == LAZY_FIRST)
+		materialize(li);
+	if (li->file == NULL || !tides_iiter_valid(li->file))
+		return;
 	tides_iiter_next(li->file);
 	skip_forward(li);
 }
@@ -435,6 +558,26 @@ li_prev(tides_iiter *it)
 {
 	level_iter *li = (level_iter *) it;
 
+	if (li->lazy == LAZY_FIRST)
+	{
+		/* before the first entry of file index: the previous file's last */
+		if (li->index == 0)
+		{
+			li->lazy = LAZY_NONE;
+			li->index = level_count(li);
+			return;
+		}
+		if (enter_file(li, li->index - 1, LAZY_LAST))
+			return;
+		if (li->file != NULL)
+			tides_iiter_last(li->file);
+		skip_backward(li);
+		return;
+	}
+	if (li->lazy == LAZY_LAST)
+		materialize(li);
+	if (li->file == NULL || !tides_iiter_valid(li->file))
+		return;
 	tides_iiter_prev(li->file);
 	skip_backward(li);
 }
@@ -444,19 +587,43 @@ li_valid(const tides_iiter *it)
 {
 	const level_iter *li = (const level_iter *) it;
 
-	return li->file != NULL && tides_iiter_valid(li->file);
+	return li->lazy != LAZY_NONE || (li->file != NULL && tides_iiter_valid(li->file));
 }
 
 static const uint8_t *
 li_key(const tides_iiter *it, size_t *n)
 {
-	return tides_iiter_key(((const level_iter *) it)->file, n);
+	const level_iter *li = (const level_iter *) it;
+
+	if (li->lazy == LAZY_FIRST)
+	{
+		*n = file_at(li, li->index)->smallest_len;
+		return tides_file_smallest(file_at(li, li->index));
+	}
+	if (li->lazy == LAZY_LAST)
+	{
+		*n = file_at(li, li->index)->largest_len;
+		return tides_file_largest(file_at(li, li->index));
+	}
+	return tides_iiter_key(li->file, n);
 }
 
 static const uint8_t *
 li_value(const tides_iiter *it, size_t *n)
 {
-	return tides_iiter_value(((const level_iter *) it)->file, n);
+	level_iter *li = (level_iter *) it;
+
+	if (li->lazy != LAZY_NONE)
+	{
+		materialize(li);
+		if (li->file == NULL || !tides_iiter_valid(li->file))
+		{
+			/* the file failed to open or read: no value; the error is reported */
+			*n = 0;
+			return (const uint8_t *) "";
+		}
+	}
+	return tides_iiter_value(li->file, n);
 }
 
 static void
@@ -474,7 +641,8 @@ static const tides_iiter_ops level_ops = {
 
 tides_iiter *
 tides_level_iter_new(tides_table_cache *tc, const tides_version *v, int level, bool fill_cache,
-					 const uint8_t *prefix, size_t prefix_len)
+					 const uint8_t *prefix, size_t prefix_len, uint32_t stem_suffix,
+					 const uint8_t *lower, size_t lower_len, const uint8_t *upper, size_t upper_len)
 {
 	level_iter *li = calloc(1, sizeof(*li));
 
@@ -487,6 +655,11 @@ tides_level_iter_new(tides_table_cache *tc, const tides_version *v, int level, b
 	li->fill_cache = fill_cache;
 	li->prefix = prefix;
 	li->prefix_len = prefix_len;
+	li->stem_suffix = stem_suffix;
+	li->lower = lower;
+	li->lower_len = lower_len;
+	li->upper = upper;
+	li->upper_len = upper_len;
 	li->index = level_count(li);
 	li->file = NULL;
 	return &li->base;

@@ -26,10 +26,19 @@ tides_iiter *tides_merge_iter_new(tides_iiter **children, int n);
 /*
  * Iterator over the files of a sorted level (1 and deeper) of version v,
  * opening each file through tc only when reached.  If prefix is non-NULL,
- * files whose prefix filter excludes it are skipped.  The caller keeps v
+ * files whose prefix filter excludes it are skipped; with stem_suffix > 0,
+ * prefix is a stem instead and files whose stem filter excludes every key
+ * prefix || stem_suffix bytes are skipped.  lower/upper (user
+ * keys, inclusive/exclusive, each may be NULL) are the reader's bounds:
+ * files wholly outside them in the direction of travel are not opened, and
+ * the level ends there (the reader never shows keys outside its bounds;
+ * they must stay valid for the iterator's lifetime).  The caller keeps v
  * referenced for the iterator's lifetime.
  */
 tides_iiter *tides_level_iter_new(tides_table_cache *tc, const tides_version *v, int level,
-								  bool fill_cache, const uint8_t *prefix, size_t prefix_len);
+								  bool fill_cache, const uint8_t *prefix, size_t prefix_len,
+								  uint32_t stem_suffix,
+								  const uint8_t *lower, size_t lower_len,
+								  const uint8_t *upper, size_t upper_len);
 
 #endif

@@ -18,14 +18,18 @@ tides_options_default(tides_options *o)
 	o->block_cache_size = 128ull << 20;
 	o->meta_size = 16ull << 20;
 	o->max_open_tags = 4096;
+	o->log_mode = TIDES_LOG_OWN;
 	o->block_size = 4096;
 	o->restart_interval = 16;
 	o->bloom_bits_per_key = 10;
 	o->prefix_len = 0;
+	o->filter_stem_suffix = 0;
 	o->compression = TIDES_COMPRESS_LZ4;
 	o->compression_level = 3;
 	o->target_file_size = 64ull << 20;
 	o->level0_compaction_trigger = 4;
+	o->level0_adaptive_trigger = false;
+	o->level0_tiered = false;
 	o->level0_slowdown_trigger = 12;
 	o->level0_stop_trigger = 20;
 	o->level_base_size = 256ull << 20;
@@ -48,6 +52,7 @@ options_valid(const tides_options *o)
 		o->restart_interval >= 1 &&
 		o->bloom_bits_per_key <= 64 &&
 		o->prefix_len <= TIDES_MAX_PREFIX_LEN &&
+		o->filter_stem_suffix <= TIDES_MAX_STEM_SUFFIX &&
 		(o->compression == TIDES_COMPRESS_NONE || o->compression == TIDES_COMPRESS_LZ4 ||
 		 o->compression == TIDES_COMPRESS_ZSTD) &&
 		o->target_file_size >= (64u << 10) &&
@@ -59,6 +64,7 @@ options_valid(const tides_options *o)
 		o->log_segment_size >= 2 * (o->memtable_size / 8) &&
 		(o->sync_mode == TIDES_SYNC_NONE || o->sync_mode == TIDES_SYNC_INTERVAL ||
 		 o->sync_mode == TIDES_SYNC_FULL) &&
+		(o->log_mode == TIDES_LOG_OWN || o->log_mode == TIDES_LOG_EXTERNAL) &&
 		o->max_open_files >= 4;
 }
 
@@ -131,6 +137,15 @@ tides_region_init(void *region, size_t size, const tides_options *o)
 	if (sh->tags == NULL)
 		return TIDES_NO_MEMORY;
 	return TIDES_OK;
+}
+
+uint64_t
+tides_wall_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
 }
 
 uint64_t

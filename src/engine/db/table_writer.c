@@ -44,6 +44,8 @@ open_output(tides_table_writer *w)
 		db->vfs->unlink(db->vfs, w->name);
 		return tides_fail(&w->err, TIDES_NO_MEMORY, "out of memory creating \"%s\"", w->name);
 	}
+	if (w->ingest)
+		tides_sst_builder_set_ingest(w->builder);
 	return TIDES_OK;
 }
 

@@ -48,6 +48,9 @@ tides_tags_note(tides_db *db, uint64_t tag, uint64_t lsn, bool seal, uint64_t me
 
 		if (t->tag == tag)
 		{
+			/* an ingestion registers its tag at 0: every later flush must record it */
+			if (!seal && lsn < t->first_lsn)
+				t->first_lsn = lsn;
 			if (seal && t->seal_lsn == 0)
 			{
 				/*

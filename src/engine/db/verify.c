@@ -85,7 +85,8 @@ tides_verify(tides_db *db, tides_verify_report report, void *arg)
 	from = sh->replay_lsn;
 	tides_mutex_unlock(&sh->version_mutex);
 
-	/* the log must be readable up to what was written before we started */
+	/* the log must be readable up to what was written before we started (if we keep one) */
+	if (sh->ropts.log_mode == TIDES_LOG_OWN)
 	{
 		uint64_t	written = atomic_load(&sh->log.written_lsn);
 		tides_log	log;

@@ -57,6 +57,15 @@ typedef struct tides_file_meta
 	 * one).  Memory only, like marked.
 	 */
 	uint64_t	gc_horizon;
+
+	/*
+	 * When the flush or compaction that wrote the file installed it (wall
+	 * clock, microseconds; 0: found at recovery) and whether it was a
+	 * compaction; a trivial move keeps both.  Memory only, for
+	 * tides_get_range_info.
+	 */
+	uint64_t	written_us;
+	bool		by_compaction;
 	uint64_t	number;
 	uint64_t	size;
 	uint64_t	min_seq;

@@ -13,7 +13,7 @@
 enum
 {
 	TAG_REPLAY_LSN = 1, TAG_NEXT_FILE, TAG_LAST_SEQ, TAG_SEGMENT_SIZE,
-	TAG_ADD_FILE, TAG_DELETE_FILE, TAG_SKIPS, TAG_DROPPED, TAG_PENDING
+	TAG_ADD_FILE, TAG_DELETE_FILE, TAG_SKIPS, TAG_DROPPED, TAG_PENDING, TAG_FORMAT
 };
 
 void
@@ -140,6 +140,9 @@ put_tagged(tides_buf *out, int tag, uint64_t v)
 void
 tides_edit_encode(const tides_edit *e, tides_buf *out)
 {
+	/* first, so that a reader checks it before any tag it may not know */
+	if (e->has_format)
+		put_tagged(out, TAG_FORMAT, e->format);
 	if (e->has_replay_lsn)
 		put_tagged(out, TAG_REPLAY_LSN, e->replay_lsn);
 	if (e->has_next_file)
@@ -281,6 +284,21 @@ tides_edit_decode(tides_edit *e, const uint8_t *p, size_t len, tides_error *err)
 
 		switch (tag)
 		{
+			case TAG_FORMAT:
+				e->format = rd_varint(&r);
+				e->has_format = true;
+				if (e->format == 0)
+					r.bad = true;
+				else if (!r.bad && e->format > TIDES_FORMAT_VERSION)
+				{
+					uint64_t	f = e->format;
+
+					tides_edit_free(e);
+					return tides_fail(err, TIDES_INVALID,
+									  "written in store format %llu; this engine reads formats up to %d",
+									  (unsigned long long) f, TIDES_FORMAT_VERSION);
+				}
+				break;
 			case TAG_REPLAY_LSN:
 				e->replay_lsn = rd_varint(&r);
 				e->has_replay_lsn = true;

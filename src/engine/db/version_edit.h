@@ -20,6 +20,11 @@
  *                       recovery jumps over (the whole list)
  *   8 dropped           varint n, n x (varint id, varint seq, slice prefix)
  *   9 pending_tags      varint n, n x varint tag, never 0 (the whole list)
+ *  10 format            varint: the store format (TIDES_FORMAT_VERSION) the
+ *                       manifest was written in; first in the first record
+ *                       of every manifest; absent in stores older than the
+ *                       field (format 1).  A larger value than the reader's
+ *                       is TIDES_INVALID, checked before anything else.
  *
  * Lists (7, 8, 9) replace the previous list when present.
  */
@@ -61,13 +66,15 @@ typedef struct tides_dropped_prefix
 
 typedef struct tides_edit
 {
-	bool		has_replay_lsn,
+	bool		has_format,
+				has_replay_lsn,
 				has_next_file,
 				has_last_seq,
 				has_segment_size,
 				has_skips,
 				has_dropped,
 				has_pending;
+	uint64_t	format;
 	uint64_t	replay_lsn;
 	uint64_t	next_file;
 	uint64_t	last_seq;
@@ -96,6 +103,8 @@ typedef struct tides_edit
 	 */
 	uint64_t	dropped_seen;
 	uint64_t	gc_horizon;		/* likewise: their gc_horizon (tides_file_meta) */
+	uint64_t	written_us;		/* likewise: their written_us and by_compaction */
+	bool		by_compaction;
 } tides_edit;
 
 void		tides_edit_init(tides_edit *e);

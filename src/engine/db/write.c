@@ -119,8 +119,22 @@ switch_memtable(tides_db *db, tides_memtable *fresh)
 	return TIDES_OK;
 }
 
-tides_status
-tides_seal_memtable(tides_db *db)
+/* nothing reserved in m yet (write lock held) */
+static bool
+memtable_is_empty(const tides_memtable *m)
+{
+	return atomic_load(&m->entries) == 0 &&
+		atomic_load(&m->used) == tides_memtable_base_bytes(m->arena_size);
+}
+
+/*
+ * Seal the active memtable and activate a fresh one in its place, unless
+ * nothing was reserved in it.  *id is the id of the memtable that was
+ * active, *sealed whether it was sealed.  BUSY (nothing changed) when no
+ * memtable is free.
+ */
+static tides_status
+seal_active(tides_db *db, bool *sealed, uint64_t *id)
 {
 	tides_shared *sh = db->sh;
 	tides_memtable *fresh;
@@ -134,11 +148,12 @@ tides_seal_memtable(tides_db *db)
 			sched_yield();
 			continue;
 		}
-		if (atomic_load(&sh->active->entries) == 0 &&
-			atomic_load(&sh->active->used) == tides_memtable_base_bytes(sh->active->arena_size))
+		*id = sh->active->id;
+		*sealed = false;
+		if (memtable_is_empty(sh->active))
 		{
 			tides_spin_unlock(&sh->write_lock);
-			return TIDES_OK;	/* nothing to seal */
+			return TIDES_OK;
 		}
 		fresh = free_memtable(sh);
 		if (fresh == NULL)
@@ -147,9 +162,19 @@ tides_seal_memtable(tides_db *db)
 			tides_db_wakeup(db, TIDES_WORK_FLUSH);
 			return TIDES_BUSY;
 		}
+		*sealed = true;
 		sh->writers_paused = true;
 		return switch_memtable(db, fresh);
 	}
+}
+
+tides_status
+tides_seal_memtable(tides_db *db)
+{
+	bool		sealed;
+	uint64_t	id;
+
+	return seal_active(db, &sealed, &id);
 }
 
 /* the wait slot of a log position (records start where their predecessor ends) */
@@ -300,19 +325,54 @@ batch_arena_bytes(const tides_batch *b, const uint32_t *heights)
 	return b->arena_bytes + extra + 8 * (uint64_t) b->count;
 }
 
+/*
+ * Stall counters: a write answered TIDES_BUSY counts once in stall_count
+ * however often its caller retries, and the time from that first answer to
+ * the write's success goes to stall_us.  A caller that gave up (its next
+ * write comes more than STALL_GAP_US after its last retry) is charged until
+ * its last retry only.
+ */
+#define STALL_GAP_US 1000000
+
+static void
+note_stall(tides_db *db, tides_status s)
+{
+	tides_shared *sh = db->sh;
+	uint64_t	now;
+
+	if (s != TIDES_BUSY && db->stall_began_us == 0)
+		return;
+	now = tides_now_us();
+	if (s == TIDES_BUSY)
+	{
+		if (db->stall_began_us == 0)
+		{
+			db->stall_began_us = now;
+			tides_count(&sh->counters, stall_count, 1);
+		}
+		db->stall_last_us = now;
+		return;
+	}
+	if (now - db->stall_last_us > STALL_GAP_US)
+		now = db->stall_last_us;
+	tides_count(&sh->counters, stall_us, now - db->stall_began_us);
+	db->stall_began_us = 0;
+}
+
 static tides_status
 apply_backpressure(tides_db *db)
 {
 	tides_shared *sh = db->sh;
 	uint32_t	l0 = atomic_load_explicit(&sh->l0_files, memory_order_relaxed);
+	/* both thresholds move up with an adaptive L0 trigger (compaction.c) */
+	uint32_t	shift = atomic_load_explicit(&sh->l0_shift, memory_order_relaxed);
 
-	if (l0 >= db->opts.level0_stop_trigger)
+	if (l0 >= db->opts.level0_stop_trigger + shift)
 	{
-		tides_count(&sh->counters, stall_count, 1);
 		tides_db_wakeup(db, TIDES_WORK_COMPACT);
 		return TIDES_BUSY;
 	}
-	if (l0 >= db->opts.level0_slowdown_trigger && db->opts.slowdown_delay_us > 0)
+	if (l0 >= db->opts.level0_slowdown_trigger + shift && db->opts.slowdown_delay_us > 0)
 	{
 		tides_count(&sh->counters, slowdown_count, 1);
 		tides_count(&sh->counters, slowdown_us, db->opts.slowdown_delay_us);
@@ -334,6 +394,9 @@ typedef struct write_op
 	uint64_t	bytes;			/* memtable bytes at those heights */
 	uint64_t	tag;
 	bool		seal;
+	bool		external;		/* EXTERNAL log mode: no engine log record */
+	tides_append_fn append;		/* external: logs the batch (may be NULL) */
+	void	   *append_arg;
 	/* assigned by reserve_write */
 	tides_memtable *mt;			/* the memtable receiving the entries */
 	uint64_t	off;			/* its reserved bytes start here */
@@ -344,6 +407,22 @@ typedef struct write_op
 	uint64_t	durable;		/* what the record claims was durable */
 	bool		prepare_next;	/* the next segment is not prepared yet */
 } write_op;
+
+/* the reservation itself (write lock held): sequence numbers, position, memtable bytes */
+static void
+reserve_space(tides_shared *sh, write_op *w, tides_memtable *mt, uint64_t pos)
+{
+	TIDES_ASSERT(atomic_load(&mt->state) == TIDES_MEM_ACTIVE);
+	w->pos = pos;
+	w->seq0 = sh->last_seq + 1;
+	sh->last_seq += w->b->count;
+	sh->next_lsn = pos + w->rec_len;
+	w->mt = mt;
+	w->off = atomic_load(&mt->used);
+	TIDES_ASSERT(w->off + w->bytes <= mt->arena_size);	/* checked by the caller, same lock */
+	atomic_store(&mt->used, w->off + w->bytes);
+	atomic_fetch_add(&mt->writers, 1);
+}
 
 /*
  * Reserve: under the write lock, wait out a memtable switch or log repair,
@@ -374,7 +453,12 @@ reserve_write(tides_db *db, write_op *w)
 			sched_yield();
 			continue;
 		}
-		if (sh->log_broken_lsn != 0)
+		if (sh->writes_closed)
+		{
+			tides_spin_unlock(&sh->write_lock);
+			return tides_fail(&db->err, TIDES_UNAVAILABLE, "the engine is closed for writes");
+		}
+		if (sh->log_broken_lsn != 0 && !w->external)
 		{
 			sh->writers_paused = true;
 			s = repair_log(db);
@@ -390,7 +474,6 @@ reserve_write(tides_db *db, write_op *w)
 			if (fresh == NULL)
 			{
 				tides_spin_unlock(&sh->write_lock);
-				tides_count(&sh->counters, stall_count, 1);
 				tides_db_wakeup(db, TIDES_WORK_FLUSH);
 				return tides_fail(&db->err, TIDES_BUSY, "all memtables are full; waiting for flush");
 			}
@@ -402,6 +485,17 @@ reserve_write(tides_db *db, write_op *w)
 		}
 		w->start = pos = sh->next_lsn;
 		w->pad_at = 0;
+		if (w->external)
+		{
+			/*
+			 * No log file: the position only orders publication.  Nothing
+			 * was written to the engine's log, so nothing can be broken
+			 * and no segment needs preparing.
+			 */
+			reserve_space(sh, w, mt, pos);
+			tides_spin_unlock(&sh->write_lock);
+			return TIDES_OK;
+		}
 		if (w->rec_len > seg_size - pos % seg_size)
 		{
 			w->pad_at = pos;
@@ -444,18 +538,9 @@ reserve_write(tides_db *db, write_op *w)
 		if (sh->log_broken_lsn != 0 && sh->log_broken_lsn < w->durable)
 			w->durable = sh->log_broken_lsn;
 		w->prepare_next = !tides_log_segment_ready(&sh->log, pos / seg_size + 1);
-		/* a record never crosses a segment; positions and seqs only grow */
+		/* a record never crosses a segment; positions only grow */
 		TIDES_ASSERT(pos >= w->start && pos % seg_size + w->rec_len <= seg_size);
-		TIDES_ASSERT(atomic_load(&mt->state) == TIDES_MEM_ACTIVE);
-		w->pos = pos;
-		w->seq0 = sh->last_seq + 1;
-		sh->last_seq += w->b->count;
-		sh->next_lsn = pos + w->rec_len;
-		w->mt = mt;
-		w->off = atomic_load(&mt->used);
-		TIDES_ASSERT(w->off + w->bytes <= mt->arena_size);	/* checked above, same lock */
-		atomic_store(&mt->used, w->off + w->bytes);
-		atomic_fetch_add(&mt->writers, 1);
+		reserve_space(sh, w, mt, pos);
 		tides_spin_unlock(&sh->write_lock);
 		return TIDES_OK;
 	}
@@ -474,12 +559,31 @@ log_and_insert(tides_db *db, write_op *w, tides_error *err)
 	tides_status s = TIDES_OK;
 
 	tides_batch_set_seq(b, w->seq0);
-	tides_rec_seal_durable(b->rep.data, (uint32_t) (w->rec_len - TIDES_REC_HEADER), w->pos,
-						   TIDES_REC_BATCH, w->durable);
-	if (w->pad_at != 0)
-		s = tides_log_write_pad(&db->log, w->pad_at, err);
-	if (s == TIDES_OK)
-		s = tides_log_write(&db->log, w->pos, b->rep.data, w->rec_len, err);
+	if (w->external)
+	{
+		size_t		len;
+		const uint8_t *payload = tides_batch_payload(b, &len);
+
+		/* the application's log, in the place of ours; it cannot fail */
+		if (w->append != NULL)
+		{
+			uint64_t	end = w->append(w->append_arg, payload, len);
+			uint64_t	cur = atomic_load(&w->mt->ext_max);
+
+			/* flush makes the log durable up to here first (the write-ahead rule) */
+			while (end > cur && !atomic_compare_exchange_weak(&w->mt->ext_max, &cur, end))
+				;
+		}
+	}
+	else
+	{
+		tides_rec_seal_durable(b->rep.data, (uint32_t) (w->rec_len - TIDES_REC_HEADER), w->pos,
+							   TIDES_REC_BATCH, w->durable);
+		if (w->pad_at != 0)
+			s = tides_log_write_pad(&db->log, w->pad_at, err);
+		if (s == TIDES_OK)
+			s = tides_log_write(&db->log, w->pos, b->rep.data, w->rec_len, err);
+	}
 	if (s == TIDES_OK)
 	{
 		insert_ctx	ic;
@@ -532,7 +636,8 @@ publish_write(tides_shared *sh, const write_op *w, bool failed)
 	broken = sh->log_broken_lsn;
 	tides_spin_unlock(&sh->write_lock);
 	atomic_store_explicit(&sh->published_seq, w->seq0 + w->b->count - 1, memory_order_release);
-	atomic_store_explicit(&sh->log.written_lsn, end, memory_order_release);
+	if (!w->external)
+		atomic_store_explicit(&sh->log.written_lsn, end, memory_order_release);
 	atomic_store_explicit(&sh->published_lsn, end, memory_order_release);
 	announce_publish(sh, end);
 	return broken;
@@ -541,34 +646,41 @@ publish_write(tides_shared *sh, const write_op *w, bool failed)
 /*
  * The write path: check the batch and draw its heights; back-pressure;
  * reserve; log and insert; publish; acknowledge (counters, and the group
- * commit fsync in FULL mode).  See the comment at the top of this file.
+ * commit fsync in FULL mode).  w arrives with b, external and append set.
+ * See the comment at the top of this file.
  */
-tides_status
-tides_write(tides_db *db, tides_batch *b, uint64_t *lsn_out)
+static tides_status
+write_batch(tides_db *db, write_op *w, uint64_t *lsn_out)
 {
 	tides_shared *sh = db->sh;
+	tides_batch *b = w->b;
 	uint32_t	heights_buf[64];
 	uint32_t   *heights = heights_buf;
-	write_op	w;
 	uint64_t	broken;
 	tides_error err;
 	tides_status s;
 
-	memset(&w, 0, sizeof(w));
-	w.b = b;
-	w.rec_len = b->rep.len;
+	w->rec_len = b->rep.len;
 	if (atomic_load(&sh->state) != TIDES_STATE_OPEN)
 		return tides_fail(&db->err, TIDES_UNAVAILABLE, "engine is not open");
+	if (w->external != (sh->ropts.log_mode == TIDES_LOG_EXTERNAL))
+		return tides_fail(&db->err, TIDES_INVALID, w->external ?
+						  "tides_write_external needs a store opened with the external log" :
+						  "a store opened with the external log takes tides_write_external");
 	if (b->rep.oom)
 		return tides_fail(&db->err, TIDES_NO_MEMORY, "write batch ran out of memory");
 	if (lsn_out)
 		*lsn_out = atomic_load(&sh->published_lsn);
+	w->tag = tides_batch_tag_of(b);
+	w->seal = tides_batch_seals(b);
+	if (w->external && w->tag != 0)
+		return tides_fail(&db->err, TIDES_INVALID, "batch tags need the engine's own log");
 	/* an empty batch matters only if it carries a tag (typically a seal) */
-	if (b->count == 0 && tides_batch_tag_of(b) == 0)
+	if (b->count == 0 && w->tag == 0)
 		return TIDES_OK;
-	if (w.rec_len > sh->log.segment_size / 2)
+	if (w->rec_len > sh->log.segment_size / 2)
 		return tides_fail(&db->err, TIDES_INVALID,
-						  "write batch of %zu bytes exceeds half a log segment", w.rec_len);
+						  "write batch of %zu bytes exceeds half a log segment", w->rec_len);
 
 	if (b->count > 64)
 	{
@@ -578,16 +690,14 @@ tides_write(tides_db *db, tides_batch *b, uint64_t *lsn_out)
 	}
 	for (uint32_t i = 0; i < b->count; i++)
 		heights[i] = tides_skip_random_height(tides_rand_next(&db->rnd));
-	w.heights = heights;
-	w.bytes = batch_arena_bytes(b, heights);
-	if (w.bytes + tides_memtable_base_bytes(sh->ropts.memtable_size) > sh->ropts.memtable_size)
+	w->heights = heights;
+	w->bytes = batch_arena_bytes(b, heights);
+	if (w->bytes + tides_memtable_base_bytes(sh->ropts.memtable_size) > sh->ropts.memtable_size)
 	{
 		s = tides_fail(&db->err, TIDES_INVALID, "write batch of %zu bytes exceeds a memtable",
-					   w.rec_len);
+					   w->rec_len);
 		goto out;
 	}
-	w.tag = tides_batch_tag_of(b);
-	w.seal = tides_batch_seals(b);
 
 	s = apply_backpressure(db);
 	if (s != TIDES_OK)
@@ -595,21 +705,21 @@ tides_write(tides_db *db, tides_batch *b, uint64_t *lsn_out)
 		tides_fail(&db->err, s, "level 0 has too many files; waiting for compaction");
 		goto out;
 	}
-	s = reserve_write(db, &w);
+	s = reserve_write(db, w);
 	if (s != TIDES_OK)
 		goto out;
-	if (w.prepare_next)
+	if (w->prepare_next)
 		tides_db_wakeup(db, TIDES_WORK_MAINT);
 
 	tides_error_clear(&err);
-	s = log_and_insert(db, &w, &err);
-	broken = publish_write(sh, &w, s != TIDES_OK);
+	s = log_and_insert(db, w, &err);
+	broken = publish_write(sh, w, s != TIDES_OK);
 	if (s != TIDES_OK)
 	{
 		tides_db_fail(db, &err);
 		goto out;
 	}
-	if (broken != 0 && broken < w.pos)
+	if (broken != 0 && broken < w->pos)
 	{
 		s = tides_fail(&db->err, TIDES_IO_ERROR,
 					   "log write at position %llu failed; this batch follows it and is not durable",
@@ -619,15 +729,93 @@ tides_write(tides_db *db, tides_batch *b, uint64_t *lsn_out)
 
 	/* acknowledge */
 	tides_count(&sh->counters, keys_written, b->count);
-	tides_count(&sh->counters, user_bytes_written, w.rec_len - TIDES_REC_HEADER);
+	tides_count(&sh->counters, user_bytes_written, w->rec_len - TIDES_REC_HEADER);
 	if (lsn_out)
-		*lsn_out = w.pos + w.rec_len;
-	if (db->opts.sync_mode == TIDES_SYNC_FULL && (w.tag == 0 || w.seal) && !b->defer_sync)
-		s = tides_sync(db, w.pos + w.rec_len, false);
+		*lsn_out = w->pos + w->rec_len;
+	if (!w->external && db->opts.sync_mode == TIDES_SYNC_FULL && (w->tag == 0 || w->seal) &&
+		!b->defer_sync)
+		s = tides_sync(db, w->pos + w->rec_len, false);
 out:
 	if (heights != heights_buf)
 		free(heights);
+	note_stall(db, s);
 	return s;
+}
+
+tides_status
+tides_write(tides_db *db, tides_batch *b, uint64_t *lsn_out)
+{
+	write_op	w;
+
+	memset(&w, 0, sizeof(w));
+	w.b = b;
+	return write_batch(db, &w, lsn_out);
+}
+
+tides_status
+tides_write_external(tides_db *db, tides_batch *b, tides_append_fn append, void *arg)
+{
+	write_op	w;
+
+	memset(&w, 0, sizeof(w));
+	w.b = b;
+	w.external = true;
+	w.append = append;
+	w.append_arg = arg;
+	return write_batch(db, &w, NULL);
+}
+
+void
+tides_close_writes(tides_db *db)
+{
+	tides_shared *sh = db->sh;
+
+	tides_lock_write(sh);
+	sh->writes_closed = true;
+	tides_spin_unlock(&sh->write_lock);
+}
+
+/*
+ * The barrier seals the active memtable under the write lock, so every
+ * reservation made before it -- and with it every batch whose append()
+ * has returned -- lies in a memtable whose id is below the ticket.
+ * Memtables are flushed oldest first; the ticket has passed when none of
+ * them is still active or sealed.
+ */
+tides_status
+tides_flush_barrier(tides_db *db, uint64_t *ticket)
+{
+	bool		sealed;
+	uint64_t	id;
+	tides_status s = seal_active(db, &sealed, &id);
+
+	if (s == TIDES_BUSY)
+		return tides_fail(&db->err, s, "all memtables are full; waiting for flush");
+	if (s != TIDES_OK)
+		return tides_fail(&db->err, s, "out of shared memory installing a memtable");
+	/* an empty active memtable holds nothing: everything lies below it */
+	*ticket = sealed ? id + 1 : id;
+	return TIDES_OK;
+}
+
+bool
+tides_flush_barrier_passed(tides_db *db, uint64_t ticket)
+{
+	tides_shared *sh = db->sh;
+
+	for (uint32_t i = 0; i < sh->nmemtables; i++)
+	{
+		tides_memtable *m = &sh->memtables[i];
+		int			state = atomic_load(&m->state);
+
+		if ((state == TIDES_MEM_ACTIVE || state == TIDES_MEM_SEALED) && m->id < ticket)
+		{
+			if (state == TIDES_MEM_SEALED)
+				tides_db_wakeup(db, TIDES_WORK_FLUSH);
+			return false;
+		}
+	}
+	return true;
 }
 
 tides_status
@@ -637,6 +825,8 @@ tides_sync(tides_db *db, uint64_t lsn, bool force)
 	tides_error err;
 	tides_status s;
 
+	if (sh->ropts.log_mode == TIDES_LOG_EXTERNAL)
+		return TIDES_OK;		/* no log of ours: the application's log holds the writes */
 	if (lsn == 0)
 		lsn = atomic_load(&sh->published_lsn);
 	if (db->opts.sync_mode != TIDES_SYNC_FULL && !force)
@@ -689,7 +879,7 @@ tides_sync_work(tides_db *db, bool *did)
 	tides_status s = TIDES_OK;
 
 	*did = false;
-	if (db->opts.sync_mode != TIDES_SYNC_INTERVAL)
+	if (db->opts.sync_mode != TIDES_SYNC_INTERVAL || sh->ropts.log_mode == TIDES_LOG_EXTERNAL)
 		return TIDES_OK;
 	if (now - last < (uint64_t) db->opts.sync_interval_ms * 1000)
 		return TIDES_OK;

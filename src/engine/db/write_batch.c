@@ -116,6 +116,93 @@ tides_batch_defer_sync(tides_batch *b)
 	b->defer_sync = true;
 }
 
+bool
+tides_batch_get_tag(const tides_batch *b, uint64_t *tag, bool *seal, bool *defer_sync)
+{
+	if (b->rep.oom)
+		return false;
+	*tag = tides_batch_tag_of(b);
+	*seal = tides_batch_seals(b);
+	*defer_sync = b->defer_sync;
+	return true;
+}
+
+typedef struct foreach_ctx
+{
+	void		(*fn) (void *arg, bool is_delete, const void *key, size_t klen,
+					   const void *val, size_t vlen);
+	void	   *arg;
+} foreach_ctx;
+
+static tides_status
+foreach_entry(void *arg, uint64_t seq, int type, const uint8_t *key, size_t klen,
+			  const uint8_t *val, size_t vlen)
+{
+	foreach_ctx *c = arg;
+
+	c->fn(c->arg, type == TIDES_KT_DELETE, key, klen, val, vlen);
+	return TIDES_OK;
+}
+
+void
+tides_batch_foreach(const tides_batch *b,
+					void (*fn) (void *arg, bool is_delete, const void *key, size_t klen,
+								const void *val, size_t vlen),
+					void *arg)
+{
+	foreach_ctx c = {fn, arg};
+	tides_batch_header hdr;
+	tides_error err;
+	size_t		len;
+	const uint8_t *payload;
+
+	if (b->rep.oom)
+		return;
+	payload = tides_batch_payload(b, &len);
+	tides_error_clear(&err);
+	/* a batch built by tides_batch_put/delete always decodes */
+	(void) tides_batch_decode(payload, len, &hdr, foreach_entry, &c, &err);
+}
+
+/* tides_batch_load's tally of a record's entries */
+static tides_status
+tally_entry(void *arg, uint64_t seq, int type, const uint8_t *key, size_t klen,
+			const uint8_t *val, size_t vlen)
+{
+	tides_batch *b = arg;
+
+	b->count++;
+	b->arena_bytes += tides_memtable_entry_size(1, klen, vlen);
+	if (klen > b->max_key_len)
+		b->max_key_len = (uint32_t) klen;
+	return TIDES_OK;
+}
+
+tides_status
+tides_batch_load(tides_batch *b, const void *rec, size_t len)
+{
+	tides_batch_header hdr;
+	tides_error err;
+	tides_status s;
+
+	batch_reset(b);
+	if (b->rep.oom)
+		return TIDES_NO_MEMORY;
+	tides_error_clear(&err);
+	s = tides_batch_decode(rec, len, &hdr, tally_entry, b, &err);
+	if (s == TIDES_OK && (hdr.count != b->count || hdr.tag != 0 || hdr.seal))
+		s = TIDES_CORRUPTION;	/* a count that lies, or a tag: never appended */
+	if (s != TIDES_OK)
+	{
+		batch_reset(b);
+		return s;
+	}
+	/* the record replaces the empty batch header batch_reset wrote */
+	b->rep.len = TIDES_REC_HEADER;
+	tides_buf_append(&b->rep, rec, len);
+	return b->rep.oom ? TIDES_NO_MEMORY : TIDES_OK;
+}
+
 tides_status
 tides_batch_decode(const uint8_t *payload, size_t len, tides_batch_header *hdr,
 				   tides_batch_entry_fn fn, void *arg, tides_error *err)

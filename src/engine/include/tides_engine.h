@@ -98,6 +98,13 @@ typedef enum tides_sync_mode
 	TIDES_SYNC_FULL				/* tides_sync() waits for fsync (group commit) */
 } tides_sync_mode;
 
+/* where the engine's writes are logged (see "External log" below) */
+typedef enum tides_log_mode
+{
+	TIDES_LOG_OWN = 0,			/* the engine's own log; sync_mode applies */
+	TIDES_LOG_EXTERNAL			/* the application's log: tides_write_external() */
+} tides_log_mode;
+
 typedef enum tides_compression
 {
 	TIDES_COMPRESS_NONE = 0,
@@ -110,6 +117,9 @@ typedef enum tides_compression
  * marked [region]; the rest may differ per process and are read from the
  * options passed to tides_open().
  */
+/* the largest tides_options.filter_stem_suffix */
+#define TIDES_MAX_STEM_SUFFIX 64
+
 typedef struct tides_options
 {
 	uint64_t	memtable_size;		/* [region] bytes per memtable (64 MiB) */
@@ -117,16 +127,27 @@ typedef struct tides_options
 	uint64_t	block_cache_size;	/* [region] shared block cache bytes (128 MiB) */
 	uint64_t	meta_size;			/* [region] shared metadata heap (16 MiB) */
 	uint32_t	max_open_tags;		/* [region] concurrently open batch tags (4096) */
+	tides_log_mode log_mode;		/* [region] (TIDES_LOG_OWN) */
 
 	uint32_t	block_size;			/* SSTable data block target, bytes (4096) */
 	uint32_t	restart_interval;	/* keys between restart points (16) */
 	uint32_t	bloom_bits_per_key; /* 0 disables filters (10) */
 	uint32_t	prefix_len;			/* also filter on the first prefix_len key bytes (0: off) */
+	uint32_t	filter_stem_suffix; /* also filter on every key without its last
+									 * filter_stem_suffix bytes, its stem, for
+									 * iterators with lower_is_stem (0: off; at
+									 * most TIDES_MAX_STEM_SUFFIX) */
 	tides_compression compression;	/* per-block compression (LZ4) */
 	int			compression_level;	/* zstd level (3) */
 
 	uint64_t	target_file_size;	/* SSTable output size (64 MiB) */
 	uint32_t	level0_compaction_trigger;	/* L0 files that start L0->L1 (4) */
+	bool		level0_adaptive_trigger;	/* raise it while the base level is large
+											 * against L0 (false; db/compaction_l0.c) */
+	bool		level0_tiered;	/* L0 as sorted runs that merge among themselves
+								 * until L0 is half the base level (false;
+								 * db/compaction_l0.c; replaces the adaptive
+								 * trigger) */
 	uint32_t	level0_slowdown_trigger;	/* L0 files that delay writers (12) */
 	uint32_t	level0_stop_trigger;		/* L0 files that stall writers (20) */
 	uint64_t	level_base_size;	/* smallest level target (256 MiB) */
@@ -191,7 +212,10 @@ tides_status tides_open(void *region, const char *dir, const tides_options *opts
 						tides_recovery_info *info, tides_db **out);
 void		tides_close(tides_db *db);
 
-/* clean shutdown: flush nothing, sync the log, persist the manifest */
+/*
+ * clean shutdown: flush nothing, sync the log (OWN mode), persist the manifest.
+ * In EXTERNAL mode, tides_close_writes and a passed flush barrier come first.
+ */
 tides_status tides_shutdown(tides_db *db);
 
 /*
@@ -220,6 +244,12 @@ tides_status tides_batch_delete(tides_batch *b, const void *key, size_t klen);
 uint32_t	tides_batch_count(const tides_batch *b);
 size_t		tides_batch_bytes(const tides_batch *b);
 
+/* call fn for each entry of b, in order (delete: val NULL, vlen 0) */
+void		tides_batch_foreach(const tides_batch *b,
+								void (*fn) (void *arg, bool is_delete, const void *key, size_t klen,
+											const void *val, size_t vlen),
+								void *arg);
+
 /*
  * Tags give multi-batch atomicity across crashes.  A batch may carry a
  * nonzero tag (e.g. a transaction id).  A tag is open from its first batch
@@ -239,6 +269,16 @@ void		tides_batch_set_tag(tides_batch *b, uint64_t tag, bool seal);
  * by row) marks each batch with this; the mark is cleared with the batch.
  */
 void		tides_batch_defer_sync(tides_batch *b);
+
+/*
+ * What a batch carries: its tag, whether it seals it, and the defer_sync
+ * mark (a cleared batch: 0, false, false).  False, with nothing set, for a
+ * batch that ran out of memory.  Lets a caller tell whether two batches may
+ * be written as one (same tag, no seal, same mark) without changing what
+ * either means.
+ */
+bool		tides_batch_get_tag(const tides_batch *b, uint64_t *tag, bool *seal,
+								bool *defer_sync);
 
 /*
  * Recovery keeps reporting an unsealed tag (after every further crash) until
@@ -265,8 +305,203 @@ tides_status tides_sync(tides_db *db, uint64_t lsn, bool force);
 /* change this process's sync mode (e.g. after a configuration reload) */
 void		tides_set_sync_mode(tides_db *db, tides_sync_mode mode);
 
+/*
+ * Change the compression (and zstd level, 1..22) of the SSTables this
+ * process's handle writes from now on: its flushes and compactions.
+ * TIDES_INVALID for an unknown compression or a level out of range.
+ */
+tides_status tides_set_compression(tides_db *db, tides_compression c, int level);
+
 /* highest lsn known durable */
 uint64_t	tides_durable_lsn(tides_db *db);
+
+/*
+ * Refuse every later write (TIDES_UNAVAILABLE) in every process: the step
+ * before a final tides_flush_barrier() at a clean shutdown in EXTERNAL mode,
+ * so that the barrier covers every logged batch.  Not undone until the
+ * region is initialised again.
+ */
+void		tides_close_writes(tides_db *db);
+
+/* ---------------------------------------------------------- external log */
+
+/*
+ * An application that keeps a write-ahead log of its own (PostgreSQL's WAL)
+ * can make that the engine's log: options.log_mode = TIDES_LOG_EXTERNAL.  The
+ * engine then writes no log file and tides_write() is refused; instead:
+ *
+ *  - tides_write_external() applies a batch as tides_write() would, except
+ *    that where tides_write() appends a record to the engine's log it calls
+ *    append(arg, rec, len) with the batch's encoding: after the batch's
+ *    memtable space is reserved, before its entries are inserted.  append()
+ *    returns the position just past the record in its log (see the
+ *    write-ahead rule below) and must neither fail nor longjmp (log inside a
+ *    critical section).  append
+ *    = NULL applies the batch unlogged: data the application does not keep
+ *    across crashes, and the replay below.  Tags are refused: the
+ *    application's log orders commits and aborts.
+ *
+ *  - A logged batch is durable only through the application's log until
+ *    its memtable is flushed.  tides_flush_barrier() seals the active
+ *    memtable and returns a ticket; once tides_flush_barrier_passed(ticket)
+ *    is true, every batch whose append() had returned when the barrier was
+ *    taken is in an SSTable.  (The space is reserved before append() is
+ *    called, so such a batch is in a memtable the barrier sealed or in an
+ *    older one.)  An application checkpoint chooses its redo point, takes a
+ *    barrier, and declares the checkpoint done only once it has passed.
+ *
+ *  - After a crash the application replays its log from its redo point:
+ *    tides_batch_load() and tides_write_external(append = NULL) for every
+ *    logged batch, in log order.  Batches that are already in SSTables are
+ *    applied again, with new sequence numbers.  The end state is exact if
+ *    every key's batches were logged in the order in which they were
+ *    applied -- writers of one key hold a lock of their own across
+ *    reserve, append and insert -- since replay then leaves each key at its
+ *    last logged value.  tides_drop_prefix() is not logged: log the drop
+ *    and replay it too.
+ *
+ * A store written in OWN mode and opened in EXTERNAL mode is recovered from
+ * its own log as usual, and what the replay put into memtables is flushed
+ * before tides_open() returns.
+ */
+typedef uint64_t (*tides_append_fn) (void *arg, const void *rec, size_t len);
+
+tides_status tides_write_external(tides_db *db, tides_batch *b, tides_append_fn append,
+								  void *arg);
+
+/*
+ * Write-ahead rule: a memtable may reach an SSTable only once the
+ * application's log is durable up to the last of its batches -- otherwise a
+ * crash could keep the batch in the store and lose it from the log.  append()
+ * returns the position just past its record; before writing a memtable out,
+ * flush calls sync(arg, pos) with the largest position of its batches, and
+ * sync returns once the log is durable there (PostgreSQL: XLogFlush).
+ * Installed per process, like the filter; a process without it cannot flush
+ * a memtable that holds logged batches (tides_flush_work fails with
+ * TIDES_INVALID).
+ */
+typedef void (*tides_log_sync_fn) (void *arg, uint64_t pos);
+
+void		tides_set_log_sync(tides_db *db, tides_log_sync_fn sync, void *arg);
+
+/* make b the batch a record handed to append() encodes (TIDES_CORRUPTION if malformed) */
+tides_status tides_batch_load(tides_batch *b, const void *rec, size_t len);
+
+/* seal the active memtable (if not empty); TIDES_BUSY while none is free */
+tides_status tides_flush_barrier(tides_db *db, uint64_t *ticket);
+bool		tides_flush_barrier_passed(tides_db *db, uint64_t ticket);
+
+/* ------------------------------------------------------------- ingestion */
+
+/*
+ * Ingestion of sorted data as table files (the idea of RocksDB's
+ * IngestExternalFile): instead of going through the log and the memtables,
+ * a load is written straight into SSTables, which one manifest edit then
+ * adds to the store -- in the deepest level where they fit, normally the
+ * bottom, so compaction never rewrites them.
+ *
+ *   - tides_ingest_begin starts an ingestion (process-local, like a batch).
+ *   - tides_ingest_put / _delete add entries in strictly increasing user-key
+ *     order (one entry per key); anything else fails with TIDES_INVALID and
+ *     the ingestion can then only be aborted.  Output files are cut at
+ *     target_file_size and where the partitioner says, as compaction outputs
+ *     are; tides_ingest_cut ends the current file early (a caller whose keys
+ *     jump over a range that others write cuts there, so that no file spans
+ *     the gap).  Files are written and fsynced as they fill.
+ *   - tides_ingest_install makes everything put so far part of the store at
+ *     once, atomically and durably: every entry gets one new sequence number
+ *     S, larger than anything published or held by a snapshot before, so
+ *     readers at an older sequence number (existing snapshots) do not see
+ *     it and everyone after sees all of it; a crash before the edit is
+ *     durable leaves nothing (recovery deletes the files).  The files go to
+ *     the deepest level at which no level above holds a key of their range
+ *     and none of that level's files overlaps them (level 0 if data above
+ *     allows nothing else).  TIDES_BUSY, with nothing changed, when a
+ *     memtable holds a key of their range (the active one is sealed: run
+ *     flush work, then retry), or the tag table is full.  Writers are held
+ *     back for the moment the edit takes (one manifest append and the files'
+ *     property rewrite), so that no write can be published between choosing
+ *     S and the files becoming visible.  After TIDES_OK the ingestion may go
+ *     on (more puts, keys above the last) and be installed again.
+ *   - tides_ingest_abort deletes the files not installed (keeping any a
+ *     possibly durable manifest record names; recovery deletes them) and
+ *     frees the ingestion; tides_ingest_free after a last install.
+ *
+ * Tags (OWN log mode): an ingestion with a tag is part of that tag's
+ * multi-batch unit.  Its install records the tag as pending in the manifest
+ * (and opens it), so if the tag's seal is lost in a crash, recovery reports
+ * it unsealed even though the ingested files survive.  Seal the tag with a
+ * batch afterwards as usual.  Refused in EXTERNAL mode (TIDES_INVALID).
+ */
+typedef struct tides_ingest tides_ingest;
+
+typedef struct tides_ingest_result
+{
+	uint64_t	seq;			/* the sequence number every entry got (0: nothing installed) */
+	int			level;			/* where the files went */
+	uint32_t	files;
+	uint64_t	entries;
+	uint64_t	bytes;			/* file bytes */
+} tides_ingest_result;
+
+tides_status tides_ingest_begin(tides_db *db, tides_ingest **out);
+tides_status tides_ingest_put(tides_ingest *in, const void *key, size_t klen,
+							  const void *val, size_t vlen);
+tides_status tides_ingest_delete(tides_ingest *in, const void *key, size_t klen);
+void		tides_ingest_set_tag(tides_ingest *in, uint64_t tag);
+tides_status tides_ingest_cut(tides_ingest *in);
+/* entries put and not yet installed, and the bytes of their files so far */
+uint64_t	tides_ingest_pending_entries(const tides_ingest *in);
+uint64_t	tides_ingest_pending_bytes(const tides_ingest *in);
+tides_status tides_ingest_install(tides_ingest *in, tides_ingest_result *res);
+void		tides_ingest_abort(tides_ingest *in);
+void		tides_ingest_free(tides_ingest *in);
+
+/*
+ * Call fn for every entry put and not yet installed, in order, after
+ * tides_ingest_cut (an application that logs a load only now, or again,
+ * reads it back from the files; val is NULL for a deletion).
+ */
+tides_status tides_ingest_foreach(tides_ingest *in,
+								  void (*fn) (void *arg, bool is_delete, const void *key, size_t klen,
+											  const void *val, size_t vlen),
+								  void *arg);
+
+/*
+ * The encoding of a batch (what tides_write_external hands to append, and
+ * tides_batch_load takes): an application that logs a batch without
+ * applying it -- because the same entries go into an ingestion -- logs
+ * this.  Valid until the batch changes.
+ */
+const void *tides_batch_encoding(tides_batch *b, size_t *len);
+
+/* ----------------------------------------------------------- checkpoints */
+
+/*
+ * A checkpoint is the current set of files saved under a name, as a
+ * manifest file of its own ("CKPT-<name>") in the engine's directory.  A
+ * copy of the directory taken file by file while the engine runs (a
+ * physical backup) holds a consistent store as of a checkpoint saved before
+ * the copy began, provided no file the checkpoint names was deleted before
+ * the copy reached it: hold file deletion from before the checkpoint until
+ * the copy is done.  In EXTERNAL mode the store is then as of the barrier
+ * that preceded the checkpoint, and the application replays its log from
+ * there.  Names: letters, digits, '-', '_', at most 64 characters.
+ */
+tides_status tides_checkpoint_save(tides_db *db, const char *name);
+tides_status tides_checkpoint_remove(tides_db *db, const char *name);
+
+/*
+ * Make a copy's checkpoint its current state.  No process may be attached
+ * (call before tides_open); recovery then deletes every file the checkpoint
+ * does not name.  TIDES_NOT_FOUND if there is no such checkpoint;
+ * TIDES_CORRUPTION, changing nothing, if it names a file the directory
+ * lacks or holds at a different size (an incomplete copy).
+ */
+tides_status tides_checkpoint_restore(const char *dir, tides_vfs *vfs, const char *name);
+
+/* while held (a counter: holds nest), obsolete files are kept, not deleted */
+void		tides_hold_file_deletion(tides_db *db, bool hold);
 
 /* ---------------------------------------------------------------- reads */
 
@@ -308,6 +543,16 @@ typedef struct tides_iter_options
 	const void *upper;			/* exclusive upper bound, or NULL */
 	size_t		upper_len;
 	bool		fill_cache;		/* add blocks read to the block cache (true) */
+
+	/*
+	 * The reader wants only the keys lower || exactly filter_stem_suffix
+	 * more bytes (lower is their stem; upper must bound them, e.g. lower's
+	 * successor): SSTables whose stem filter proves none there are not
+	 * read.  Other keys in the bounds may still be shown, even versions
+	 * that a skipped file would have hidden: ignore them.  Ignored when
+	 * filter_stem_suffix is 0 or there is no lower bound.  (false)
+	 */
+	bool		lower_is_stem;
 } tides_iter_options;
 
 tides_iter *tides_iter_new(tides_db *db, const tides_iter_options *opts);
@@ -328,6 +573,18 @@ const void *tides_iter_key(const tides_iter *it, size_t *klen);
 const void *tides_iter_value(const tides_iter *it, size_t *vlen);
 /* TIDES_OK, or the error that ended iteration early (message: tides_errmsg) */
 tides_status tides_iter_status(const tides_iter *it);
+
+/*
+ * Let go of the memtables and files the iterator pins, pinning the current
+ * ones instead, without moving it: the entry it stands on stays its key and
+ * value (a copy; pointers the caller took earlier are no longer valid), and
+ * the next step goes to the entry after (before) that key in the new view.
+ * Without a snapshot the read point moves up to the latest write.  For a
+ * writer that must wait for a free memtable while its own walks pin the
+ * ones the wait is for.  On failure (NO_MEMORY, UNAVAILABLE) nothing
+ * changed.
+ */
+tides_status tides_iter_repin(tides_iter *it);
 
 /* ------------------------------------------------------ background work */
 
@@ -459,7 +716,7 @@ typedef struct tides_stats
 	uint64_t	cache_hits;
 	uint64_t	cache_misses;
 	uint64_t	bloom_useful;		/* probes a filter answered "absent" */
-	uint64_t	stall_count;		/* writes answered TIDES_BUSY */
+	uint64_t	stall_count;		/* writes that had to wait (TIDES_BUSY), each once */
 	uint64_t	slowdown_count;		/* writes delayed */
 	uint64_t	slowdown_us;
 	uint64_t	keys_written;
@@ -471,9 +728,120 @@ typedef struct tides_stats
 	uint64_t	memtable_bytes;
 	uint32_t	level_files[TIDES_MAX_LEVELS];
 	uint64_t	level_bytes[TIDES_MAX_LEVELS];
+	uint64_t	ingested_files;		/* tables added by tides_ingest_install */
+	uint64_t	ingested_bytes;
+	uint64_t	bloom_checked;		/* probes that consulted a bloom filter */
+	uint64_t	stall_us;			/* from a write's first TIDES_BUSY to its success */
+	uint64_t	flush_entries_written;
+	uint64_t	compaction_entries_read;	/* input entries merged */
+	uint64_t	compaction_entries_written;
+	uint32_t	memtable_count;		/* memtable slots in the region */
+	uint64_t	memtable_size;		/* bytes per memtable */
+	uint64_t	memtable_active_bytes;	/* bytes in the memtable taking writes */
+	uint64_t	memtable_entries;	/* entries in every memtable */
+	uint32_t	compactions_running;
 } tides_stats;
 
 void		tides_get_stats(tides_db *db, tides_stats *st);
+
+/*
+ * Block I/O of this process (every handle in it), since it started: block
+ * cache hits, and blocks read from table files (cache misses and reads
+ * that bypass the cache: compaction, verification).  Process-local and
+ * cheap, for a caller that attributes reads to its own operations (the
+ * extension's EXPLAIN BUFFERS and pg_statio counts).
+ */
+typedef struct tides_io_stats
+{
+	uint64_t	cache_hits;
+	uint64_t	blocks_read;
+	uint64_t	bytes_read;
+} tides_io_stats;
+
+void		tides_get_process_io(tides_io_stats *io);
+
+/*
+ * The shape of the tree, per level, as compaction sees it now.  score is
+ * the picker's: level 0 files / level0_compaction_trigger; a level above
+ * the base level that holds data 1e9 (pushed down first); the others
+ * bytes / target_bytes; the last level 0.  A level is compacted when its
+ * score reaches 1.  pending_bytes estimates the bytes compaction must read
+ * to bring the level to its target: level 0, once at the trigger, its bytes
+ * plus those of the level it goes to; a level above the base, its bytes;
+ * a level from the base down, (bytes - target) x (1 + next level's bytes /
+ * its bytes) (RocksDB's estimate); 0 otherwise.
+ */
+typedef struct tides_level_info
+{
+	uint32_t	files;
+	uint32_t	files_compacting;	/* inputs of running compactions */
+	uint64_t	bytes;
+	uint64_t	entries;
+	uint64_t	deletions;
+	uint64_t	target_bytes;	/* 0: no size target (level 0, or above the base) */
+	double		score;
+	uint64_t	pending_bytes;
+} tides_level_info;
+
+/* fills info[TIDES_MAX_LEVELS]; returns the base level (where level 0 goes) */
+int			tides_get_level_info(tides_db *db, tides_level_info *info);
+
+/*
+ * Compactions running now (in any process).  Progress = entries_read /
+ * input_entries.  Input figures are those of the files merged (files of
+ * the output level that the compaction leaves alone are not counted).
+ */
+typedef struct tides_compaction_info
+{
+	int			level;			/* input level */
+	int			output_level;	/* == level: a file rewritten in place */
+	int32_t		pid;			/* process running it */
+	uint64_t	started_us;		/* wall clock, microseconds since the Unix epoch */
+	uint32_t	input_files;
+	uint64_t	input_bytes;
+	uint64_t	input_entries;
+	uint64_t	entries_read;	/* input entries merged so far */
+	uint64_t	entries_written;
+	uint64_t	bytes_written;	/* output bytes so far (finished files + the open one) */
+	uint32_t	files_written;
+} tides_compaction_info;
+
+/* up to max entries into out; returns how many run */
+int			tides_get_compactions(tides_db *db, tides_compaction_info *out, int max);
+
+/*
+ * What the table files say about the keys in [lower, upper) (NULL: open):
+ * bytes per level (to a block, from the files' indexes, compressed), and
+ * the entries and deletions of the files that overlap the range, prorated
+ * by the share of each file's bytes that lies in it (exact for files wholly
+ * inside).  Memtables: their bytes in the range (estimated as
+ * tides_estimate_size does).  written_us: the newest time a file holding
+ * keys of the range was written by a flush, compacted_us by a compaction
+ * (wall clock, microseconds since the Unix epoch; 0: none since the engine
+ * started -- files found at recovery have no time).
+ */
+typedef struct tides_range_info
+{
+	uint64_t	level_bytes[TIDES_MAX_LEVELS];
+	uint32_t	level_files[TIDES_MAX_LEVELS];	/* files overlapping the range */
+	uint64_t	memtable_bytes;
+	uint64_t	entries;
+	uint64_t	deletions;
+	uint64_t	flushed_us;
+	uint64_t	compacted_us;
+} tides_range_info;
+
+void		tides_get_range_info(tides_db *db, const void *lower, size_t llen,
+								 const void *upper, size_t ulen, tides_range_info *info);
+
+/*
+ * The on-disk format of a store: a manifest names the format it was
+ * written in (its first record; stores from before this field are format
+ * 1).  Opening a store of a newer format than TIDES_FORMAT_VERSION fails
+ * with TIDES_INVALID and a message naming both, before anything is read
+ * further or changed.
+ */
+#define TIDES_FORMAT_VERSION 1
 
 /* ------------------------------------------------------------ integrity */
 

@@ -108,7 +108,7 @@ tides_status tides_log_sync(tides_log *log, uint64_t lsn, tides_error *err);
  * A skip: stream positions [from, to) that hold no records and that replay
  * jumps over.  Recovery records one when it moves new writes past a damaged
  * or torn tail to the next segment boundary instead of repairing it in
- * place (db/open.c, repair_log in db/write.c); the manifest persists the
+ * place (db/recovery.c, repair_log in db/write.c); the manifest persists the
  * list (db/version_edit.h, item 7).
  */
 typedef struct tides_log_skip
@@ -136,7 +136,7 @@ tides_status tides_log_replay(tides_log *log, uint64_t from, const tides_log_ski
  * last_segment, outside the skips -- whose header (at their own position)
  * and checksum are valid.  fn receives each (header, payload) and returns
  * true to stop the scan.  Recovery uses it to tell a torn tail from damage
- * in the middle of the log (see open.c).  Reads every byte after `end`.
+ * in the middle of the log (see db/recovery.c).  Reads every byte after `end`.
  */
 typedef bool (*tides_log_found_fn) (void *arg, uint64_t lsn, const uint8_t *hdr,
 									const uint8_t *payload, uint32_t len);

@@ -171,6 +171,7 @@ tides_memtable_activate(tides_memtable *m, uint64_t id, uint64_t first_lsn, uint
 	m->first_seq = first_seq;
 	m->last_seq = 0;
 	atomic_store(&m->entries, 0);
+	atomic_store(&m->ext_max, 0);
 	atomic_store(&m->deletions, 0);
 	atomic_store(&m->state, TIDES_MEM_ACTIVE);
 }

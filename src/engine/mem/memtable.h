@@ -89,6 +89,7 @@ typedef struct tides_memtable
 	uint64_t	first_seq;		/* last_seq + 1 at activation; not a lower bound of
 								 * its entries' seqs after recovery (db/maint.c) */
 	uint64_t	last_seq;		/* set when sealed */
+	_Atomic uint64_t ext_max;	/* EXTERNAL log: largest position past a logged batch */
 	_Atomic uint64_t entries;
 	_Atomic uint64_t deletions;
 	_Atomic uint64_t *buckets;	/* point index: chain head and key filter */

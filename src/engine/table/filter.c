@@ -29,19 +29,24 @@ tides_filter_num_probes(uint32_t bits_per_key)
 }
 
 void
-tides_filter_builder_init(tides_filter_builder *fb, uint32_t bits_per_key, uint32_t prefix_len)
+tides_filter_builder_init(tides_filter_builder *fb, uint32_t bits_per_key, uint32_t prefix_len,
+						  uint32_t stem_suffix)
 {
 	tides_buf_init(&fb->hashes);
 	fb->bits_per_key = bits_per_key;
 	fb->prefix_len = prefix_len;
-	fb->have_key = fb->have_prefix = false;
-	fb->last_key_hash = fb->last_prefix_hash = 0;
+	fb->stem_suffix = stem_suffix;
+	fb->have_key = fb->have_prefix = fb->have_stem = false;
+	fb->last_key_hash = fb->last_prefix_hash = fb->last_stem_hash = 0;
+	tides_buf_init(&fb->prev);
+	fb->prev_valid = false;
 }
 
 void
 tides_filter_builder_free(tides_filter_builder *fb)
 {
 	tides_buf_free(&fb->hashes);
+	tides_buf_free(&fb->prev);
 }
 
 static inline void
@@ -53,11 +58,26 @@ push_hash(tides_filter_builder *fb, uint64_t h)
 	fb->hashes.len += sizeof(h);
 }
 
+/* do the previous key and this one share their first n bytes (n <= len)? */
+static inline bool
+same_as_prev(const tides_filter_builder *fb, const uint8_t *ukey, size_t n)
+{
+	return fb->prev_valid && fb->prev.len >= n && memcmp(fb->prev.data, ukey, n) == 0;
+}
+
 void
 tides_filter_builder_add(tides_filter_builder *fb, const uint8_t *ukey, size_t len)
 {
-	uint64_t	h = tides_filter_hash(ukey, len);
+	uint64_t	h;
 
+	/*
+	 * Equal bytes hash equally: a key, prefix or stem equal to the previous
+	 * key's is not hashed again (it would be found equal to the last hash
+	 * and skipped).  Saves most prefix and stem hashes: neighbours share them.
+	 */
+	if (same_as_prev(fb, ukey, len) && fb->prev.len == len)
+		return;					/* another version of the same key: nothing new */
+	h = tides_filter_hash(ukey, len);
 	/* versions of one user key arrive together: add the key once */
 	if (!fb->have_key || h != fb->last_key_hash)
 	{
@@ -65,7 +85,8 @@ tides_filter_builder_add(tides_filter_builder *fb, const uint8_t *ukey, size_t l
 		fb->last_key_hash = h;
 		fb->have_key = true;
 	}
-	if (fb->prefix_len > 0 && len >= fb->prefix_len)
+	if (fb->prefix_len > 0 && len >= fb->prefix_len &&
+		!(fb->have_prefix && len > fb->prefix_len && same_as_prev(fb, ukey, fb->prefix_len)))
 	{
 		uint64_t	ph = len == fb->prefix_len ? h : tides_filter_hash(ukey, fb->prefix_len);
 
@@ -78,6 +99,22 @@ tides_filter_builder_add(tides_filter_builder *fb, const uint8_t *ukey, size_t l
 			fb->have_prefix = true;
 		}
 	}
+	if (fb->stem_suffix > 0 && len > fb->stem_suffix &&
+		!(fb->have_stem && fb->prev.len == len && same_as_prev(fb, ukey, len - fb->stem_suffix)))
+	{
+		uint64_t	sh = tides_filter_hash(ukey, len - fb->stem_suffix);
+
+		/* a stem equal to the prefix just added hashes the same: once is enough */
+		if ((!fb->have_stem || sh != fb->last_stem_hash) &&
+			!(fb->have_prefix && sh == fb->last_prefix_hash))
+			push_hash(fb, sh);
+		fb->last_stem_hash = sh;
+		fb->have_stem = true;
+	}
+	/* remember the key; without memory, hash everything next time */
+	tides_buf_reset(&fb->prev);
+	tides_buf_append(&fb->prev, ukey, len);
+	fb->prev_valid = !fb->prev.oom;
 }
 
 void
@@ -123,7 +160,8 @@ tides_filter_builder_finish(tides_filter_builder *fb, tides_buf *out)
 	out->len += nbytes + 1;
 
 	tides_buf_reset(&fb->hashes);
-	fb->have_key = fb->have_prefix = false;
+	fb->have_key = fb->have_prefix = fb->have_stem = false;
+	fb->prev_valid = false;
 }
 
 bool

@@ -7,10 +7,14 @@
  *
  * Each filter holds the whole user key of every entry and, when prefix_len
  * is nonzero, the first prefix_len bytes of every user key at least that
- * long.  Both go into the same bit array with the same hash: a lookup probes
- * either a whole key or a prefix, and an accidental match between the two
- * kinds is merely a false positive.  Consecutive duplicates (the versions of
- * one user key, the keys sharing one prefix) are added once.
+ * long, and, when stem_suffix is nonzero, the stem of every user key longer
+ * than stem_suffix bytes: the key without its last stem_suffix bytes (for
+ * keys that end in a fixed-size suffix, such as an index entry's row id, the
+ * stem is the part a uniqueness check looks for).  All go into the same bit
+ * array with the same hash: a lookup probes a whole key, a prefix or a stem,
+ * and an accidental match between kinds is merely a false positive.
+ * Consecutive duplicates (the versions of one user key, the keys sharing one
+ * prefix or one stem) are added once.
  *
  * Format: nbytes of bit array, then one byte k (number of probes).  Probes
  * use double hashing of tides_hash64(key, seed 0): with h1 the low and h2 the
@@ -37,17 +41,22 @@ typedef struct tides_filter_builder
 	tides_buf	hashes;			/* uint64_t per distinct key or prefix */
 	uint32_t	bits_per_key;
 	uint32_t	prefix_len;
+	uint32_t	stem_suffix;
 	uint64_t	last_key_hash;
 	uint64_t	last_prefix_hash;
+	uint64_t	last_stem_hash;
 	bool		have_key;
 	bool		have_prefix;
+	bool		have_stem;
+	tides_buf	prev;			/* the previous key (prev_valid) */
+	bool		prev_valid;
 } tides_filter_builder;
 
 void		tides_filter_builder_init(tides_filter_builder *fb, uint32_t bits_per_key,
-									  uint32_t prefix_len);
+									  uint32_t prefix_len, uint32_t stem_suffix);
 void		tides_filter_builder_free(tides_filter_builder *fb);
 
-/* add a user key (and its prefix); keys arrive in order */
+/* add a user key (and its prefix and stem); keys arrive in order */
 void		tides_filter_builder_add(tides_filter_builder *fb, const uint8_t *ukey, size_t len);
 
 /* number of hashes collected since the last finish */

@@ -9,6 +9,7 @@
 
 #include "cache/block_cache.h"
 #include "table/compress.h"
+#include "util/dbformat.h"
 #include "util/crc32c.h"
 
 void
@@ -77,6 +78,20 @@ tides_props_encode(tides_buf *b, const tides_sst_props *p, const tides_props_ext
 	tides_buf_put64(b, x->compression);
 	tides_buf_put_slice(b, p->smallest, p->smallest_len);
 	tides_buf_put_slice(b, p->largest, p->largest_len);
+	if (x->has_global_seq)
+	{
+		uint8_t		tag = TIDES_PROPS_ITEM_GSEQ;
+
+		tides_buf_append(b, &tag, 1);
+		tides_buf_put64(b, x->global_seq);
+	}
+	if (x->stem_suffix != 0)
+	{
+		uint8_t		tag = TIDES_PROPS_ITEM_STEM;
+
+		tides_buf_append(b, &tag, 1);
+		tides_buf_put64(b, x->stem_suffix);
+	}
 }
 
 /* NULL on a malformed slice, or (*oom set) when its copy cannot be allocated */
@@ -140,6 +155,41 @@ tides_props_decode(const uint8_t *data, size_t len, tides_sst_props *p,
 		return tides_fail(err, TIDES_CORRUPTION, "malformed key range in properties of %s",
 						  fname);
 	}
+	/*
+	 * Tagged items after the keys, each a tag byte and 8 bytes; an unknown
+	 * tag ends the list (a later version's item).  Absent items: zero.
+	 */
+	while (limit - q >= TIDES_PROPS_ITEM_SIZE)
+	{
+		if (q[0] == TIDES_PROPS_ITEM_GSEQ)
+		{
+			x->has_global_seq = true;
+			x->global_seq = tides_get64(q + 1);
+			x->global_seq_off = (uint32_t) (q - data);
+			if (x->global_seq > TIDES_MAX_SEQ || p->min_seq != 0 || p->max_seq != 0)
+			{
+				tides_sst_props_free(p);
+				return tides_fail(err, TIDES_CORRUPTION,
+								  "malformed global sequence number in properties of %s", fname);
+			}
+		}
+		else if (q[0] == TIDES_PROPS_ITEM_STEM)
+		{
+			uint64_t	stem = tides_get64(q + 1);
+
+			if (stem == 0 || stem > TIDES_MAX_STEM_SUFFIX)
+			{
+				tides_sst_props_free(p);
+				return tides_fail(err, TIDES_CORRUPTION,
+								  "malformed stem filter length in properties of %s", fname);
+			}
+			x->stem_suffix = (uint32_t) stem;
+			p->stem_suffix = x->stem_suffix;
+		}
+		else
+			break;
+		q += TIDES_PROPS_ITEM_SIZE;
+	}
 	return TIDES_OK;
 }
 
@@ -194,6 +244,7 @@ tides_read_block(const tides_block_source *src, tides_block_handle h,
 		{
 			if (src->counters)
 				tides_count(src->counters, cache_hits, 1);
+			tides_process_io.cache_hits++;
 			out->len = got;
 			*data = out->data;
 			*len = got;
@@ -215,6 +266,8 @@ tides_read_block(const tides_block_source *src, tides_block_handle h,
 						  (unsigned long long) h.offset, src->fname);
 	if (src->counters)
 		tides_count(src->counters, bytes_read, n);
+	tides_process_io.blocks_read++;
+	tides_process_io.bytes_read += n;
 
 	trailer = out->data + h.size;
 	type = trailer[0];

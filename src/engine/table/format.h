@@ -81,9 +81,25 @@ typedef struct tides_props_ext
 {
 	uint32_t	num_partitions;
 	uint32_t	prefix_len;		/* prefix filter length at build time */
+	uint32_t	stem_suffix;	/* stem filter's suffix length (appended field; 0: none) */
 	uint32_t	bloom_bits_per_key; /* 0: no filters */
 	uint32_t	compression;
+	/*
+	 * An ingested table (db/ingest.c): every entry is stored with sequence
+	 * number 0 and read as if it had global_seq, which the ingestion
+	 * assigns when it installs the file (tides_sst_set_global_seq) -- 0
+	 * until then.  Encoded after the keys as a tagged item (PROPS_ITEM_GSEQ,
+	 * u64), which older readers ignore as trailing bytes.
+	 */
+	bool		has_global_seq;
+	uint64_t	global_seq;
+	uint32_t	global_seq_off;	/* decode: offset of the item in the block */
 } tides_props_ext;
+
+/* tagged items after the keys: a tag byte and 8 bytes each */
+#define TIDES_PROPS_ITEM_SIZE 9
+#define TIDES_PROPS_ITEM_GSEQ 1		/* global_seq */
+#define TIDES_PROPS_ITEM_STEM 2		/* stem_suffix, when not 0 */
 
 void		tides_props_encode(tides_buf *b, const tides_sst_props *p, const tides_props_ext *x);
 tides_status tides_props_decode(const uint8_t *data, size_t len, tides_sst_props *p,

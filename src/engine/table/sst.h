@@ -52,6 +52,7 @@ typedef struct tides_table_env
 	uint32_t	restart_interval;
 	uint32_t	bloom_bits_per_key;
 	uint32_t	prefix_len;		/* 0: no prefix filter */
+	uint32_t	stem_suffix;	/* 0: no stem filter (filter.h) */
 	tides_compression compression;
 	int			compression_level;
 } tides_table_env;
@@ -69,6 +70,7 @@ typedef struct tides_sst_props
 	uint64_t	min_seq;
 	uint64_t	max_seq;
 	uint32_t	prefix_len;		/* prefix filter length the table was built with */
+	uint32_t	stem_suffix;	/* its stem filter's suffix length (0: none) */
 	uint32_t	num_partitions; /* index (and filter) partitions */
 	/* smallest and largest internal keys, malloc'd by the reader/builder */
 	uint8_t    *smallest;
@@ -86,6 +88,14 @@ typedef struct tides_sst_builder tides_sst_builder;
 /* fd is open for writing and empty; fname is used in error messages */
 tides_sst_builder *tides_sst_builder_new(const tides_table_env *env, int fd,
 										 const char *fname);
+
+/*
+ * Build a table for ingestion (db/ingest.c): its entries carry sequence
+ * number 0, and its properties a global sequence number (0 until
+ * tides_sst_set_global_seq assigns it) that readers report as every
+ * entry's.  Call before the first add.
+ */
+void		tides_sst_builder_set_ingest(tides_sst_builder *b);
 
 /* entries must arrive in strictly increasing internal-key order */
 tides_status tides_sst_builder_add(tides_sst_builder *b,
@@ -141,6 +151,14 @@ tides_status tides_sst_get(tides_sst *t, const uint8_t *ikey, size_t iklen,
 /* may the table hold keys starting with this prefix (prefix filter)? */
 bool		tides_sst_may_contain_prefix(tides_sst *t, const uint8_t *prefix, size_t len);
 
+/*
+ * may the table hold a key that is stem followed by exactly suffix bytes
+ * (stem filter, filter.h)?  True unless the table was built with a stem
+ * filter of that suffix length and the filter proves none is there.
+ */
+bool		tides_sst_may_contain_stem(tides_sst *t, const uint8_t *stem, size_t len,
+									   uint32_t suffix);
+
 /* iterator over all entries (internal keys); owns no reference to t's life */
 tides_iiter *tides_sst_iter_new(tides_sst *t, bool fill_cache);
 
@@ -150,6 +168,18 @@ tides_iiter *tides_sst_iter_new(tides_sst *t, bool fill_cache);
  */
 void		tides_sst_iter_on_destroy(tides_iiter *it, void (*fn) (void *arg, tides_sst *t),
 									  void *arg);
+
+/*
+ * Assign the global sequence number of a finished ingested table (fd open
+ * for reading and writing, file_size its size): rewrites the properties
+ * block and its trailer in place, nothing else; does not fsync.
+ * TIDES_INVALID if the table was not built for ingestion.
+ */
+tides_status tides_sst_set_global_seq(const tides_table_env *env, int fd, uint64_t file_size,
+									  uint64_t seq, const char *fname, tides_error *err);
+
+/* the global sequence number of an ingested table (0: not ingested, or not yet installed) */
+uint64_t	tides_sst_global_seq(const tides_sst *t);
 
 /* read and checksum every block; TIDES_OK or the first problem */
 tides_status tides_sst_verify(tides_sst *t, tides_error *err);

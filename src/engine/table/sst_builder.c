@@ -70,6 +70,7 @@ struct tides_sst_builder
 	uint32_t	nparts;
 
 	tides_sst_props props;
+	bool		ingest;			/* tides_sst_builder_set_ingest */
 	bool		have_key;
 	bool		finished;
 	tides_status status;
@@ -93,7 +94,8 @@ tides_sst_builder_new(const tides_table_env *env, int fd, const char *fname)
 	tides_block_builder_init(&b->data, env->restart_interval ? env->restart_interval : 16);
 	tides_block_builder_init(&b->part, 1);
 	b->use_filter = env->bloom_bits_per_key > 0;
-	tides_filter_builder_init(&b->filter, env->bloom_bits_per_key, env->prefix_len);
+	tides_filter_builder_init(&b->filter, env->bloom_bits_per_key, env->prefix_len,
+							  env->stem_suffix);
 	tides_compressor_init(&b->comp, env->compression, env->compression_level);
 	tides_buf_init(&b->cbuf);
 	tides_buf_init(&b->last_key);
@@ -108,6 +110,12 @@ tides_sst_builder_new(const tides_table_env *env, int fd, const char *fname)
 	tides_error_clear(&b->err);
 	b->status = b->fname ? TIDES_OK : tides_fail(&b->err, TIDES_NO_MEMORY, "out of memory");
 	return b;
+}
+
+void
+tides_sst_builder_set_ingest(tides_sst_builder *b)
+{
+	b->ingest = true;
 }
 
 void
@@ -492,8 +500,12 @@ write_properties(tides_sst_builder *b, uint64_t footer_and_trailer, tides_block_
 	b->props.num_partitions = b->nparts;
 	x.num_partitions = b->nparts;
 	x.prefix_len = b->props.prefix_len;
+	b->props.stem_suffix = b->use_filter ? b->env.stem_suffix : 0;
+	x.stem_suffix = b->props.stem_suffix;
 	x.bloom_bits_per_key = b->use_filter ? b->env.bloom_bits_per_key : 0;
 	x.compression = (uint32_t) b->env.compression;
+	x.has_global_seq = b->ingest;
+	x.global_seq = 0;			/* assigned when the file is installed */
 	tides_buf_init(&pbuf);
 	tides_props_encode(&pbuf, &b->props, &x);
 	handle->offset = b->wbuf_off + b->wbuf.len;

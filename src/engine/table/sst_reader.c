@@ -46,6 +46,9 @@ typedef struct sst_cursor
 	tides_buf	tmp;
 	tides_buf	key;
 	tides_buf	val;
+	tides_buf	gkey;			/* an ingested table's entry key, with its global seq */
+	const uint8_t *okey;		/* the current entry's key as reported (cursor_out) */
+	size_t		oklen;
 	uint64_t	part_off;		/* offset of the loaded partition, or UINT64_MAX */
 	uint64_t	data_off;
 } sst_cursor;
@@ -57,6 +60,7 @@ struct tides_sst
 	tides_sst_props props;
 	tides_props_ext ext;
 	tides_buf	top;			/* top index block contents */
+	uint64_t	gseq;			/* ingested: every entry's sequence number (else 0) */
 	bool		has_filter;
 	atomic_flag busy;			/* guards scratch */
 	sst_cursor	scratch;
@@ -88,6 +92,9 @@ cursor_init(sst_cursor *c, tides_sst *t, tides_read_mode mode, tides_error *err)
 	tides_buf_init(&c->tmp);
 	tides_buf_init(&c->key);
 	tides_buf_init(&c->val);
+	tides_buf_init(&c->gkey);
+	c->okey = NULL;
+	c->oklen = 0;
 	c->part_off = c->data_off = UINT64_MAX;
 	tides_block_iter_reset(&c->top, t->top.data, t->top.len, t->fname, 0);
 	tides_block_iter_reset(&c->part, NULL, 0, t->fname, 0);
@@ -108,6 +115,7 @@ cursor_free(sst_cursor *c)
 	tides_buf_free(&c->tmp);
 	tides_buf_free(&c->key);
 	tides_buf_free(&c->val);
+	tides_buf_free(&c->gkey);
 }
 
 static inline bool
@@ -314,6 +322,57 @@ cursor_prev(sst_cursor *c)
 	data_skip_backward(c);
 }
 
+/*
+ * Ingested tables (tides_sst_builder_set_ingest): entries are stored with
+ * sequence number 0 and reported with the table's global sequence number
+ * G, so everything above the reader -- reads, merges, compaction, which
+ * then writes G into its outputs -- sees each entry at G.  Within the table
+ * the user keys are distinct and every entry has the same sequence number,
+ * so stored order is reported order; only a seek for an older sequence
+ * number S < G must pass an entry with the target's user key, which it
+ * lands on in stored order ((U, 0) >= (U, S)) but which sorts before the
+ * target as (U, G).
+ */
+static inline void
+patch_trailer(uint8_t *ikey, size_t n, uint64_t gseq)
+{
+	tides_put64(ikey + n - TIDES_TRAILER,
+				tides_pack_trailer(gseq, tides_ikey_type(ikey, n)));
+}
+
+/* the current entry's key as reported: in place, or with the global seq */
+static void
+cursor_out(sst_cursor *c)
+{
+	if (c->t->gseq == 0 || !c->data.valid)
+	{
+		c->okey = c->data.key;
+		c->oklen = c->data.klen;
+		return;
+	}
+	tides_buf_reset(&c->gkey);
+	tides_buf_append(&c->gkey, c->data.key, c->data.klen);
+	if (c->gkey.oom)
+	{
+		c->data.valid = false;
+		tides_fail(c->err, TIDES_NO_MEMORY, "out of memory reading %s", c->t->fname);
+		return;
+	}
+	patch_trailer(c->gkey.data, c->gkey.len, c->t->gseq);
+	c->okey = c->gkey.data;
+	c->oklen = c->gkey.len;
+}
+
+/* first entry >= target, in reported order */
+static void
+cursor_seek_reported(sst_cursor *c, const uint8_t *k, size_t n)
+{
+	cursor_seek(c, k, n);
+	if (c->t->gseq != 0 && c->data.valid && c->t->gseq > tides_ikey_seq(k, n) &&
+		tides_ukey_cmp(c->data.key, c->data.klen - TIDES_TRAILER, k, n - TIDES_TRAILER) == 0)
+		cursor_next(c);
+}
+
 typedef struct probe_ctx
 {
 	uint64_t	h;
@@ -357,6 +416,7 @@ filter_may_match(sst_cursor *c, uint64_t h)
 	{
 		if (c->t->src.counters)
 			tides_count(c->t->src.counters, cache_hits, 1);
+		tides_process_io.cache_hits++;
 		return pc.may;
 	}
 	if (tides_read_block(&c->t->src, fh, c->mode, &c->filter_buf, &c->tmp, &d, &len,
@@ -410,6 +470,9 @@ get_in_place(sst_cursor *c, const uint8_t *ikey, size_t iklen,
 		return false;
 	if (c->t->src.counters)
 		tides_count(c->t->src.counters, cache_hits, 2);
+	if (c->t->gseq != 0 && c->key.len >= TIDES_TRAILER)
+		patch_trailer(c->key.data, c->key.len, c->t->gseq);
+	tides_process_io.cache_hits += 2;
 	found(arg, c->key.data, c->key.len, c->val.data, c->val.len);
 	return true;
 }
@@ -539,6 +602,18 @@ tides_sst_open(const tides_table_env *env, int fd, uint64_t file_number,
 		(s = validate_top(t, err)) != TIDES_OK)
 		goto fail;
 	t->has_filter = t->ext.bloom_bits_per_key > 0;
+	if (t->ext.has_global_seq && t->ext.global_seq != 0)
+	{
+		/* report the installed sequence number in the properties too */
+		t->gseq = t->ext.global_seq;
+		t->props.min_seq = t->props.max_seq = t->gseq;
+		if (t->props.num_entries > 0 && t->props.smallest_len >= TIDES_TRAILER &&
+			t->props.largest_len >= TIDES_TRAILER)
+		{
+			patch_trailer(t->props.smallest, t->props.smallest_len, t->gseq);
+			patch_trailer(t->props.largest, t->props.largest_len, t->gseq);
+		}
+	}
 	cursor_init(&t->scratch, t, TIDES_READ_FILL_CACHE, &t->scratch_err);
 	tides_buf_free(&pbuf);
 	tides_buf_free(&tmp);
@@ -619,11 +694,25 @@ tides_sst_get(tides_sst *t, const uint8_t *ikey, size_t iklen,
 		return tides_fail(err, TIDES_INVALID, "invalid lookup key for %s", t->fname);
 	c = get_cursor(t, &tmpc, &tmp_err);
 
+	if (t->gseq > tides_ikey_seq(ikey, iklen))
+	{
+		/* a read older than the ingestion: the general path, which passes the user key */
+		cursor_seek_reported(c, ikey, iklen);
+		cursor_out(c);
+		if (c->data.valid)
+		{
+			found(arg, c->okey, c->oklen, c->data.val, c->data.vlen);
+			s = TIDES_OK;
+		}
+		goto done;
+	}
 	tides_block_iter_seek(&c->top, ikey, iklen);
 	if (t->has_filter)
 	{
 		uint64_t	h = tides_filter_hash(ikey, iklen - TIDES_TRAILER);
 
+		if (t->src.counters)
+			tides_count(t->src.counters, bloom_checked, 1);
 		while (c->top.valid)
 		{
 			if (filter_may_match(c, h))
@@ -650,9 +739,10 @@ tides_sst_get(tides_sst *t, const uint8_t *ikey, size_t iklen,
 	}
 	idx_enter_seek(c, ikey, iklen);
 	data_enter_seek(c, ikey, iklen);
+	cursor_out(c);
 	if (c->data.valid)
 	{
-		found(arg, c->data.key, c->data.klen, c->data.val, c->data.vlen);
+		found(arg, c->okey, c->oklen, c->data.val, c->data.vlen);
 		s = TIDES_OK;
 	}
 
@@ -667,19 +757,21 @@ done:
 	return s;
 }
 
-bool
-tides_sst_may_contain_prefix(tides_sst *t, const uint8_t *prefix, size_t len)
+/*
+ * May the table hold a key starting with prefix[0, plen) whose filter hash
+ * (of the prefix or of a stem) is h?  Probes the filters of every partition
+ * that can hold such a key.
+ */
+static bool
+may_contain_hashed(tides_sst *t, const uint8_t *prefix, size_t plen, uint64_t h)
 {
 	sst_cursor	tmpc;
 	tides_error tmp_err;
 	sst_cursor *c;
-	size_t		plen = t->props.prefix_len;
-	uint64_t	h;
 	bool		result = false;
 
-	if (!t->has_filter || plen == 0 || len < plen)
-		return true;
-	h = tides_filter_hash(prefix, plen);
+	if (t->src.counters)
+		tides_count(t->src.counters, bloom_checked, 1);
 	c = get_cursor(t, &tmpc, &tmp_err);
 	tides_buf_reset(&c->key);
 	tides_buf_append(&c->key, prefix, plen);
@@ -709,6 +801,26 @@ tides_sst_may_contain_prefix(tides_sst *t, const uint8_t *prefix, size_t len)
 	return result;
 }
 
+bool
+tides_sst_may_contain_prefix(tides_sst *t, const uint8_t *prefix, size_t len)
+{
+	size_t		plen = t->props.prefix_len;
+
+	if (!t->has_filter || plen == 0 || len < plen)
+		return true;
+	return may_contain_hashed(t, prefix, plen, tides_filter_hash(prefix, plen));
+}
+
+bool
+tides_sst_may_contain_stem(tides_sst *t, const uint8_t *stem, size_t len, uint32_t suffix)
+{
+	/* a table without a stem filter of this suffix length cannot tell */
+	if (!t->has_filter || suffix == 0 || t->props.stem_suffix != suffix || len == 0)
+		return true;
+	/* every key stem || suffix starts with the stem */
+	return may_contain_hashed(t, stem, len, tides_filter_hash(stem, len));
+}
+
 uint64_t
 tides_sst_approximate_offset(tides_sst *t, const uint8_t *ikey, size_t iklen)
 {
@@ -731,11 +843,11 @@ tides_sst_approximate_offset(tides_sst *t, const uint8_t *ikey, size_t iklen)
 
 /* --------------------------------------------------------------- iterator */
 
-static void it_seek(tides_iiter *it, const uint8_t *k, size_t n) { cursor_seek(&((sst_iter *) it)->c, k, n); }
-static void it_first(tides_iiter *it) { cursor_first(&((sst_iter *) it)->c); }
-static void it_last(tides_iiter *it) { cursor_last(&((sst_iter *) it)->c); }
-static void it_next(tides_iiter *it) { cursor_next(&((sst_iter *) it)->c); }
-static void it_prev(tides_iiter *it) { cursor_prev(&((sst_iter *) it)->c); }
+static void it_seek(tides_iiter *it, const uint8_t *k, size_t n) { sst_cursor *c = &((sst_iter *) it)->c; cursor_seek_reported(c, k, n); cursor_out(c); }
+static void it_first(tides_iiter *it) { sst_cursor *c = &((sst_iter *) it)->c; cursor_first(c); cursor_out(c); }
+static void it_last(tides_iiter *it) { sst_cursor *c = &((sst_iter *) it)->c; cursor_last(c); cursor_out(c); }
+static void it_next(tides_iiter *it) { sst_cursor *c = &((sst_iter *) it)->c; cursor_next(c); cursor_out(c); }
+static void it_prev(tides_iiter *it) { sst_cursor *c = &((sst_iter *) it)->c; cursor_prev(c); cursor_out(c); }
 static bool it_valid(const tides_iiter *it) { return ((const sst_iter *) it)->c.data.valid; }
 
 static const uint8_t *
@@ -743,8 +855,8 @@ it_key(const tides_iiter *it, size_t *n)
 {
 	const sst_iter *si = (const sst_iter *) it;
 
-	*n = si->c.data.klen;
-	return si->c.data.key;
+	*n = si->c.oklen;
+	return si->c.okey;
 }
 
 static const uint8_t *
@@ -860,4 +972,70 @@ tides_sst_verify(tides_sst *t, tides_error *err)
 	cursor_free(&c);
 	tides_buf_free(&prev);
 	return s;
+}
+
+/* --------------------------------------------------------- ingested tables */
+
+uint64_t
+tides_sst_global_seq(const tides_sst *t)
+{
+	return t->gseq;
+}
+
+tides_status
+tides_sst_set_global_seq(const tides_table_env *env, int fd, uint64_t file_size, uint64_t seq,
+						 const char *fname, tides_error *err)
+{
+	uint8_t		fbuf[TIDES_FOOTER_SIZE];
+	tides_footer footer;
+	tides_sst_props props;
+	tides_props_ext ext;
+	uint8_t    *blk = NULL;
+	size_t		n;
+	int64_t		r;
+	tides_status s;
+
+	if (seq == 0 || seq > TIDES_MAX_SEQ)
+		return tides_fail(err, TIDES_INVALID, "bad global sequence number for %s", fname);
+	if (file_size < TIDES_FOOTER_SIZE)
+		return tides_fail(err, TIDES_CORRUPTION, "file %s too short to be a table", fname);
+	r = env->vfs->pread(env->vfs, fd, fbuf, sizeof(fbuf), file_size - TIDES_FOOTER_SIZE);
+	if (r != TIDES_FOOTER_SIZE)
+		return r < 0 ? tides_fail_io(err, (int) r, "read", fname) :
+			tides_fail(err, TIDES_CORRUPTION, "short read of footer of %s", fname);
+	if ((s = tides_footer_decode(fbuf, &footer, fname, err)) != TIDES_OK)
+		return s;
+	n = (size_t) footer.props.size;
+	if (n < TIDES_PROPS_ITEM_SIZE || footer.props.offset + n + TIDES_BLOCK_TRAILER > file_size ||
+		(blk = malloc(n + TIDES_BLOCK_TRAILER)) == NULL)
+		return blk == NULL && n >= TIDES_PROPS_ITEM_SIZE ?
+			tides_fail(err, TIDES_NO_MEMORY, "out of memory") :
+			tides_fail(err, TIDES_CORRUPTION, "bad properties handle in %s", fname);
+	r = env->vfs->pread(env->vfs, fd, blk, n + TIDES_BLOCK_TRAILER, footer.props.offset);
+	if (r != (int64_t) (n + TIDES_BLOCK_TRAILER))
+	{
+		free(blk);
+		return r < 0 ? tides_fail_io(err, (int) r, "read", fname) :
+			tides_fail(err, TIDES_CORRUPTION, "short read of properties of %s", fname);
+	}
+	/* decode: the item must be there, and where */
+	s = tides_props_decode(blk, n, &props, &ext, fname, err);
+	if (s != TIDES_OK)
+	{
+		free(blk);
+		return s;
+	}
+	tides_sst_props_free(&props);
+	if (!ext.has_global_seq)
+	{
+		free(blk);
+		return tides_fail(err, TIDES_INVALID, "%s was not built for ingestion", fname);
+	}
+	tides_put64(blk + ext.global_seq_off + 1, seq);
+	tides_block_trailer(blk + n, blk, n, TIDES_COMPRESS_NONE);
+	r = env->vfs->pwrite(env->vfs, fd, blk, n + TIDES_BLOCK_TRAILER, footer.props.offset);
+	free(blk);
+	if (r < 0)
+		return tides_fail_io(err, (int) r, "write", fname);
+	return TIDES_OK;
 }

@@ -10,6 +10,8 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "tides_engine.h"
+
 typedef struct tides_counters
 {
 	atomic_uint_fast64_t log_bytes_written;
@@ -29,7 +31,21 @@ typedef struct tides_counters
 	atomic_uint_fast64_t slowdown_us;
 	atomic_uint_fast64_t keys_written;
 	atomic_uint_fast64_t user_bytes_written;
+	atomic_uint_fast64_t ingested_files;
+	atomic_uint_fast64_t ingested_bytes;
+	atomic_uint_fast64_t bloom_checked;
+	atomic_uint_fast64_t stall_us;
+	atomic_uint_fast64_t flush_entries_written;
+	atomic_uint_fast64_t compaction_entries_read;
+	atomic_uint_fast64_t compaction_entries_written;
 } tides_counters;
+
+/*
+ * This process's block I/O (tides_get_process_io): plain counters, as the
+ * engine runs no threads.  Bumped wherever the shared cache_hits and
+ * bytes_read are.
+ */
+extern tides_io_stats tides_process_io;
 
 #define tides_count(c, field, n) \
 	atomic_fetch_add_explicit(&(c)->field, (uint64_t) (n), memory_order_relaxed)

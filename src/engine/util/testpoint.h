@@ -13,6 +13,8 @@
  *   "read.pinned"   tides_get/tides_get_into: the superversion is pinned and
  *                   the read sequence number taken, nothing read yet
  *   "iter.pinned"   tides_iter_new: the same for an iterator
+ *   "compaction.progress"  a compaction has just published its progress
+ *                   (every TIDES_PROGRESS_EVERY input entries)
  */
 #ifndef TIDES_UTIL_TESTPOINT_H
 #define TIDES_UTIL_TESTPOINT_H

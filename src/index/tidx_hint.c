@@ -1,0 +1,216 @@
+/*
+ * tidx_hint.c -- where a scan from the start of a unique index may begin.
+ *
+ * A table that is inserted at one end and deleted at the other (a queue,
+ * the Insert Benchmark's "delete the lowest keys") leaves, at the low end of
+ * its primary key, a run of deleted entries: tombstones in the memtables
+ * and upper levels, over the entries they delete further down, until
+ * compaction drops both.  Every `min(pk)` or `ORDER BY pk LIMIT n` walks
+ * that whole run before its first live entry -- the run grows as fast as
+ * rows are deleted, and the walk was most of the CPU of such a workload.
+ *
+ * A hint records, per index tree, an interval [lo, hi) of encoded keys in
+ * which the engine holds no key at all (the last scan from lo found hi as
+ * its first key).  A later forward scan whose start lies in [lo, hi) seeks
+ * to hi instead.  Entries are only ever *added* to an index by its
+ * inserters, and a hint is kept only for unique indexes, whose entries are
+ * written at once by tidx_insert (never deferred) -- so the inserters are
+ * the only writers that can make a hint false, and they say so.  Hints live
+ * in slots (a hash of the tree); each slot has a generation and a count of
+ * inserts in flight, shared by the trees that hash there:
+ *
+ *   - an inserter of key k calls tidx_hint_write_begin before its write and
+ *     tidx_hint_write_end after it (also when it fails): each bumps the
+ *     generation, the first raises and the second lowers the count, and
+ *     both drop the slot's hint if it is the tree's and k lies below hi;
+ *   - a scan reads the generation before it opens its iterator (rescan),
+ *     and sets a hint only if, when it does, the generation is unchanged and
+ *     no insert is in flight: so every insert in the slot either ended
+ *     before the generation was read (published before the scan's read
+ *     point: the scan saw it) or begins after the hint is set (and drops it
+ *     if it lands inside);
+ *   - a scan uses a hint it reads after its iterator was opened: an insert
+ *     published before that read point began before it, and so either had
+ *     dropped the hint or preceded the scan that set it (which saw it).
+ *
+ * Deletions (kills, VACUUM) only remove keys and never make a hint false.
+ * Unique checks read without hints.  During recovery (a hot standby, whose
+ * index entries arrive by WAL replay, not through inserters) hints are
+ * neither set nor used; shared memory starts empty at every server start.
+ * A backend that dies (FATAL) inside an insert leaves its slot's count
+ * raised: that slot sets no hint until the server restarts, which only
+ * costs the optimisation.
+ */
+#include "postgres.h"
+
+#include "access/xlog.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
+
+#include "index/tidx.h"
+
+#define TIDX_HINT_SLOTS		1024
+
+typedef struct TidxHintSlot
+{
+	slock_t		lock;
+	uint64		gen;			/* bumped by every insert's begin and end */
+	uint32		inflight;		/* inserts between begin and end */
+	bool		valid;
+	uint64		tree;			/* whose hint it is */
+	uint8		lolen;
+	uint8		hilen;
+	uint8		lo[TIDX_HINT_KEY_MAX];
+	uint8		hi[TIDX_HINT_KEY_MAX];
+} TidxHintSlot;
+
+static TidxHintSlot *slots = NULL;
+
+static Size
+hint_shmem_size(void)
+{
+	return mul_size(TIDX_HINT_SLOTS, sizeof(TidxHintSlot));
+}
+
+void
+tidx_hint_shmem_request(void)
+{
+	RequestAddinShmemSpace(hint_shmem_size());
+}
+
+static TidxHintSlot *
+slot_of(uint64 tree)
+{
+	if (slots == NULL)
+	{
+		bool		found;
+		TidxHintSlot *s;
+
+		LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+		s = ShmemInitStruct("tides_btree scan hints", hint_shmem_size(), &found);
+		if (!found)
+		{
+			memset(s, 0, hint_shmem_size());
+			for (int i = 0; i < TIDX_HINT_SLOTS; i++)
+				SpinLockInit(&s[i].lock);
+		}
+		LWLockRelease(AddinShmemInitLock);
+		slots = s;
+	}
+	return &slots[(tree * UINT64CONST(0x9E3779B97F4A7C15)) >> 54];
+}
+
+static int
+cmp_key(const uint8 *a, int alen, const uint8 *b, int blen)
+{
+	int			r = memcmp(a, b, Min(alen, blen));
+
+	return r != 0 ? r : (alen > blen) - (alen < blen);
+}
+
+static void
+note_write(uint64 tree, const uint8 *k, int klen, int delta)
+{
+	TidxHintSlot *s = slot_of(tree);
+
+	SpinLockAcquire(&s->lock);
+	s->gen++;
+	s->inflight += delta;
+	if (s->valid && s->tree == tree && cmp_key(k, klen, s->hi, s->hilen) < 0)
+		s->valid = false;
+	SpinLockRelease(&s->lock);
+}
+
+/* an inserter of key k into a unique index's tree, before its write */
+void
+tidx_hint_write_begin(uint64 tree, const uint8 *k, int klen)
+{
+	note_write(tree, k, klen, 1);
+}
+
+/* ... and after it, whether it succeeded or not */
+void
+tidx_hint_write_end(uint64 tree, const uint8 *k, int klen)
+{
+	note_write(tree, k, klen, -1);
+}
+
+/* a scan, before it opens its iterator: the generation to set a hint with */
+uint64
+tidx_hint_generation(uint64 tree)
+{
+	TidxHintSlot *s = slot_of(tree);
+	uint64		gen;
+
+	SpinLockAcquire(&s->lock);
+	gen = s->gen;
+	SpinLockRelease(&s->lock);
+	return gen;
+}
+
+/*
+ * A scan about to seek to `start`: if a hint covers it, the key to seek to
+ * instead (copied into *to, which has TIDX_HINT_KEY_MAX bytes), else false.
+ * Call only after the scan's iterator was opened.
+ */
+bool
+tidx_hint_lookup(uint64 tree, const uint8 *start, int slen, uint8 *to, int *tolen)
+{
+	TidxHintSlot *s;
+	bool		use = false;
+
+	if (RecoveryInProgress())
+		return false;
+	s = slot_of(tree);
+	SpinLockAcquire(&s->lock);
+	if (s->tree == tree && s->valid &&
+		cmp_key(start, slen, s->lo, s->lolen) >= 0 &&
+		cmp_key(start, slen, s->hi, s->hilen) < 0)
+	{
+		memcpy(to, s->hi, s->hilen);
+		*tolen = s->hilen;
+		use = true;
+	}
+	SpinLockRelease(&s->lock);
+	return use;
+}
+
+/*
+ * A scan that sought to `start` found `first` as the engine's first key
+ * there (or the end of the tree: first = NULL): [start, first) holds no key.
+ * gen is what tidx_hint_generation returned before the scan's iterator was
+ * opened.
+ */
+void
+tidx_hint_set(uint64 tree, uint64 gen, const uint8 *start, int slen, const uint8 *first, int flen)
+{
+	TidxHintSlot *s;
+
+	if (RecoveryInProgress() || first == NULL || slen > TIDX_HINT_KEY_MAX || flen > TIDX_HINT_KEY_MAX ||
+		cmp_key(start, slen, first, flen) >= 0)
+		return;
+	s = slot_of(tree);
+	SpinLockAcquire(&s->lock);
+	if (s->gen == gen && s->inflight == 0)
+	{
+		/* an interval that reaches a valid one of the tree extends it up */
+		if (s->valid && s->tree == tree && cmp_key(start, slen, s->lo, s->lolen) >= 0 &&
+			cmp_key(start, slen, s->hi, s->hilen) <= 0)
+		{
+			memcpy(s->hi, first, flen);
+			s->hilen = (uint8) flen;
+		}
+		else
+		{
+			memcpy(s->lo, start, slen);
+			s->lolen = (uint8) slen;
+			memcpy(s->hi, first, flen);
+			s->hilen = (uint8) flen;
+		}
+		s->tree = tree;
+		s->valid = true;
+	}
+	SpinLockRelease(&s->lock);
+}
