@@ -17,7 +17,9 @@
  *              sizes; a move down once level 0 is half the base level, at
  *              an empty base, or at the shifted slowdown trigger; the shift
  *              is the room between trigger and slowdown trigger; without
- *              the option, the plain (or adaptive) trigger as before
+ *              the option, the plain (or adaptive) trigger as before;
+ *              while a compaction holds the oldest file, the runs above it
+ *              merge instead (a move down waits for it anyway)
  *   cheaper    one random-key load into a store whose base level is its
  *              last, plain and tiered: both read every key's newest version
  *              (deletes included) after the load and after a crash; tiered
@@ -190,6 +192,25 @@ test_plan(void)
 	make_version(&v, (uint64_t[]) {100 * MB, 150 * MB, 250 * MB}, 3, base, 1000 * MB);
 	p = tides_compaction_l0_plan(&db, &v, base);
 	CHECK(p.kind == TIDES_L0_DOWN && p.score >= 1.0);
+	/*
+	 * While a compaction holds the oldest file (a move down takes them all),
+	 * runs flushed above it merge; with none to merge, down (it waits).  A
+	 * busy file that is not the oldest does not hold the move down back.
+	 */
+	make_version(&v, (uint64_t[]) {5 * MB, 5 * MB, 5 * MB, 5 * MB, 250 * MB, 250 * MB}, 6, base,
+				 1000 * MB);
+	CHECK(tides_compaction_l0_plan(&db, &v, base).kind == TIDES_L0_DOWN);
+	atomic_store(&l0f[4].being_compacted, 1);
+	atomic_store(&l0f[5].being_compacted, 1);
+	p = tides_compaction_l0_plan(&db, &v, base);
+	CHECK(p.kind == TIDES_L0_MERGE && p.first == 0 && p.nfiles == 4);
+	atomic_store(&l0f[3].being_compacted, 1);
+	CHECK(tides_compaction_l0_plan(&db, &v, base).kind == TIDES_L0_DOWN);
+	atomic_store(&l0f[4].being_compacted, 0);
+	atomic_store(&l0f[5].being_compacted, 0);
+	p = tides_compaction_l0_plan(&db, &v, base);
+	CHECK(p.kind == TIDES_L0_DOWN && p.score >= 1.0);
+	atomic_store(&l0f[3].being_compacted, 0);
 	/* an empty base: down at the trigger, as without the option */
 	make_version(&v, (uint64_t[]) {5 * MB, 5 * MB, 5 * MB}, 3, base, 0);
 	CHECK(tides_compaction_l0_plan(&db, &v, base).kind == TIDES_L0_NONE);

@@ -174,17 +174,27 @@ tides_compaction_l0_plan(const tides_db *db, const tides_version *v, int base)
 		p.score = (double) l0 * L0_BASE_SHARE / (double) basebytes;
 	if (n >= db->opts.level0_slowdown_trigger + tides_compaction_l0_shift(db, v))
 		p.score = (double) n / trig;
-	if (p.score >= 1.0)
+	/*
+	 * Down, unless a compaction already holds the oldest file: a move down
+	 * (it takes every file there is when it starts) or a merge of the
+	 * oldest runs.  A move down cannot start before that one ends, and it
+	 * runs long (it rewrites the base level), so meanwhile the runs flushed
+	 * above it merge as usual -- with a second compaction worker, level 0
+	 * keeps near F - 1 runs per tier instead of growing towards the stop
+	 * trigger while the base level is rewritten.
+	 */
+	if (p.score >= 1.0 && !atomic_load(&v->files[0][n - 1]->being_compacted))
 	{
 		p.kind = TIDES_L0_DOWN;
 		return p;
 	}
-	/* else merge similar runs */
 	p.nfiles = similar_runs(v, trig, &p.first);
 	if (p.nfiles > 0)
 	{
 		p.kind = TIDES_L0_MERGE;
 		p.score = (double) p.nfiles / trig;
 	}
+	else if (p.score >= 1.0)
+		p.kind = TIDES_L0_DOWN;	/* waits for the one that holds the oldest file */
 	return p;
 }
