@@ -7,7 +7,9 @@
  * (flipped payload byte, flipped header, wrong position, torn record,
  * record of a bad type) and reporting a clean end on zeros; skips followed
  * across and within segments; a missing segment ending the log; group
- * commit moving durable_lsn; and fsync failures reported.
+ * commit moving durable_lsn; fsync failures reported; and recovery's sync
+ * of the replayed range: every segment that exists once, a skip of any
+ * length stepped over.
  */
 #include "harness.h"
 #include "vfs_fault.h"
@@ -247,6 +249,30 @@ main(int argc, char **argv)
 		tides_vfs_fault_clear_rules(vf);
 		CHECK_OK(tides_log_sync(&lg, next_pos, &err));
 		CHECK(atomic_load(&lsh.durable_lsn) == next_pos);
+	}
+
+	/*
+	 * Recovery's sync of what it replayed: each segment that exists, once,
+	 * and a skip of any length stepped over, not probed segment by segment
+	 * (a damaged manifest's skip to 2^62 once made this loop for hours).
+	 */
+	{
+		tides_log_skip sk = {.from = next_pos, .to = (1ull << 62) / SEG * SEG};
+		uint64_t	nseg = (next_pos + SEG - 1) / SEG;
+		tides_fault_rule r = {.ops = TIDES_FAULT_SYNC, .pattern = ".log", .err = EIO, .count = 1};
+
+		replay(0, &sk, 1, g, &end, &damaged);
+		expect_records(g, 0, nrecs, "a skip far past the end");
+		CHECK(end == sk.to && !damaged);
+		CHECK_OK(tides_log_sync_range(&lg, 0, end, &sk, 1, &err));
+		r.skip = nseg - 1;		/* the last of nseg fsyncs fails */
+		tides_vfs_fault_add_rule(vf, &r);
+		CHECK(tides_log_sync_range(&lg, 0, end, &sk, 1, &err) == TIDES_IO_ERROR);
+		tides_vfs_fault_clear_rules(vf);
+		r.skip = nseg;			/* there is no fsync number nseg + 1 */
+		tides_vfs_fault_add_rule(vf, &r);
+		CHECK_OK(tides_log_sync_range(&lg, 0, end, &sk, 1, &err));
+		tides_vfs_fault_clear_rules(vf);
 	}
 
 	/* damage: replay stops at the first bad record, in several ways */

@@ -708,7 +708,7 @@ recovery_replay(recovery *rv, tides_error *err)
 	 * on disk, and later records claim so (log_format.h).  Make it true.
 	 */
 	if (s == TIDES_OK)
-		s = tides_log_sync_range(&db->log, sh->replay_lsn, rv->end, err);
+		s = tides_log_sync_range(&db->log, sh->replay_lsn, rv->end, sh->skips, sh->nskips, err);
 	return s;
 }
 

@@ -421,18 +421,34 @@ tides_log_replay(tides_log *log, uint64_t from, const tides_log_skip *skips, uin
 }
 
 tides_status
-tides_log_sync_range(tides_log *log, uint64_t from, uint64_t to, tides_error *err)
+tides_log_sync_range(tides_log *log, uint64_t from, uint64_t to, const tides_log_skip *skips,
+					 uint32_t nskips, tides_error *err)
 {
-	uint64_t	first = tides_log_segment_of(log->sh, from);
+	uint64_t	size = log->sh->segment_size;
 	uint64_t	last = to > 0 ? tides_log_segment_of(log->sh, to - 1) : 0;
+	uint64_t	seg = tides_log_segment_of(log->sh, from);
 
-	for (uint64_t seg = first; to > from && seg <= last; seg++)
+	/*
+	 * Segments that lie wholly inside a skip are stepped over, not probed
+	 * one by one: a skip may span any distance (a damaged manifest's does),
+	 * and every other segment of the range was read by the replay, so the
+	 * loop runs once per segment that exists, plus once per skip.
+	 */
+	while (to > from && seg <= last)
 	{
+		uint64_t	pos = past_skips(skips, nskips, seg * size);
 		char		path[1024];
-		int			fd = segment_fd(log, seg, path, sizeof(path));
+		int			fd;
 		int			r;
 
-		if (fd == -ENOENT)		/* a segment the replay jumped over */
+		if (pos - seg * size >= size)
+		{
+			seg = pos / size;
+			continue;
+		}
+		fd = segment_fd(log, seg, path, sizeof(path));
+		seg++;
+		if (fd == -ENOENT)		/* the log ends before `to`: nothing there */
 			continue;
 		r = fd < 0 ? fd : log->vfs->fsync(log->vfs, fd);
 		if (r != 0)

@@ -145,7 +145,11 @@ tides_status tides_log_scan_after(tides_log *log, uint64_t end, uint64_t last_se
 								  const tides_log_skip *skips, uint32_t nskips,
 								  tides_log_found_fn fn, void *arg, tides_error *err);
 
-/* fsync every existing segment holding positions [from, to) */
-tides_status tides_log_sync_range(tides_log *log, uint64_t from, uint64_t to, tides_error *err);
+/*
+ * fsync every existing segment holding positions [from, to) outside the
+ * skips (recovery: what the replay read, before durable_lsn claims it).
+ */
+tides_status tides_log_sync_range(tides_log *log, uint64_t from, uint64_t to,
+								  const tides_log_skip *skips, uint32_t nskips, tides_error *err);
 
 #endif
