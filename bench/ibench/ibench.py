@@ -193,17 +193,39 @@ def client_cpu():
     return r.ru_utime + r.ru_stime
 
 
+def proc_anon_kb(pid):
+    """(process title, RssAnon in kB) of one process, or None"""
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            title = f.read().split(b"\0")[0].decode(errors="replace")
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("RssAnon:"):
+                    return title, int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 class Sampler(threading.Thread):
-    """once a second: the cluster's device counters and the cgroup's memory"""
+    """once a second: the cluster's device counters, the cgroup's memory, and
+    each server process's private (anonymous) memory, whose peak per process
+    title is logged at the end of the step: under a cap it is what competes
+    with the page cache, and an engine's workers must keep it bounded"""
 
     def __init__(self, cluster, cap, interval=1.0):
         super().__init__(daemon=True)
         self.cluster, self.cap, self.interval = cluster, cap, interval
         self.rows = []
+        self.anon_peak = {}
         self._halt = threading.Event()
         self.t0 = time.time()
 
     def sample(self):
+        for pid in self.cluster.server_pids():
+            r = proc_anon_kb(pid)
+            if r and r[1] > self.anon_peak.get(r[0], 0):
+                self.anon_peak[r[0]] = r[1]
         st = loop_stat(self.cluster.loopdev)
         ms = self.cap.stat() if self.cap else {}
         self.rows.append({"t": time.time() - self.t0, "rio": st[0], "rsec": st[1], "wsec": st[3],
@@ -557,6 +579,9 @@ class Run:
             self.stop_perf(perf)
             sampler.stop()
         elapsed = time.time() - t0
+        top = sorted(sampler.anon_peak.items(), key=lambda kv: -kv[1])[:3]
+        log("%s/%s %s: peak private memory per process: %s" % (
+            self.pname, self.engine, step, ", ".join("%s %.1f MB" % (t, kb / 1024) for t, kb in top)))
         c.syncfs()
         s1 = self.counters()
         settle_s, settle_w = 0.0, 0

@@ -3,8 +3,10 @@
  * deletions, every compression type, several block sizes and restart
  * intervals, with and without filters and the block cache; forward and
  * backward iteration, seeks to every key and between keys, point lookups,
- * verification, reopening; and a table with every byte flipped in turn,
- * which must yield TIDES_CORRUPTION or correct data, never a wrong answer.
+ * verification, reopening; the layout (each index and filter partition
+ * right after its data blocks); and a table with every byte flipped in
+ * turn, which must yield TIDES_CORRUPTION or correct data, never a wrong
+ * answer.
  */
 #include <fcntl.h>
 #include <string.h>
@@ -13,6 +15,8 @@
 #include "testlib.h"
 #include "cache/block_cache.h"
 #include "util/dbformat.h"
+#include "table/block.h"
+#include "table/format.h"
 #include "table/sst.h"
 #include "table/table_cache.h"
 #include "util/random.h"
@@ -347,6 +351,64 @@ check_table(tides_sst *t, const model *m, tides_rand *r, tides_counters *ctr)
 	(void) ctr;
 }
 
+/*
+ * The layout the builder promises (table/README.md): each partition's index
+ * and filter block right after its last data block, so that a builder keeps
+ * none of them for the end.  Walks the top index: every handle lies inside
+ * the file, in increasing order, each filter right after its index
+ * partition, and with two partitions or more the first lies before the
+ * end of the data blocks' bytes -- never so in the old layout, where every
+ * partition followed the last data block.
+ */
+static void
+check_layout(const char *path, const tides_sst_props *props, bool bloom)
+{
+	int			fd = open(path, O_RDONLY);
+	uint8_t		fbuf[TIDES_FOOTER_SIZE];
+	tides_footer f;
+	tides_error err;
+	uint8_t    *top;
+	tides_block_iter it;
+	uint64_t	prev_end = 0;
+	uint64_t	first = 0;
+	uint32_t	n = 0;
+
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	tides_error_clear(&err);
+	CHECK(pread(fd, fbuf, sizeof(fbuf), (off_t) (props->file_size - TIDES_FOOTER_SIZE)) ==
+		  TIDES_FOOTER_SIZE);
+	CHECK_OK(tides_footer_decode(fbuf, &f, path, &err));
+	top = malloc(f.top_index.size + 1);
+	CHECK(pread(fd, top, f.top_index.size, (off_t) f.top_index.offset) == (ssize_t) f.top_index.size);
+	tides_block_iter_init(&it, true, &err);
+	CHECK(tides_block_iter_reset(&it, top, f.top_index.size, path, f.top_index.offset));
+	for (tides_block_iter_first(&it); it.valid; tides_block_iter_next(&it))
+	{
+		tides_block_handle ph,
+					fh;
+		const uint8_t *q = tides_handle_decode(it.val, it.val + it.vlen, &ph);
+
+		q = q ? tides_handle_decode(q, it.val + it.vlen, &fh) : NULL;
+		CHECK(q != NULL);
+		if (q == NULL)
+			break;
+		CHECK(ph.offset >= prev_end && ph.offset + ph.size + TIDES_BLOCK_TRAILER <= f.top_index.offset);
+		CHECK(bloom ? fh.offset == ph.offset + ph.size + TIDES_BLOCK_TRAILER
+			  : fh.offset == 0 && fh.size == 0);
+		prev_end = bloom ? fh.offset + fh.size + TIDES_BLOCK_TRAILER : ph.offset + ph.size + TIDES_BLOCK_TRAILER;
+		if (n == 0)
+			first = ph.offset;
+		n++;
+	}
+	CHECK(n == props->num_partitions);
+	CHECK(n < 2 || first < props->data_bytes);
+	tides_block_iter_free(&it);
+	free(top);
+	close(fd);
+}
+
 static void
 run_config(const char *dir, tides_compression comp, uint32_t block_size, uint32_t interval,
 		   uint32_t bloom, uint32_t prefix, bool cache, size_t nukeys, size_t big_every)
@@ -400,6 +462,7 @@ run_config(const char *dir, tides_compression comp, uint32_t block_size, uint32_
 		   (unsigned long long) size,
 		   (unsigned long long) (props.raw_key_bytes + props.raw_value_bytes));
 
+	check_layout(path, &props, bloom > 0);
 	t = open_table(&env, path, fnum, size, &s, &err);
 	CHECK_OK(s);
 	if (t != NULL)

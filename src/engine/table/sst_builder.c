@@ -1,11 +1,17 @@
 /*
  * sst_builder.c -- writing an SSTable in one pass.
  *
- * Data blocks are written as they fill.  Index and filter partitions are
- * finished as they fill too, but kept in memory (already encoded, with
- * trailers: about 1-2% of the file) and written after the last data block,
- * so that all metadata sits together at the end of the file where the
- * reader's open touches it, and data blocks are contiguous for scans.
+ * Data blocks are written as they fill, and so are index and filter
+ * partitions: each goes into the file right after the last data block it
+ * indexes.  Only the top index's entries (a separator and two handles per
+ * partition) are kept until the end.  So a builder's memory does not grow
+ * with its file: a compaction writes outputs of any size (a level-0 merge
+ * writes one file of hundreds of megabytes) in a few megabytes, where
+ * keeping the partitions for the end -- filters are 10 bits per key, ~5% of
+ * the file -- once took a compaction process past 50 MB and a server under
+ * a memory cap into the OOM killer.  The reader finds every partition
+ * through the top index's handles, wherever it lies; a scan steps over the
+ * few small metadata blocks between data blocks.
  *
  * Block cut rule: before adding an entry to a non-empty data block, the
  * block is cut if it already reached block_size, or if the entry would take
@@ -63,10 +69,9 @@ struct tides_sst_builder
 	tides_buf	handle;
 	tides_buf	part_sep;		/* last separator of the current partition */
 
-	/* finished partitions: encoded blocks and their descriptions */
-	tides_buf	parts;
-	tides_buf	filters;
-	tides_buf	meta;			/* per partition: sep slice, 4 varints */
+	/* per finished partition: sep slice, then the file offset and size of
+	 * its index block and of its filter block (4 varints) */
+	tides_buf	meta;
 	uint32_t	nparts;
 
 	tides_sst_props props;
@@ -103,8 +108,6 @@ tides_sst_builder_new(const tides_table_env *env, int fd, const char *fname)
 	tides_buf_init(&b->sep);
 	tides_buf_init(&b->handle);
 	tides_buf_init(&b->part_sep);
-	tides_buf_init(&b->parts);
-	tides_buf_init(&b->filters);
 	tides_buf_init(&b->meta);
 	b->props.min_seq = UINT64_MAX;
 	tides_error_clear(&b->err);
@@ -134,8 +137,6 @@ tides_sst_builder_free(tides_sst_builder *b)
 	tides_buf_free(&b->sep);
 	tides_buf_free(&b->handle);
 	tides_buf_free(&b->part_sep);
-	tides_buf_free(&b->parts);
-	tides_buf_free(&b->filters);
 	tides_buf_free(&b->meta);
 	free(b->fname);
 	free(b);
@@ -237,7 +238,7 @@ make_separator(tides_buf *out, const uint8_t *a, size_t alen, const uint8_t *bk,
 	tides_buf_append(out, a, alen);
 }
 
-/* write out the current index partition and its filter */
+/* write out the current index partition and its filter, after its data */
 static void
 finish_partition(tides_sst_builder *b)
 {
@@ -245,26 +246,28 @@ finish_partition(tides_sst_builder *b)
 	size_t		n;
 	uint64_t	prel,
 				psize,
-				frel = 0,
+				foff = 0,
 				fsize = 0;
 
 	raw = tides_block_builder_finish(&b->part, &n);
-	encode_block(b, raw, n, true, &b->parts, &prel, &psize);
+	encode_block(b, raw, n, true, &b->wbuf, &prel, &psize);
 	tides_block_builder_reset(&b->part);
 	if (b->use_filter)
 	{
 		uint8_t		trailer[TIDES_BLOCK_TRAILER];
+		size_t		frel = b->wbuf.len;
 
-		frel = b->filters.len;
-		tides_filter_builder_finish(&b->filter, &b->filters);
-		fsize = b->filters.len - frel;
-		tides_block_trailer(trailer, b->filters.data + frel, fsize, TIDES_COMPRESS_NONE);
-		tides_buf_append(&b->filters, trailer, sizeof(trailer));
+		tides_filter_builder_finish(&b->filter, &b->wbuf);
+		fsize = b->wbuf.len - frel;
+		if (!b->wbuf.oom)
+			tides_block_trailer(trailer, b->wbuf.data + frel, fsize, TIDES_COMPRESS_NONE);
+		tides_buf_append(&b->wbuf, trailer, sizeof(trailer));
+		foff = b->wbuf_off + frel;
 	}
 	tides_buf_put_slice(&b->meta, b->part_sep.data, b->part_sep.len);
-	tides_buf_put_varint(&b->meta, prel);
+	tides_buf_put_varint(&b->meta, b->wbuf_off + prel);
 	tides_buf_put_varint(&b->meta, psize);
-	tides_buf_put_varint(&b->meta, frel);
+	tides_buf_put_varint(&b->meta, foff);
 	tides_buf_put_varint(&b->meta, fsize);
 	b->nparts++;
 }
@@ -278,7 +281,7 @@ finish_partition(tides_sst_builder *b)
 static bool
 builder_oom(const tides_sst_builder *b)
 {
-	return b->wbuf.oom || b->sep.oom || b->parts.oom || b->filters.oom || b->meta.oom ||
+	return b->wbuf.oom || b->sep.oom || b->meta.oom ||
 		b->cbuf.oom || b->part_sep.oom || b->handle.oom || b->last_key.oom ||
 		b->first_key.oom || b->filter.hashes.oom || tides_block_builder_oom(&b->part) ||
 		tides_block_builder_oom(&b->data);
@@ -397,7 +400,7 @@ uint64_t
 tides_sst_builder_size(const tides_sst_builder *b)
 {
 	return b->wbuf_off + b->wbuf.len + tides_block_builder_estimate(&b->data) +
-		b->parts.len + b->filters.len + tides_block_builder_estimate(&b->part) +
+		tides_block_builder_estimate(&b->part) +
 		tides_filter_builder_count(&b->filter) * b->env.bloom_bits_per_key / 8 +
 		TIDES_FOOTER_SIZE;
 }
@@ -419,14 +422,13 @@ dup_bytes(const uint8_t *p, size_t n)
 }
 
 /*
- * The top index, after the filter and index partitions: per partition its
- * last separator -> (index partition handle, filter partition handle), from
- * the entries finish_partition recorded in b->meta.  Sets *handle; on
- * failure (memory) the builder's status says so.
+ * The top index, after the last partition: per partition its last
+ * separator -> (index partition handle, filter partition handle), from the
+ * entries finish_partition recorded in b->meta.  Sets *handle; on failure
+ * (memory) the builder's status says so.
  */
 static tides_status
-write_top_index(tides_sst_builder *b, uint64_t filters_off, uint64_t parts_off,
-				tides_block_handle *handle)
+write_top_index(tides_sst_builder *b, tides_block_handle *handle)
 {
 	tides_block_builder top;
 	const uint8_t *p = b->meta.data;
@@ -455,10 +457,12 @@ write_top_index(tides_sst_builder *b, uint64_t filters_off, uint64_t parts_off,
 			p = tides_decode_varint64(p, limit, &v[j]);
 		if (p == NULL)
 			break;
-		ph.offset = parts_off + v[0];
+		ph.offset = v[0];
 		ph.size = v[1];
-		fh.offset = b->use_filter ? filters_off + v[2] : 0;
-		fh.size = b->use_filter ? v[3] : 0;
+		fh.offset = v[2];
+		fh.size = v[3];
+		TIDES_ASSERT(ph.offset + ph.size <= b->wbuf_off + b->wbuf.len);
+		TIDES_ASSERT(b->use_filter || (fh.offset == 0 && fh.size == 0));
 		tides_buf_reset(&b->handle);
 		tides_handle_encode(&b->handle, ph);
 		tides_handle_encode(&b->handle, fh);
@@ -531,16 +535,14 @@ write_properties(tides_sst_builder *b, uint64_t footer_and_trailer, tides_block_
 }
 
 /*
- * Finish: the last data block and partition; filters and index partitions
- * (buffered until now); the top index; the properties; the footer.  Then
- * write out what is buffered and hand the properties to the caller.
+ * Finish: the last data block and partition; the top index; the
+ * properties; the footer.  Then write out what is buffered and hand the
+ * properties to the caller.
  */
 tides_status
 tides_sst_builder_finish(tides_sst_builder *b, tides_sst_props *props, tides_error *err)
 {
 	tides_footer footer;
-	uint64_t	filters_off,
-				parts_off;
 
 	if (b->status != TIDES_OK || b->finished)
 		goto fail;
@@ -556,13 +558,7 @@ tides_sst_builder_finish(tides_sst_builder *b, tides_sst_props *props, tides_err
 		goto fail;
 	}
 
-	/* filters, then index partitions, after the last data block */
-	filters_off = b->wbuf_off + b->wbuf.len;
-	tides_buf_append(&b->wbuf, b->filters.data, b->filters.len);
-	parts_off = filters_off + b->filters.len;
-	tides_buf_append(&b->wbuf, b->parts.data, b->parts.len);
-
-	if (write_top_index(b, filters_off, parts_off, &footer.top_index) != TIDES_OK ||
+	if (write_top_index(b, &footer.top_index) != TIDES_OK ||
 		write_properties(b, TIDES_BLOCK_TRAILER + TIDES_FOOTER_SIZE, &footer.props) != TIDES_OK)
 		goto fail;
 

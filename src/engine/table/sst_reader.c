@@ -60,6 +60,7 @@ struct tides_sst
 	tides_sst_props props;
 	tides_props_ext ext;
 	tides_buf	top;			/* top index block contents */
+	uint64_t	top_off;		/* where the top index starts: past every data block */
 	uint64_t	gseq;			/* ingested: every entry's sequence number (else 0) */
 	bool		has_filter;
 	atomic_flag busy;			/* guards scratch */
@@ -597,6 +598,7 @@ tides_sst_open(const tides_table_env *env, int fd, uint64_t file_number,
 					   (unsigned long long) t->props.file_size);
 		goto fail;
 	}
+	t->top_off = footer.top_index.offset;
 	if ((s = tides_read_block(&t->src, footer.top_index, TIDES_READ_BYPASS, &t->top, &tmp, &d,
 							  &n, err)) != TIDES_OK ||
 		(s = validate_top(t, err)) != TIDES_OK)
@@ -827,7 +829,7 @@ tides_sst_approximate_offset(tides_sst *t, const uint8_t *ikey, size_t iklen)
 	sst_cursor	tmpc;
 	tides_error tmp_err;
 	sst_cursor *c;
-	uint64_t	off = t->props.data_bytes;
+	uint64_t	off = t->top_off;	/* past the last key */
 	tides_block_handle h;
 
 	if (!tides_ikey_valid(ikey, iklen))
