@@ -321,7 +321,7 @@ def engine_conf(engine, prof, durability):
             "tides.memtable_count": str(mem["memtable_count"]),
             "tides.block_cache_size": "%dMB" % mem["block_cache_mb"],
             "tides.sync_mode": "full" if durability == "strict" else "none",
-            "tides.compression": "lz4",
+            "tides.compression": os.environ.get("IBENCH_COMPRESSION") or "lz4",
         })
         if os.environ.get("IBENCH_COMPACTION_WORKERS"):
             conf["tides.compaction_workers"] = os.environ["IBENCH_COMPACTION_WORKERS"]
