@@ -109,6 +109,7 @@ def step_table(by, profile, engines):
     out.append("|" + "---|" * len(head))
     for s in STEPS:
         rs = {e: by.get((profile, e, s)) for e in engines}
+        b = by.get((profile, base, s))  # None when heap was not in the run
         if not any(rs.values()):
             continue
         unit = next((r["ops_unit"] for r in rs.values() if r), "")
@@ -116,7 +117,7 @@ def step_table(by, profile, engines):
         for e in engines:
             cells.append(fmt(rs[e]["ops_per_s"]) if rs[e] else "-")
         for e in others:
-            cells.append("**%s**" % rstr(ratio(rs[e]["ops_per_s"], rs[base]["ops_per_s"])) if rs[e] and rs[base] else "-")
+            cells.append("**%s**" % rstr(ratio(rs[e]["ops_per_s"], b["ops_per_s"])) if rs[e] and b else "-")
         for f in ("p99_ms", "kb_written_per_op", "reads_per_op"):
             cells.append(" / ".join(fmt(rs[e][f]) if rs[e] else "-" for e in engines))
         cells.append(" / ".join(fmt_mb(rs[e]["size_bytes"]) if rs[e] else "-" for e in engines))
