@@ -6,10 +6,10 @@
  * indexes.  Only the top index's entries (a separator and two handles per
  * partition) are kept until the end.  So a builder's memory does not grow
  * with its file: a compaction writes outputs of any size (a level-0 merge
- * writes one file of hundreds of megabytes) in a few megabytes, where
- * keeping the partitions for the end -- filters are 10 bits per key, ~5% of
- * the file -- once took a compaction process past 50 MB and a server under
- * a memory cap into the OOM killer.  The reader finds every partition
+ * writes one file of hundreds of megabytes) in a few megabytes.  Keeping
+ * the partitions for the end (filters are 10 bits per key) made such a
+ * merge hold tens of megabytes, and with two of them at once a server
+ * under a 256 MB memory cap met the OOM killer.  The reader finds every partition
  * through the top index's handles, wherever it lies; a scan steps over the
  * few small metadata blocks between data blocks.
  *
