@@ -9,9 +9,9 @@
  * writes one file of hundreds of megabytes) in a few megabytes.  Keeping
  * the partitions for the end (filters are 10 bits per key) made such a
  * merge hold tens of megabytes, and with two of them at once a server
- * under a 256 MB memory cap met the OOM killer.  The reader finds every partition
- * through the top index's handles, wherever it lies; a scan steps over the
- * few small metadata blocks between data blocks.
+ * under a 256 MB memory cap met the OOM killer.  The reader finds every
+ * partition through the top index's handles, wherever it lies; a scan
+ * steps over the few small metadata blocks between data blocks.
  *
  * Block cut rule: before adding an entry to a non-empty data block, the
  * block is cut if it already reached block_size, or if the entry would take
