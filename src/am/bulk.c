@@ -412,14 +412,21 @@ tam_bulk_write_all(void)
 
 /* ---- the table's storage goes away in this transaction */
 
+/* what an entry holds outside the hash table */
+static void
+release(TamBulk *bk)
+{
+	if (bk->ingest != NULL)
+		trt_ingest_end(bk->ingest);
+	tides_batch_free(bk->stage);
+}
+
 static void
 forget(TamBulk *bk)
 {
 	uint64		tree = bk->tree;
 
-	if (bk->ingest != NULL)
-		trt_ingest_end(bk->ingest);
-	tides_batch_free(bk->stage);
+	release(bk);
 	hash_search(bulks, &tree, HASH_REMOVE, NULL);
 	nbulks--;
 }
@@ -446,11 +453,7 @@ forget_all(void)
 		return;
 	hash_seq_init(&seq, bulks);
 	while ((bk = hash_seq_search(&seq)) != NULL)
-	{
-		if (bk->ingest != NULL)
-			trt_ingest_end(bk->ingest);
-		tides_batch_free(bk->stage);
-	}
+		release(bk);
 	hash_destroy(bulks);
 	bulks = NULL;
 	nbulks = 0;
