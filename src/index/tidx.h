@@ -5,7 +5,9 @@
  * An entry is one engine key/value pair:
  *
  *     key   = index tree (8, BE) || column 1 || ... || column k || heap TID (6)
- *     value = the IndexTuple of the entry (key and INCLUDE columns)
+ *     value = the IndexTuple of the entry (key and INCLUDE columns), or
+ *             nothing when the key gives every column back (key-only
+ *             entries, tidx_decode.c)
  *
  * where each key column is a marker byte (NULL before or after values) and,
  * for a non-NULL value, a memcomparable, self-delimiting encoding of the
@@ -100,6 +102,7 @@ typedef struct TidxDesc
 	int			natts;			/* key + INCLUDE columns */
 	bool		unique;
 	bool		nulls_not_distinct;
+	bool		key_only;		/* entries store no value (tidx_decode.c) */
 	TidxCol		cols[INDEX_MAX_KEYS];
 } TidxDesc;
 
@@ -148,6 +151,34 @@ extern void tidx_decode_tid(const uint8 *key, size_t klen, ItemPointer tid);
 
 /* smallest byte string greater than every string that starts with p; false if none */
 extern bool tidx_prefix_successor(uint8 *p, int *len);
+
+/* ---- tidx_decode.c: key-only entries */
+
+/* does the column's encoding give its value back exactly? */
+extern bool tidx_col_decodable(const TidxCol *col);
+
+/*
+ * The key columns of tree || columns (plen bytes, no TID) of a key-only
+ * index; by-reference values are palloc'd.  False if the bytes do not
+ * decode.
+ */
+extern bool tidx_decode_prefix(const TidxDesc *d, const uint8 *k, size_t plen, Datum *values,
+							   bool *isnull);
+
+/*
+ * The IndexTuple of an entry (key, value), palloc'd, with the entry's TID:
+ * a copy of the stored value, or formed from the key when there is none.
+ * NULL if the entry is malformed.
+ */
+extern IndexTuple tidx_entry_tuple(const TidxDesc *d, const uint8 *k, size_t klen, const void *v,
+								   size_t vlen);
+
+/*
+ * The value an entry of d stores for these columns and TID: the IndexTuple
+ * (palloc'd), or NULL -- no value -- when d is key-only.
+ */
+extern IndexTuple tidx_entry_value(const TidxDesc *d, Datum *values, bool *isnull, ItemPointer tid);
+#define TIDX_VALUE_LEN(itup) ((itup) ? IndexTupleSize(itup) : 0)
 
 /* ---- tidx_desc.c */
 

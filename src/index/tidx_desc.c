@@ -35,6 +35,10 @@ tidx_desc_init(TidxDesc *d, Relation index, bool for_build)
 					  for_build ? TIDX_COL_ERROR : (TIDX_COL_ERROR | TIDX_COL_ANY_LIBC),
 					  NameStr(att->attname));
 	}
+	/* INCLUDE columns are not in the key: their values need the stored tuple */
+	d->key_only = d->natts == d->nkeys;
+	for (int i = 0; i < d->nkeys && d->key_only; i++)
+		d->key_only = tidx_col_decodable(&d->cols[i]);
 	d->tree = for_build ? 0 : tidx_index_tree(index);
 }
 

@@ -62,7 +62,7 @@ write_entry_now(const char *key, int klen, IndexTuple itup)
 	trt_xact_note_write();
 	b = trt_local_batch();
 	trt_xact_tag_batch(b);
-	if (tides_batch_put(b, key, klen, itup, IndexTupleSize(itup)) != TIDES_OK)
+	if (tides_batch_put(b, key, klen, itup, TIDX_VALUE_LEN(itup)) != TIDES_OK)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("tides_btree: could not add an index entry of %d bytes", klen)));
@@ -250,8 +250,7 @@ tidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid,
 	prefix_len = key.len;
 	tidx_append_tid(&key, heap_tid);
 	tidx_check_key_size(index, heap, key.len, heap_tid);
-	itup = index_form_tuple(RelationGetDescr(index), values, isnull);
-	itup->t_tid = *heap_tid;
+	itup = tidx_entry_value(d, values, isnull, heap_tid);
 
 	/* relation-level SIREAD locks on the index (ampredlocks is false) */
 	CheckForSerializableConflictIn(index, NULL, InvalidBlockNumber);
@@ -271,10 +270,11 @@ tidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid,
 		 * every writer, tidx_hint.c)
 		 */
 		if (checkUnique == UNIQUE_CHECK_NO && indexInfo->ii_ExclusionOps == NULL && !d->unique)
-			trt_xact_defer_put(key.data, key.len, itup, IndexTupleSize(itup));
+			trt_xact_defer_put(key.data, key.len, itup, TIDX_VALUE_LEN(itup));
 		else if (checkUnique != UNIQUE_CHECK_EXISTING)
 			write_entry(d, key.data, key.len, itup);
-		pfree(itup);
+		if (itup)
+			pfree(itup);
 		pfree(key.data);
 		return true;
 	}
@@ -328,13 +328,10 @@ tidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid,
 		}
 		if (res.conflict)
 		{
-			Datum		vals[INDEX_MAX_KEYS];
-			bool		nulls[INDEX_MAX_KEYS];
 			char	   *key_desc;
 
 			CheckForSerializableConflictIn(index, NULL, InvalidBlockNumber);
-			index_deform_tuple(itup, RelationGetDescr(index), vals, nulls);
-			key_desc = BuildIndexValueDescription(index, vals, nulls);
+			key_desc = BuildIndexValueDescription(index, values, isnull);
 			ereport(ERROR,
 					(errcode(ERRCODE_UNIQUE_VIOLATION),
 					 errmsg("duplicate key value violates unique constraint \"%s\"",
@@ -345,7 +342,8 @@ tidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid,
 		is_unique = res.is_unique;
 		break;
 	}
-	pfree(itup);
+	if (itup)
+		pfree(itup);
 	pfree(key.data);
 	return is_unique;
 }

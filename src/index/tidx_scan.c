@@ -274,20 +274,29 @@ enter_interval(TidxScan *so, int i, ScanDirection dir)
 static IndexTuple
 current_itup(TidxScan *so)
 {
-	size_t		vlen;
+	size_t		klen,
+				vlen;
+	const uint8 *k = tides_iter_key(so->iter->it, &klen);
 	const void *v = tides_iter_value(so->iter->it, &vlen);
+	MemoryContext old = MemoryContextSwitchTo(so->filtercxt);
+	IndexTuple	itup = tidx_entry_tuple(&so->d, k, klen, v, vlen);
+	Size		len;
 
-	if (so->itupcap < vlen)
-	{
-		so->itupcap = Max(vlen, 256);
-		so->itupbuf = MemoryContextAlloc(so->cxt, so->itupcap);
-	}
-	memcpy(so->itupbuf, v, vlen);
-	if (vlen < sizeof(IndexTupleData) || IndexTupleSize((IndexTuple) so->itupbuf) > vlen)
+	MemoryContextSwitchTo(old);
+	if (itup == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("tides_btree index \"%s\" has an entry with a malformed value (%zu bytes)",
 						RelationGetRelationName(so->d.index), vlen)));
+	/* a copy that outlives filtercxt's reset, until the next entry */
+	len = IndexTupleSize(itup);
+	if (so->itupcap < len)
+	{
+		so->itupcap = Max(len, 256);
+		so->itupbuf = MemoryContextAlloc(so->cxt, so->itupcap);
+	}
+	memcpy(so->itupbuf, itup, len);
+	MemoryContextReset(so->filtercxt);
 	return (IndexTuple) so->itupbuf;
 }
 

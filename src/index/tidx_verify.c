@@ -126,15 +126,17 @@ verify_row(Relation index, ItemPointer tid, Datum *values, bool *isnull, bool al
 	MemoryContextReset(vs->rowcxt);
 }
 
-/* phase 2, one entry: the stored IndexTuple must encode to the entry's key */
+/*
+ * phase 2, one entry: its IndexTuple (stored, or formed from a key-only
+ * entry's key) must encode to the entry's key and carry its TID
+ */
 static void
 verify_stored_value(VerifyState *vs, const uint8 *k, int plen, ItemPointer tid,
 					const char *v, size_t vlen)
 {
-	IndexTuple	itup = palloc(Max(vlen, sizeof(IndexTupleData)));
+	IndexTuple	itup = tidx_entry_tuple(vs->d, k, plen + TIDX_TID_LEN, v, vlen);
 
-	memcpy(itup, v, vlen);
-	if (vlen < sizeof(IndexTupleData) || IndexTupleSize(itup) != vlen)
+	if (itup == NULL)
 	{
 		report(vs, "entry for row (%u,%u) has a malformed value of %zu bytes",
 			   ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid), vlen);
