@@ -4,7 +4,7 @@
 --
 SELECT current_database() AS regress_db \gset
 \c tidx_crash
-SELECT gid FROM pg_prepared_xacts WHERE gid LIKE 'ic_%' ORDER BY gid;
+SELECT gid FROM pg_prepared_xacts WHERE gid LIKE 'ic%' ORDER BY gid;
 SELECT count(*) FROM tides_verify_index('ic_id') UNION ALL SELECT count(*) FROM tides_verify_index('ic_v');
 SET enable_seqscan = off;
 SET enable_bitmapscan = off;
@@ -24,6 +24,17 @@ INSERT INTO ic VALUES (10002, 'x', 0);
 INSERT INTO ic VALUES (5, 'x', 0);
 SELECT id, v FROM ic WHERE id IN (1, 2, 3, 10, 10001, 10002) ORDER BY id;
 SELECT count(*) FROM tides_verify_index('ic_id') UNION ALL SELECT count(*) FROM tides_verify_index('ic_v');
+-- the builds written as files: whole, and the prepared one once committed
+COMMIT PREPARED 'icb_build';
+SELECT count(*) FROM tides_verify_index('icb_id') UNION ALL SELECT count(*) FROM tides_verify_index('icb_v')
+UNION ALL SELECT count(*) FROM tides_verify_index('icb_n');
+SELECT tides_index_entries('icb_id') AS id, tides_index_entries('icb_v') AS v, tides_index_entries('icb_n') AS n;
+SELECT count(*) FROM icb WHERE id > 0;
+SELECT id, v, n FROM icb WHERE v >= 'b19998' ORDER BY v LIMIT 3;
+SELECT id, n FROM icb ORDER BY n DESC LIMIT 2;
+\set VERBOSITY terse
+INSERT INTO icb VALUES (7, 'dup', 0);
+\set VERBOSITY default
 -- the unlogged table and its index are empty again
 SELECT count(*) FROM icu;
 SELECT count(*) FROM icu WHERE id = 5;
@@ -32,6 +43,6 @@ INSERT INTO icu VALUES (5);
 SELECT count(*) FROM tides_verify_index('icu_id');
 RESET enable_seqscan;
 RESET enable_bitmapscan;
-DROP TABLE ic, icu;
+DROP TABLE ic, icu, icb;
 \c :regress_db
 DROP DATABASE tidx_crash;

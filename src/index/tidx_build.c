@@ -24,12 +24,15 @@
 #include "catalog/index.h"
 #include "catalog/indexing.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_operator_d.h"
+#include "catalog/pg_type_d.h"
 #include "miscadmin.h"
 #include "utils/fmgroids.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/tuplesort.h"
 
 #include "index/tidx.h"
 
@@ -129,20 +132,44 @@ new_storage(Relation index)
 
 /* ------------------------------------------------------------ building */
 
+/*
+ * The build sorts, then writes in key order.  The table scan encodes every
+ * entry and hands it to a tuplesort (maintenance_work_mem, spilling to
+ * temporary files as nbtree's build does) as one bytea: key || value ||
+ * key length (4 bytes, BE).  Keys are distinct (each holds its TID) and none
+ * is a prefix of another (self-delimiting columns, fixed-length TID), so
+ * bytea order of these strings is the order of their keys.
+ *
+ * A build of at least tides.bulk_load_threshold goes into the engine's
+ * ingestion (src/runtime/ingest.c): SSTables written by this backend in
+ * key order, installed below every file that could hold keys of the new
+ * tree -- no memtable, no flush, and no compaction that rewrites the index
+ * once per level it passes.  The tree is new (ambuild made it), nobody else
+ * writes it until the index is ready, and the ingestion keeps both logs'
+ * rules (WAL records of the entries, the transaction's tag).  A smaller
+ * build writes its sorted entries through the memtables, as any write.
+ */
+#define BUILD_BATCH_BYTES (1024 * 1024)
+#define BUILD_INSTALL_BYTES ((uint64) 256 * 1024 * 1024)
+
 typedef struct BuildState
 {
 	TidxDesc   *d;
 	Relation	heap;
 	tides_batch *b;
+	Tuplesortstate *sort;
+	TrtIngest  *ingest;			/* a large build's ingestion, or NULL */
 	MemoryContextCallback cb;
 	MemoryContext tmp;
 	double		indtuples;
+	uint64		bytes;			/* keys and values sorted */
 	HTAB	   *not_alive;		/* unique builds: TIDs of rows not alive */
 	StringInfoData key;
 } BuildState;
 
+/* on success and on error alike: what the build holds outside its memory */
 static void
-free_batch(void *arg)
+release_build(void *arg)
 {
 	BuildState *bs = arg;
 
@@ -151,16 +178,29 @@ free_batch(void *arg)
 		tides_batch_free(bs->b);
 		bs->b = NULL;
 	}
+	/* files of an ingestion not installed are deleted */
+	trt_ingest_end(bs->ingest);
+	bs->ingest = NULL;
 }
 
+/* write the batch: into the ingestion, or through the memtables */
 static void
 flush_batch(BuildState *bs)
 {
 	if (tides_batch_count(bs->b) == 0)
 		return;
-	trt_xact_note_write();
-	trt_xact_tag_batch(bs->b);
-	trt_write_batch(bs->b);
+	if (bs->ingest)
+	{
+		trt_ingest_add(bs->ingest, bs->b);
+		if (trt_ingest_pending_bytes(bs->ingest) >= BUILD_INSTALL_BYTES)
+			trt_ingest_install(bs->ingest);
+	}
+	else
+	{
+		trt_xact_note_write();
+		trt_xact_tag_batch(bs->b);
+		trt_write_batch(bs->b);
+	}
 	tides_batch_clear(bs->b);
 }
 
@@ -171,24 +211,71 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	BuildState *bs = state;
 	MemoryContext old = MemoryContextSwitchTo(bs->tmp);
 	IndexTuple	itup;
+	size_t		vlen;
+	bytea	   *e;
+	uint8	   *p;
 
 	resetStringInfo(&bs->key);
 	tidx_encode_prefix(&bs->key, bs->d, values, isnull);
 	tidx_append_tid(&bs->key, tid);
 	tidx_check_key_size(index, bs->heap, bs->key.len, tid);
-	itup = index_form_tuple(RelationGetDescr(index), values, isnull);
-	itup->t_tid = *tid;
-	if (tides_batch_put(bs->b, bs->key.data, bs->key.len, itup, IndexTupleSize(itup)) != TIDES_OK)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("tides_btree: could not add an index entry of %d bytes", bs->key.len)));
+	itup = tidx_entry_value(bs->d, values, isnull, tid);
+	vlen = TIDX_VALUE_LEN(itup);
+	e = palloc(VARHDRSZ + bs->key.len + vlen + 4);
+	SET_VARSIZE(e, VARHDRSZ + bs->key.len + vlen + 4);
+	p = (uint8 *) VARDATA(e);
+	memcpy(p, bs->key.data, bs->key.len);
+	if (vlen > 0)
+		memcpy(p + bs->key.len, itup, vlen);
+	p += bs->key.len + vlen;
+	p[0] = (uint8) (bs->key.len >> 24);
+	p[1] = (uint8) (bs->key.len >> 16);
+	p[2] = (uint8) (bs->key.len >> 8);
+	p[3] = (uint8) bs->key.len;
+	tuplesort_putdatum(bs->sort, PointerGetDatum(e), false);
+	bs->bytes += bs->key.len + vlen;
 	if (bs->not_alive && !tupleIsAlive)
 		(void) hash_search(bs->not_alive, tid, HASH_ENTER, NULL);
 	bs->indtuples += 1;
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(bs->tmp);
-	if (tides_batch_bytes(bs->b) >= (1 << 20))
-		flush_batch(bs);
+}
+
+/* the sorted entries into the tree */
+static void
+write_sorted(BuildState *bs)
+{
+	Datum		val;
+	bool		isnull;
+
+	tuplesort_performsort(bs->sort);
+	if (trt_bulk_load_threshold_kb >= 0 && bs->bytes >= (uint64) trt_bulk_load_threshold_kb * 1024)
+		bs->ingest = trt_ingest_begin(bs->d->tree,
+									  bs->d->index->rd_rel->relpersistence == RELPERSISTENCE_PERMANENT);
+	while (tuplesort_getdatum(bs->sort, true, &val, &isnull, NULL))
+	{
+		bytea	   *e = DatumGetByteaPP(val);
+		const uint8 *p = (const uint8 *) VARDATA_ANY(e);
+		size_t		len = VARSIZE_ANY_EXHDR(e);
+		size_t		klen;
+
+		Assert(!isnull && len >= 4);
+		klen = ((size_t) p[len - 4] << 24) | ((size_t) p[len - 3] << 16) |
+			((size_t) p[len - 2] << 8) | p[len - 1];
+		Assert(klen <= len - 4);
+		if (tides_batch_put(bs->b, p, klen, klen < len - 4 ? p + klen : NULL, len - 4 - klen) != TIDES_OK)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("tides_btree: could not add an index entry of %zu bytes", klen)));
+		if ((Pointer) e != DatumGetPointer(val))
+			pfree(e);
+		pfree(DatumGetPointer(val));
+		if (tides_batch_bytes(bs->b) >= BUILD_BATCH_BYTES)
+			flush_batch(bs);
+	}
+	flush_batch(bs);
+	if (bs->ingest)
+		trt_ingest_install(bs->ingest);
 }
 
 /*
@@ -225,8 +312,12 @@ check_build_duplicates(BuildState *bs)
 		tidx_decode_tid(k, klen, &tid);
 		if (hash_search(bs->not_alive, &tid, HASH_FIND, NULL) != NULL)
 			continue;
-		itup = palloc(vlen);
-		memcpy(itup, v, vlen);
+		itup = tidx_entry_tuple(d, k, klen, v, vlen);
+		if (itup == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("tides_btree index \"%s\" has a malformed entry",
+							RelationGetRelationName(d->index))));
 		if (!d->nulls_not_distinct && IndexTupleHasNulls(itup))
 		{
 			for (int i = 0; i < d->nkeys; i++)
@@ -292,11 +383,13 @@ tidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	bs.b = tides_batch_new();
 	if (bs.b == NULL)
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
-	bs.cb.func = free_batch;
+	bs.cb.func = release_build;
 	bs.cb.arg = &bs;
 	MemoryContextRegisterResetCallback(CurrentMemoryContext, &bs.cb);
 	bs.tmp = AllocSetContextCreate(CurrentMemoryContext, "tides_btree build", ALLOCSET_DEFAULT_SIZES);
 	initStringInfo(&bs.key);
+	bs.sort = tuplesort_begin_datum(BYTEAOID, ByteaLessOperator, InvalidOid, false,
+									maintenance_work_mem, NULL, TUPLESORT_NONE);
 	if (d.unique)
 	{
 		HASHCTL		ctl;
@@ -310,8 +403,9 @@ tidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 
 	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
 									   build_callback, &bs, NULL);
-	flush_batch(&bs);
-	free_batch(&bs);
+	write_sorted(&bs);
+	tuplesort_end(bs.sort);
+	release_build(&bs);
 	if (d.unique)
 		check_build_duplicates(&bs);
 	MemoryContextDelete(bs.tmp);
