@@ -46,6 +46,17 @@ END $$;
 SELECT dd_plan_rows('SELECT * FROM dd_big WHERE g = 5') BETWEEN 600 AND 1400 AS estimate_close;
 DROP FUNCTION dd_plan_rows(text);
 SELECT n_live_tup > 0 AS counted FROM pg_stat_user_tables WHERE relname = 'dd_big';
+-- when the sampled blocks hold far more rows than the sample wants (here
+-- 300: statistics target 1), ANALYZE reads a window of each block and
+-- scales what it counts (scan.c): the row totals stay close
+SET default_statistics_target = 1;
+ANALYZE dd_big;
+SELECT reltuples BETWEEN 97000 AND 103000 AS reltuples_close FROM pg_class WHERE relname = 'dd_big';
+DELETE FROM dd_big WHERE id % 2 = 0;
+ANALYZE dd_big;
+SELECT reltuples BETWEEN 47000 AND 53000 AS reltuples_close FROM pg_class WHERE relname = 'dd_big';
+SELECT n_live_tup BETWEEN 47000 AND 53000 AS live_close FROM pg_stat_user_tables WHERE relname = 'dd_big';
+RESET default_statistics_target;
 DROP TABLE dd_big;
 
 DROP TABLE dd;

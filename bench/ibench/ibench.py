@@ -792,11 +792,11 @@ class Run:
                                     env=self.cluster.env("-c statement_timeout=%ds" % timeout),
                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
-        def watchdog(procs, fired):
+        def watchdog(fired, done):
             last = (loop_stat(self.cluster.loopdev), self.stalls())
             still = 0.0
-            while any(p.poll() is None for p in procs):
-                time.sleep(5)
+            # wakes at once when the builds end: the step's time is theirs
+            while not done.wait(5):
                 cur = (loop_stat(self.cluster.loopdev), self.stalls())
                 idle = cur[0][0] == last[0][0] and cur[0][3] == last[0][3]
                 still = still + 5 if idle and cur[1] > last[1] else 0.0
@@ -817,10 +817,12 @@ class Run:
                     procs = [session(t) for t in g]
                     fired = []
                     wd = None
+                    done = threading.Event()
                     if self.is_tides:
-                        wd = threading.Thread(target=watchdog, args=(procs, fired), daemon=True)
+                        wd = threading.Thread(target=watchdog, args=(fired, done), daemon=True)
                         wd.start()
                     outs = [(p, p.communicate()[0]) for p in procs]
+                    done.set()
                     if wd:
                         wd.join()
                     bad = [o for p, o in outs if p.returncode != 0]

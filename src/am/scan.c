@@ -13,6 +13,8 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "access/relscan.h"
 #include "access/tableam.h"
 #include "access/tsmapi.h"
@@ -20,10 +22,13 @@
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/index.h"
+#include "commands/vacuum.h"
+#include "common/pg_prng.h"
 #include "executor/tuptable.h"
 #include "nodes/execnodes.h"
 #include "nodes/tidbitmap.h"
 #include "pgstat.h"
+#include "storage/bufmgr.h"
 #include "storage/predicate.h"
 #include "utils/inval.h"
 #include "utils/memutils.h"
@@ -57,6 +62,10 @@ typedef struct TamScanDescData
 	MemoryContext page_cxt;
 	TamTupleBuf fetchbuf;
 	TamSeqReader *reader;		/* bitmap roots come in vid order (seqread.c) */
+	/* analyze: the window of the current block, and what a row read counts for */
+	int			analyze_window;	/* row ids read per block (0: not decided yet) */
+	double		analyze_scale;
+	uint64		analyze_end;
 } TamScanDescData;
 
 typedef TamScanDescData *TamScanDesc;
@@ -636,13 +645,73 @@ tam_scan_sample_next_tuple(TableScanDesc sscan, struct SampleScanState *scanstat
 	}
 }
 
-/* ---- ANALYZE */
+/* ---- ANALYZE
+ *
+ * ANALYZE samples blocks (as many as it wants rows, at most) and offers
+ * every row of each to its reservoir.  A virtual block holds 291 row ids,
+ * several heap pages' worth of rows, so a table of 24,000 blocks (7M rows)
+ * had all its blocks sampled and every row read -- heap's ANALYZE of the same
+ * rows reads a third of its pages -- and autovacuum's ANALYZE of a table
+ * that keeps changing was a tenth of the server's CPU.  When the sampled
+ * blocks would offer far more rows than the sample takes (ANALYZE_OVERSAMPLE
+ * times), each block offers a window of contiguous row ids at a random
+ * place in it instead, at least ANALYZE_WINDOW_MIN (a heap page's worth of
+ * narrow rows), and every row read counts 291 / window times in the live
+ * and dead counts, so that the totals ANALYZE derives from them (rows per
+ * sampled block times blocks) stay unbiased.  Small tables, and all of
+ * PostgreSQL's regression tables, are read whole as before.  The blocks come
+ * in ascending order: one cursor, sought to each window.
+ */
+#define ANALYZE_OVERSAMPLE 20
+#define ANALYZE_WINDOW_MIN 64
+
+/* the rows ANALYZE will want: 300 per unit of the largest statistics target */
+static double
+analyze_target_rows(Relation rel)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			target = default_statistics_target;
+
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (!att->attisdropped && att->attstattarget > target)
+			target = att->attstattarget;
+	}
+	return 300.0 * Max(target, 1);
+}
+
+static int
+analyze_window(TamScanDesc s)
+{
+	double		nblocks = RelationGetNumberOfBlocks(s->base.rs_rd);
+	double		targrows = analyze_target_rows(s->base.rs_rd);
+	double		sampled = Min(nblocks, targrows);
+	double		want = ceil(ANALYZE_OVERSAMPLE * targrows / Max(sampled, 1));
+
+	if (sampled * TRT_ROWS_PER_BLOCK <= ANALYZE_OVERSAMPLE * targrows)
+		return TRT_ROWS_PER_BLOCK;
+	return (int) Min(TRT_ROWS_PER_BLOCK, Max(ANALYZE_WINDOW_MIN, want));
+}
 
 bool
 tam_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
 							  BufferAccessStrategy bstrategy)
 {
-	load_block_versions((TamScanDesc) sscan, blockno);
+	TamScanDesc s = (TamScanDesc) sscan;
+	uint64		lo = block_first_vid(blockno);
+
+	if (s->analyze_window == 0)
+	{
+		s->analyze_window = analyze_window(s);
+		s->analyze_scale = (double) TRT_ROWS_PER_BLOCK / s->analyze_window;
+		s->cursor = tam_cursor_open(s->tree, RelationGetRelid(s->base.rs_rd), 0, TRT_VID_MAX + 1);
+	}
+	if (s->analyze_window < TRT_ROWS_PER_BLOCK)
+		lo += pg_prng_uint64_range(&pg_global_prng_state, 0, TRT_ROWS_PER_BLOCK - s->analyze_window);
+	s->analyze_end = lo + s->analyze_window;
+	tam_cursor_seek(s->cursor, lo, ForwardScanDirection);
 	return true;
 }
 
@@ -651,10 +720,10 @@ tam_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin, doubl
 							  double *deadrows, TupleTableSlot *slot)
 {
 	TamScanDesc s = (TamScanDesc) sscan;
+	TamTuple   *t;
 
-	while (s->page_pos < s->page_n)
+	while ((t = tam_cursor_next(s->cursor, ForwardScanDirection)) != NULL && t->vid < s->analyze_end)
 	{
-		TamTuple *t = s->page[s->page_pos++];
 		TransactionId dead_after;
 		bool		sample = false;
 
@@ -662,27 +731,27 @@ tam_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin, doubl
 		{
 			case HEAPTUPLE_LIVE:
 				sample = true;
-				*liverows += 1;
+				*liverows += s->analyze_scale;
 				break;
 			case HEAPTUPLE_DEAD:
 			case HEAPTUPLE_RECENTLY_DEAD:
-				*deadrows += 1;
+				*deadrows += s->analyze_scale;
 				break;
 			case HEAPTUPLE_INSERT_IN_PROGRESS:
 				/* our own insertions count; others' will be counted when they commit */
 				if (TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetXmin(t->htup.t_data)))
 				{
 					sample = true;
-					*liverows += 1;
+					*liverows += s->analyze_scale;
 				}
 				break;
 			case HEAPTUPLE_DELETE_IN_PROGRESS:
 				if (TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetUpdateXid(t->htup.t_data)))
-					*deadrows += 1;
+					*deadrows += s->analyze_scale;
 				else
 				{
 					sample = true;
-					*liverows += 1;
+					*liverows += s->analyze_scale;
 				}
 				break;
 		}
