@@ -62,10 +62,9 @@ typedef struct TamScanDescData
 	MemoryContext page_cxt;
 	TamTupleBuf fetchbuf;
 	TamSeqReader *reader;		/* bitmap roots come in vid order (seqread.c) */
-	/* analyze: the window of the current block, and what a row read counts for */
-	int			analyze_window;	/* row ids read per block (0: not decided yet) */
+	/* analyze: row ids read per block (0: not decided yet), and what a row read counts for */
+	int			analyze_window;
 	double		analyze_scale;
-	uint64		analyze_end;
 } TamScanDescData;
 
 typedef TamScanDescData *TamScanDesc;
@@ -659,8 +658,11 @@ tam_scan_sample_next_tuple(TableScanDesc sscan, struct SampleScanState *scanstat
  * narrow rows), and every row read counts 291 / window times in the live
  * and dead counts, so that the totals ANALYZE derives from them (rows per
  * sampled block times blocks) stay unbiased.  Small tables, and all of
- * PostgreSQL's regression tables, are read whole as before.  The blocks come
- * in ascending order: one cursor, sought to each window.
+ * PostgreSQL's regression tables, are read whole as before.  Each window
+ * gets a cursor bounded to it: one cursor sought from window to window
+ * would, in a window of deleted rows, skip the engine's deletions up to the
+ * next live row however far it lies -- past the whole deleted low end of a
+ * queue table, once for every window inside it (ANALYZEs of 100 s).
  */
 #define ANALYZE_OVERSAMPLE 20
 #define ANALYZE_WINDOW_MIN 64
@@ -706,12 +708,11 @@ tam_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
 	{
 		s->analyze_window = analyze_window(s);
 		s->analyze_scale = (double) TRT_ROWS_PER_BLOCK / s->analyze_window;
-		s->cursor = tam_cursor_open(s->tree, RelationGetRelid(s->base.rs_rd), 0, TRT_VID_MAX + 1);
 	}
 	if (s->analyze_window < TRT_ROWS_PER_BLOCK)
 		lo += pg_prng_uint64_range(&pg_global_prng_state, 0, TRT_ROWS_PER_BLOCK - s->analyze_window);
-	s->analyze_end = lo + s->analyze_window;
-	tam_cursor_seek(s->cursor, lo, ForwardScanDirection);
+	tam_cursor_close(s->cursor);
+	s->cursor = tam_cursor_open(s->tree, RelationGetRelid(s->base.rs_rd), lo, lo + s->analyze_window);
 	return true;
 }
 
@@ -722,7 +723,7 @@ tam_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin, doubl
 	TamScanDesc s = (TamScanDesc) sscan;
 	TamTuple   *t;
 
-	while ((t = tam_cursor_next(s->cursor, ForwardScanDirection)) != NULL && t->vid < s->analyze_end)
+	while ((t = tam_cursor_next(s->cursor, ForwardScanDirection)) != NULL)
 	{
 		TransactionId dead_after;
 		bool		sample = false;
