@@ -135,10 +135,12 @@ new_storage(Relation index)
 /*
  * The build sorts, then writes in key order.  The table scan encodes every
  * entry and hands it to a tuplesort (maintenance_work_mem, spilling to
- * temporary files as nbtree's build does) as one bytea: key || value ||
- * key length (4 bytes, BE).  Keys are distinct (each holds its TID) and none
- * is a prefix of another (self-delimiting columns, fixed-length TID), so
- * bytea order of these strings is the order of their keys.
+ * temporary files as nbtree's build does) as one bytea: the key without its
+ * tree prefix (the same 8 bytes in every entry, which would leave the
+ * sort's abbreviated keys nothing to tell apart) || value || the length of
+ * that key part (4 bytes, BE).  Keys are distinct (each holds its TID) and
+ * none is a prefix of another (self-delimiting columns, fixed-length TID),
+ * so bytea order of these strings is the order of their keys.
  *
  * A build of at least tides.bulk_load_threshold goes into the engine's
  * ingestion (src/runtime/ingest.c): SSTables written by this backend in
@@ -211,7 +213,8 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	BuildState *bs = state;
 	MemoryContext old = MemoryContextSwitchTo(bs->tmp);
 	IndexTuple	itup;
-	size_t		vlen;
+	size_t		klen,
+				vlen;
 	bytea	   *e;
 	uint8	   *p;
 
@@ -221,17 +224,18 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	tidx_check_key_size(index, bs->heap, bs->key.len, tid);
 	itup = tidx_entry_value(bs->d, values, isnull, tid);
 	vlen = TIDX_VALUE_LEN(itup);
-	e = palloc(VARHDRSZ + bs->key.len + vlen + 4);
-	SET_VARSIZE(e, VARHDRSZ + bs->key.len + vlen + 4);
+	klen = bs->key.len - 8;		/* without the tree */
+	e = palloc(VARHDRSZ + klen + vlen + 4);
+	SET_VARSIZE(e, VARHDRSZ + klen + vlen + 4);
 	p = (uint8 *) VARDATA(e);
-	memcpy(p, bs->key.data, bs->key.len);
+	memcpy(p, bs->key.data + 8, klen);
 	if (vlen > 0)
-		memcpy(p + bs->key.len, itup, vlen);
-	p += bs->key.len + vlen;
-	p[0] = (uint8) (bs->key.len >> 24);
-	p[1] = (uint8) (bs->key.len >> 16);
-	p[2] = (uint8) (bs->key.len >> 8);
-	p[3] = (uint8) bs->key.len;
+		memcpy(p + klen, itup, vlen);
+	p += klen + vlen;
+	p[0] = (uint8) (klen >> 24);
+	p[1] = (uint8) (klen >> 16);
+	p[2] = (uint8) (klen >> 8);
+	p[3] = (uint8) klen;
 	tuplesort_putdatum(bs->sort, PointerGetDatum(e), false);
 	bs->bytes += bs->key.len + vlen;
 	if (bs->not_alive && !tupleIsAlive)
@@ -247,7 +251,9 @@ write_sorted(BuildState *bs)
 {
 	Datum		val;
 	bool		isnull;
+	uint8		tree[8];
 
+	trt_key_put_tree(tree, bs->d->tree);
 	tuplesort_performsort(bs->sort);
 	if (trt_bulk_load_threshold_kb >= 0 && bs->bytes >= (uint64) trt_bulk_load_threshold_kb * 1024)
 		bs->ingest = trt_ingest_begin(bs->d->tree,
@@ -263,10 +269,14 @@ write_sorted(BuildState *bs)
 		klen = ((size_t) p[len - 4] << 24) | ((size_t) p[len - 3] << 16) |
 			((size_t) p[len - 2] << 8) | p[len - 1];
 		Assert(klen <= len - 4);
-		if (tides_batch_put(bs->b, p, klen, klen < len - 4 ? p + klen : NULL, len - 4 - klen) != TIDES_OK)
+		resetStringInfo(&bs->key);
+		appendBinaryStringInfo(&bs->key, (const char *) tree, 8);
+		appendBinaryStringInfo(&bs->key, (const char *) p, klen);
+		if (tides_batch_put(bs->b, bs->key.data, bs->key.len, klen < len - 4 ? p + klen : NULL,
+							len - 4 - klen) != TIDES_OK)
 			ereport(ERROR,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("tides_btree: could not add an index entry of %zu bytes", klen)));
+					 errmsg("tides_btree: could not add an index entry of %d bytes", bs->key.len)));
 		if ((Pointer) e != DatumGetPointer(val))
 			pfree(e);
 		pfree(DatumGetPointer(val));
