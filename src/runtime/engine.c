@@ -36,6 +36,8 @@ trt_fill_options(tides_options *o)
 	o->sync_interval_ms = trt_sync_interval_ms;
 	o->compression = (tides_compression) trt_guc_compression;
 	o->compression_level = trt_compression_level;
+	o->bottommost_compression = (tides_compression) trt_guc_bottommost_compression;
+	o->bottommost_compression_level = trt_compression_level;
 	o->level0_slowdown_trigger = trt_l0_slowdown;
 	/* more level-0 files per compaction while the base level is large (compaction.c) */
 	o->level0_tiered = true;	/* level 0 as sorted runs (engine compaction_l0.c) */
@@ -75,8 +77,13 @@ trt_compression_changed(void)
 {
 	/* the next file this process's flushes and compactions write */
 	if (my_db != NULL)
+	{
 		(void) tides_set_compression(my_db, (tides_compression) trt_guc_compression,
 									 trt_compression_level);
+		(void) tides_set_bottommost_compression(my_db,
+												(tides_compression) trt_guc_bottommost_compression,
+												trt_compression_level);
+	}
 }
 
 static void

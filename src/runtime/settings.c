@@ -26,6 +26,7 @@ int			trt_guc_sync_mode = TIDES_SYNC_FULL;
 int			trt_sync_interval_ms = 200;
 int			trt_guc_compression = TIDES_COMPRESS_LZ4;
 int			trt_compression_level = 3;
+int			trt_guc_bottommost_compression = TIDES_COMPRESS_ZSTD;
 int			trt_compaction_workers = 1;
 int			trt_l0_slowdown = 12;
 int			trt_l0_stop = 20;
@@ -67,6 +68,13 @@ static void
 assign_compression(int newval, void *extra)
 {
 	trt_guc_compression = newval;
+	trt_compression_changed();
+}
+
+static void
+assign_bottommost_compression(int newval, void *extra)
+{
+	trt_guc_bottommost_compression = newval;
 	trt_compression_changed();
 }
 
@@ -120,8 +128,13 @@ trt_define_settings(void)
 							 "Compression of SSTable blocks written from now on.",
 							 NULL, &trt_guc_compression, TIDES_COMPRESS_LZ4, compression_options,
 							 PGC_SIGHUP, 0, NULL, assign_compression, NULL);
+	DefineCustomEnumVariable("tides.bottommost_compression",
+							 "Compression of SSTable blocks written from now on into the last level, and of bulk loads and index builds written as files.",
+							 "The last level holds nearly all of the data and is rewritten least often per byte: a stronger compression there shrinks the store for little CPU.",
+							 &trt_guc_bottommost_compression, TIDES_COMPRESS_ZSTD, compression_options,
+							 PGC_SIGHUP, 0, NULL, assign_bottommost_compression, NULL);
 	DefineCustomIntVariable("tides.compression_level",
-							"zstd compression level.",
+							"zstd compression level (tides.compression and tides.bottommost_compression).",
 							NULL, &trt_compression_level, 3, 1, 19,
 							PGC_SIGHUP, 0, NULL, assign_compression_level, NULL);
 	DefineCustomIntVariable("tides.compaction_workers",

@@ -42,6 +42,7 @@ extern int	trt_guc_sync_mode;
 extern int	trt_sync_interval_ms;
 extern int	trt_guc_compression;
 extern int	trt_compression_level;
+extern int	trt_guc_bottommost_compression;
 extern int	trt_compaction_workers;
 extern int	trt_l0_slowdown;
 extern int	trt_l0_stop;

@@ -11,7 +11,8 @@
  *     is retried, and the time until it succeeds goes to stall_us;
  *   - tides_set_compression: the next flush writes with the new setting
  *     (uncompressed output is several times the lz4 output); bad values
- *     are refused;
+ *     are refused; tides_set_bottommost_compression: a compaction into the
+ *     last level writes with it (none: the rows come out whole);
  *   - tides_get_level_info: files, bytes, scores and pending bytes before
  *     and after level 0 is compacted; bytes agree with tides_get_stats;
  *   - tides_get_compactions, seen from inside a running compaction (test
@@ -263,7 +264,14 @@ main(int argc, char **argv)
 	CHECK(ri.compacted_us == 0);
 	CHECK(ri.memtable_bytes == 0);
 
-	/* ---- a compaction, watched from inside */
+	/*
+	 * ---- a compaction, watched from inside.  Its output goes to the last
+	 * level, written with the bottommost compression (none here, while
+	 * flushes keep lz4): the 1000 rows of 200 bytes come out whole.
+	 */
+	CHECK(tides_set_bottommost_compression(st.db, (tides_compression) 7, 3) == TIDES_INVALID);
+	CHECK(tides_set_bottommost_compression(st.db, TIDES_COMPRESS_ZSTD, 23) == TIDES_INVALID);
+	CHECK_OK(tides_set_bottommost_compression(st.db, TIDES_COMPRESS_NONE, 3));
 	tides_test_point_hook = progress_hook;
 	s0 = stats();
 	{
@@ -291,6 +299,8 @@ main(int argc, char **argv)
 	tides_get_level_info(st.db, li);
 	CHECK(li[0].files == 0 && li[0].score == 0 && li[0].pending_bytes == 0);
 	CHECK(li[TIDES_MAX_LEVELS - 1].entries == 1000);
+	CHECK(li[TIDES_MAX_LEVELS - 1].bytes > 1000 * 200);	/* uncompressed */
+	CHECK_OK(tides_set_bottommost_compression(st.db, TIDES_COMPRESS_LZ4, 3));
 
 	/* ---- range info after it: tree 17 and 18 share the output file */
 	key_of(lo, 17, 0);

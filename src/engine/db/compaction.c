@@ -919,6 +919,7 @@ tides_compaction_execute(tides_db *db, tides_compaction *cp, bool *did)
 	/* a merge of level-0 runs makes one run: one file (and the partitioner's) */
 	tides_table_writer_init(&w, db, c.level == 0 && c.output_level == 0 ? UINT64_MAX :
 							db->opts.target_file_size);
+	w.bottommost = c.output_level == TIDES_MAX_LEVELS - 1;
 	tides_edit_init(&e);
 	if (!trivial)
 	{

@@ -92,6 +92,8 @@ tides_ingest_begin(tides_db *db, tides_ingest **out)
 	in->db = db;
 	tides_table_writer_init(&in->w, db, db->opts.target_file_size);
 	in->w.ingest = true;
+	/* loads of new keys go to the last level, nearly always: compress as it does */
+	in->w.bottommost = true;
 	tides_buf_init(&in->last);
 	tides_buf_init(&in->ikey);
 	*out = in;

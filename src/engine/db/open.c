@@ -14,6 +14,7 @@
 
 #include "db/db_impl.h"
 #include "db/write_batch.h"
+#include "table/compress.h"
 
 static tides_db *
 db_new(tides_shared *sh, const char *dir, const tides_options *opts, tides_vfs *vfs)
@@ -43,6 +44,8 @@ db_new(tides_shared *sh, const char *dir, const tides_options *opts, tides_vfs *
 	db->tenv.stem_suffix = db->opts.filter_stem_suffix;
 	db->tenv.compression = db->opts.compression;
 	db->tenv.compression_level = db->opts.compression_level;
+	db->tenv.bottommost_compression = db->opts.bottommost_compression;
+	db->tenv.bottommost_compression_level = db->opts.bottommost_compression_level;
 	tides_rand_seed(&db->rnd, (uint64_t) getpid() * 0x9E3779B97F4A7C15ull ^ tides_now_us());
 	tides_error_clear(&db->err);
 	if (db->dir == NULL ||
@@ -85,13 +88,23 @@ tides_set_sync_mode(tides_db *db, tides_sync_mode mode)
 tides_status
 tides_set_compression(tides_db *db, tides_compression c, int level)
 {
-	if ((c != TIDES_COMPRESS_NONE && c != TIDES_COMPRESS_LZ4 && c != TIDES_COMPRESS_ZSTD) ||
-		level < 1 || level > 22)
+	if (!tides_compression_valid(c, level))
 		return tides_fail(&db->err, TIDES_INVALID, "invalid compression %d, level %d", (int) c,
 						  level);
 	/* table writers read the table environment when they start a file */
 	db->opts.compression = db->tenv.compression = c;
 	db->opts.compression_level = db->tenv.compression_level = level;
+	return TIDES_OK;
+}
+
+tides_status
+tides_set_bottommost_compression(tides_db *db, tides_compression c, int level)
+{
+	if (!tides_compression_valid(c, level))
+		return tides_fail(&db->err, TIDES_INVALID, "invalid compression %d, level %d", (int) c,
+						  level);
+	db->opts.bottommost_compression = db->tenv.bottommost_compression = c;
+	db->opts.bottommost_compression_level = db->tenv.bottommost_compression_level = level;
 	return TIDES_OK;
 }
 

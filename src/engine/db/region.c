@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "db/db_impl.h"
+#include "table/compress.h"
 
 #define ALIGN64(x) (((x) + 63) & ~(uint64_t) 63)
 
@@ -26,6 +27,8 @@ tides_options_default(tides_options *o)
 	o->filter_stem_suffix = 0;
 	o->compression = TIDES_COMPRESS_LZ4;
 	o->compression_level = 3;
+	o->bottommost_compression = TIDES_COMPRESS_LZ4;
+	o->bottommost_compression_level = 3;
 	o->target_file_size = 64ull << 20;
 	o->level0_compaction_trigger = 4;
 	o->level0_adaptive_trigger = false;
@@ -53,8 +56,8 @@ options_valid(const tides_options *o)
 		o->bloom_bits_per_key <= 64 &&
 		o->prefix_len <= TIDES_MAX_PREFIX_LEN &&
 		o->filter_stem_suffix <= TIDES_MAX_STEM_SUFFIX &&
-		(o->compression == TIDES_COMPRESS_NONE || o->compression == TIDES_COMPRESS_LZ4 ||
-		 o->compression == TIDES_COMPRESS_ZSTD) &&
+		tides_compression_valid(o->compression, o->compression_level) &&
+		tides_compression_valid(o->bottommost_compression, o->bottommost_compression_level) &&
 		o->target_file_size >= (64u << 10) &&
 		o->level0_compaction_trigger >= 1 &&
 		o->level0_slowdown_trigger >= o->level0_compaction_trigger &&

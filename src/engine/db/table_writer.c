@@ -36,7 +36,16 @@ open_output(tides_table_writer *w)
 		w->fd = -1;
 		return tides_fail_io(&w->err, r, "create table file", w->name);
 	}
-	w->builder = tides_sst_builder_new(&db->tenv, w->fd, w->name);
+	if (w->bottommost)
+	{
+		tides_table_env env = db->tenv;
+
+		env.compression = env.bottommost_compression;
+		env.compression_level = env.bottommost_compression_level;
+		w->builder = tides_sst_builder_new(&env, w->fd, w->name);
+	}
+	else
+		w->builder = tides_sst_builder_new(&db->tenv, w->fd, w->name);
 	if (w->builder == NULL)
 	{
 		db->vfs->close(db->vfs, w->fd);

@@ -18,6 +18,7 @@ typedef struct tides_table_writer
 	tides_db   *db;
 	uint64_t	target_size;	/* 0: never cut (flush); else also at partitions */
 	bool		ingest;			/* outputs for ingestion (tides_sst_builder_set_ingest) */
+	bool		bottommost;		/* outputs take the bottommost compression */
 	tides_sst_builder *builder;
 	int			fd;
 	uint64_t	number;

@@ -139,6 +139,15 @@ typedef struct tides_options
 									 * most TIDES_MAX_STEM_SUFFIX) */
 	tides_compression compression;	/* per-block compression (LZ4) */
 	int			compression_level;	/* zstd level (3) */
+	/*
+	 * Files written into the last level -- where nearly all of a store's
+	 * bytes end up -- and ingested files (placed as deep as they fit):
+	 * compressed with this instead (LZ4, level 3).  Upper levels are
+	 * rewritten often and read hot; the last level is written least often
+	 * per byte, so a stronger, slower compression costs least there.
+	 */
+	tides_compression bottommost_compression;
+	int			bottommost_compression_level;
 
 	uint64_t	target_file_size;	/* SSTable output size (64 MiB) */
 	uint32_t	level0_compaction_trigger;	/* L0 files that start L0->L1 (4) */
@@ -311,6 +320,9 @@ void		tides_set_sync_mode(tides_db *db, tides_sync_mode mode);
  * TIDES_INVALID for an unknown compression or a level out of range.
  */
 tides_status tides_set_compression(tides_db *db, tides_compression c, int level);
+
+/* the same for files written into the last level and ingested files */
+tides_status tides_set_bottommost_compression(tides_db *db, tides_compression c, int level);
 
 /* highest lsn known durable */
 uint64_t	tides_durable_lsn(tides_db *db);

@@ -34,6 +34,14 @@ typedef struct tides_compressor
 	void	   *zctx;			/* ZSTD_CCtx, created lazily */
 } tides_compressor;
 
+/* a compression the engine knows, at a level it takes (1..22; only zstd uses it) */
+static inline bool
+tides_compression_valid(tides_compression c, int level)
+{
+	return (c == TIDES_COMPRESS_NONE || c == TIDES_COMPRESS_LZ4 || c == TIDES_COMPRESS_ZSTD) &&
+		level >= 1 && level <= 22;
+}
+
 void		tides_compressor_init(tides_compressor *c, tides_compression type, int level);
 void		tides_compressor_free(tides_compressor *c);
 

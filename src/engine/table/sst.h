@@ -55,6 +55,8 @@ typedef struct tides_table_env
 	uint32_t	stem_suffix;	/* 0: no stem filter (filter.h) */
 	tides_compression compression;
 	int			compression_level;
+	tides_compression bottommost_compression;	/* files written with bottommost set */
+	int			bottommost_compression_level;
 } tides_table_env;
 
 /* properties stored in every table */
