@@ -323,6 +323,8 @@ def engine_conf(engine, prof, durability):
             "tides.sync_mode": "full" if durability == "strict" else "none",
             "tides.compression": os.environ.get("IBENCH_COMPRESSION") or "lz4",
         })
+        if os.environ.get("IBENCH_COMPRESSION_LEVEL"):
+            conf["tides.compression_level"] = os.environ["IBENCH_COMPRESSION_LEVEL"]
         if os.environ.get("IBENCH_BOTTOMMOST_COMPRESSION"):
             conf["tides.bottommost_compression"] = os.environ["IBENCH_BOTTOMMOST_COMPRESSION"]
         if os.environ.get("IBENCH_COMPACTION_WORKERS"):

@@ -25,7 +25,7 @@ int			trt_meta_size_mb = 16;
 int			trt_guc_sync_mode = TIDES_SYNC_FULL;
 int			trt_sync_interval_ms = 200;
 int			trt_guc_compression = TIDES_COMPRESS_LZ4;
-int			trt_compression_level = 3;
+int			trt_compression_level = 1;
 int			trt_guc_bottommost_compression = TIDES_COMPRESS_ZSTD;
 int			trt_compaction_workers = 1;
 int			trt_l0_slowdown = 12;
@@ -135,7 +135,7 @@ trt_define_settings(void)
 							 PGC_SIGHUP, 0, NULL, assign_bottommost_compression, NULL);
 	DefineCustomIntVariable("tides.compression_level",
 							"zstd compression level (tides.compression and tides.bottommost_compression).",
-							NULL, &trt_compression_level, 3, 1, 19,
+							NULL, &trt_compression_level, 1, 1, 19,
 							PGC_SIGHUP, 0, NULL, assign_compression_level, NULL);
 	DefineCustomIntVariable("tides.compaction_workers",
 							"Number of background compaction workers.",
