@@ -110,16 +110,14 @@ empty_tree(tides_db *db, uint64 tree)
 		s = tides_batch_delete(b, k, klen);
 		if (s == TIDES_OK && tides_batch_bytes(b) >= (1 << 20))
 		{
-			while ((s = trt_engine_write(db, b, false, NULL)) == TIDES_BUSY)
-				pg_usleep(10000L);
+			s = trt_engine_write_here(db, b, false, NULL);
 			tides_batch_clear(b);
 		}
 	}
 	if (s == TIDES_OK && it != NULL)
 		s = tides_iter_status(it);
 	if (s == TIDES_OK && tides_batch_count(b) > 0)
-		while ((s = trt_engine_write(db, b, false, NULL)) == TIDES_BUSY)
-			pg_usleep(10000L);
+		s = trt_engine_write_here(db, b, false, NULL);
 	if (it)
 		tides_iter_free(it);
 	if (b)
@@ -237,8 +235,8 @@ trt_reset_after_crash(void)
 	tides_iter_free(it);
 	if (s == TIDES_OK && marks != NULL && tides_batch_count(marks) > 0)
 	{
-		while ((s = trt_engine_write(db, marks, false, NULL)) == TIDES_BUSY)
-			pg_usleep(10000L);
+		/* no worker runs yet: a full level 0 or memtable is this process's to clear */
+		s = trt_engine_write_here(db, marks, false, NULL);
 		if (s == TIDES_OK)
 			s = tides_sync(db, 0, true);
 	}
@@ -408,28 +406,8 @@ trt_finalize_startup(tides_db *db)
 									(TransactionId) ts->unsealed[i]);
 		tides_batch_put(b, key, klen, &one, 1);
 	}
-	for (;;)
-	{
-		bool		did = false;
-
-		s = trt_engine_write(db, b, true, &lsn);
-		if (s != TIDES_BUSY)
-			break;
-
-		/*
-		 * The engine waits for a flush or for compaction (level 0 at
-		 * tides.l0_stop_files: a long replay leaves many files there).  The
-		 * background workers that would do it wait for init_lock, held
-		 * here: do the work in this process.
-		 */
-		s = tides_flush_work(db, &did);
-		if (s == TIDES_OK && !did)
-			s = tides_compact_work(db, &did);
-		if (s != TIDES_OK)
-			break;
-		if (!did)
-			pg_usleep(1000L);
-	}
+	/* the background workers wait for init_lock, held here: room is made in this process */
+	s = trt_engine_write_here(db, b, true, &lsn);
 	tides_batch_free(b);
 	check(db, s, "record the incarnation");
 	check(db, tides_sync(db, lsn, true), "make the incarnation durable");

@@ -616,6 +616,18 @@ extern void trt_register_rmgr(void);
  * raising an error for the engine's answer.
  */
 extern tides_status trt_engine_write(tides_db *db, tides_batch *b, bool may_log, uint64 *lsn);
+
+/*
+ * For a process no background worker helps -- the postmaster resetting the
+ * store after a crash (before it starts any worker), the startup process,
+ * the incarnation's finalisation (the workers wait for its lock): a write
+ * answered TIDES_BUSY (a memtable to flush, level 0 at tides.l0_stop_files)
+ * does that flush or compaction itself.  trt_make_room does one piece of
+ * such work (*did: whether there was one); trt_engine_write_here writes,
+ * making room until the write goes in or the work fails.
+ */
+extern tides_status trt_make_room(tides_db *db, bool *did);
+extern tides_status trt_engine_write_here(tides_db *db, tides_batch *b, bool may_log, uint64 *lsn);
 /* drop every key under a prefix (logged and flushed first when tides.wal is on and may_log) */
 extern tides_status trt_drop_prefix(tides_db *db, const uint8 *prefix, size_t len, bool may_log);
 /* the next logged batch removes what snapshots older than xid could see (hot standby) */

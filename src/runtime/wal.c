@@ -275,6 +275,36 @@ trt_engine_write(tides_db *db, tides_batch *b, bool may_log, uint64 *lsn)
 	return s;
 }
 
+tides_status
+trt_make_room(tides_db *db, bool *did)
+{
+	tides_status s;
+
+	*did = false;
+	s = tides_flush_work(db, did);
+	if (s == TIDES_OK && !*did)
+		s = tides_compact_work(db, did);
+	return s;
+}
+
+tides_status
+trt_engine_write_here(tides_db *db, tides_batch *b, bool may_log, uint64 *lsn)
+{
+	for (;;)
+	{
+		bool		did;
+		tides_status s = trt_engine_write(db, b, may_log, lsn);
+
+		if (s != TIDES_BUSY)
+			return s;
+		s = trt_make_room(db, &did);
+		if (s != TIDES_OK)
+			return s;
+		if (!did)
+			pg_usleep(1000L);	/* a background worker holds the work: let it finish */
+	}
+}
+
 /*
  * Log a batch without applying it: the rows of a bulk load (ingest.c), which
  * go into table files instead of a memtable.  On replay the record is an
@@ -354,11 +384,9 @@ redo_position(void *arg, const void *rec, size_t len)
 static void
 redo_make_room(tides_db *db)
 {
-	bool		did = false;
-	tides_status s = tides_flush_work(db, &did);
+	bool		did;
+	tides_status s = trt_make_room(db, &did);
 
-	if (s == TIDES_OK && !did)
-		s = tides_compact_work(db, &did);
 	if (s != TIDES_OK)
 		trt_engine_error(s, "make room while replaying WAL");
 	if (!did)

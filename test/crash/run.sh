@@ -54,6 +54,7 @@ case "$what" in
     run vfs_keep keep_test
     run crash python3 "$here/crash_loop.py" --cycles "${CRASH_CYCLES:-20}" --dir "$base/loop" \
         --modes "${CRASH_MODES:-none,interval,full,wal}" --variants "${CRASH_VARIANTS:-kill,keep}"
+    run l0_full python3 "$here/l0_full.py" --dir "$base/l0_full" --cycles "${L0_FULL_CYCLES:-16}"
     run wraparound python3 "$here/wraparound.py" --dir "$base/wraparound"
     run faults python3 "$here/fault_test.py" --dir "$base/faults"
     run lost_rows python3 "$here/lost_rows.py" --dir "$base/lost_rows"

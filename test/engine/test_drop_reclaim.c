@@ -302,6 +302,7 @@ base_opts(tides_options *o)
 	o->block_cache_size = 4 << 20;
 	o->meta_size = 4 << 20;
 	o->compression = TIDES_COMPRESS_NONE;	/* bytes on disk = bytes of data */
+	o->bottommost_compression = TIDES_COMPRESS_NONE;
 	o->sync_mode = TIDES_SYNC_NONE;
 	o->level0_compaction_trigger = 1;
 	o->level0_slowdown_trigger = 100;

@@ -203,7 +203,9 @@ test_placement(void)
 
 	memset(&st, 0, sizeof(st));
 	small_options(&st.opts);
+	/* uncompressed, so that LONGVAL rows fill files (ingested files take the bottommost setting) */
 	st.opts.compression = TIDES_COMPRESS_NONE;
+	st.opts.bottommost_compression = TIDES_COMPRESS_NONE;
 	st.dir = fast_tmpdir("ingest-place");
 	CHECK_OK(store_open(&st));
 

@@ -207,6 +207,7 @@ base_opts(tides_options *o)
 	o->meta_size = 4 << 20;
 	o->log_segment_size = 16 << 20;
 	o->compression = TIDES_COMPRESS_NONE;	/* bytes on disk = bytes of data */
+	o->bottommost_compression = TIDES_COMPRESS_NONE;
 	o->sync_mode = TIDES_SYNC_NONE;
 	o->target_file_size = 2 << 20;
 	o->level_base_size = 1 << 20;
