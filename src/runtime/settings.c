@@ -143,11 +143,13 @@ trt_define_settings(void)
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("tides.l0_slowdown_files",
 							"Level-0 files at which writers are slowed down.",
-							NULL, &trt_l0_slowdown, 12, 2, 1000,
+							"At least 4, the level-0 files that start a compaction.",
+							&trt_l0_slowdown, 12, 4, 1000,
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("tides.l0_stop_files",
 							"Level-0 files at which writers wait for compaction.",
-							NULL, &trt_l0_stop, 20, 2, 1000,
+							"At least 4, the level-0 files that start a compaction.",
+							&trt_l0_stop, 20, 4, 1000,
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("tides.bulk_load_threshold",
 							"Rows a transaction writes into one table before the rest goes into table files directly.",

@@ -534,6 +534,7 @@ tides.compression = 'gzip'
 tides.compaction_workers = 'many'
 tides.index_method = 'hash'
 tides.trust_strxfrm = 'perhaps'
+tides.l0_slowdown_files = 3
 tides.no_such_setting = 1
 EOF
         echo "-- server start with invalid tides.* settings"
