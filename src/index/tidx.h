@@ -173,6 +173,9 @@ extern bool tidx_decode_prefix(const TidxDesc *d, const uint8 *k, size_t plen, D
 extern IndexTuple tidx_entry_tuple(const TidxDesc *d, const uint8 *k, size_t klen, const void *v,
 								   size_t vlen);
 
+/* is itup, an aligned copy of a stored value of vlen bytes under a key of klen, whole? */
+extern bool tidx_stored_tuple_ok(IndexTuple itup, size_t klen, size_t vlen);
+
 /*
  * The value an entry of d stores for these columns and TID: the IndexTuple
  * (palloc'd), or NULL -- no value -- when d is key-only.

@@ -263,6 +263,12 @@ tidx_entry_value(const TidxDesc *d, Datum *values, bool *isnull, ItemPointer tid
 	return itup;
 }
 
+bool
+tidx_stored_tuple_ok(IndexTuple itup, size_t klen, size_t vlen)
+{
+	return klen >= 8 + TIDX_TID_LEN && vlen >= sizeof(IndexTupleData) && IndexTupleSize(itup) == vlen;
+}
+
 IndexTuple
 tidx_entry_tuple(const TidxDesc *d, const uint8 *k, size_t klen, const void *v, size_t vlen)
 {
@@ -274,7 +280,7 @@ tidx_entry_tuple(const TidxDesc *d, const uint8 *k, size_t klen, const void *v, 
 	{
 		itup = palloc(Max(vlen, sizeof(IndexTupleData)));
 		memcpy(itup, v, vlen);
-		if (vlen < sizeof(IndexTupleData) || IndexTupleSize(itup) != vlen)
+		if (!tidx_stored_tuple_ok(itup, klen, vlen))
 		{
 			pfree(itup);
 			return NULL;

@@ -278,25 +278,32 @@ current_itup(TidxScan *so)
 				vlen;
 	const uint8 *k = tides_iter_key(so->iter->it, &klen);
 	const void *v = tides_iter_value(so->iter->it, &vlen);
-	MemoryContext old = MemoryContextSwitchTo(so->filtercxt);
-	IndexTuple	itup = tidx_entry_tuple(&so->d, k, klen, v, vlen);
-	Size		len;
+	IndexTuple	formed = NULL;
+	Size		len = vlen;
 
-	MemoryContextSwitchTo(old);
-	if (itup == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("tides_btree index \"%s\" has an entry with a malformed value (%zu bytes)",
-						RelationGetRelationName(so->d.index), vlen)));
-	/* a copy that outlives filtercxt's reset, until the next entry */
-	len = IndexTupleSize(itup);
-	if (so->itupcap < len)
+	/* a key-only entry's tuple is formed from its key, in filtercxt */
+	if (vlen == 0)
+	{
+		MemoryContext old = MemoryContextSwitchTo(so->filtercxt);
+
+		formed = tidx_entry_tuple(&so->d, k, klen, v, vlen);
+		MemoryContextSwitchTo(old);
+		len = formed != NULL ? IndexTupleSize(formed) : 0;
+	}
+	/* a copy that outlives filtercxt's reset, until the next entry; aligned */
+	if (so->itupcap < Max(len, sizeof(IndexTupleData)))
 	{
 		so->itupcap = Max(len, 256);
 		so->itupbuf = MemoryContextAlloc(so->cxt, so->itupcap);
 	}
-	memcpy(so->itupbuf, itup, len);
-	MemoryContextReset(so->filtercxt);
+	memcpy(so->itupbuf, formed != NULL ? (const void *) formed : v, len);
+	if (formed != NULL)
+		MemoryContextReset(so->filtercxt);
+	if (len == 0 || (vlen > 0 && !tidx_stored_tuple_ok((IndexTuple) so->itupbuf, klen, vlen)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("tides_btree index \"%s\" has an entry with a malformed value (%zu bytes)",
+						RelationGetRelationName(so->d.index), vlen)));
 	return (IndexTuple) so->itupbuf;
 }
 
