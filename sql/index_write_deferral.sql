@@ -101,6 +101,43 @@ SELECT count(*) FROM dfr_tmp WHERE k = 5;
 COMMIT;
 SELECT count(*) FROM dfr_tmp;
 
+-- every index of dfr is a tides_btree one, so a new row waits too and goes
+-- with its unique entry: a one-row INSERT logs two tides records (row and
+-- key entry, then the other entries at commit), a multi-row INSERT one per
+-- row and one at commit.  With a PostgreSQL btree index on the table, whose
+-- entries others find at once, the row goes alone first.
+CREATE EXTENSION pg_walinspect;
+SET synchronous_commit = on;	-- each commit flushes the WAL the count reads
+CREATE TABLE dfr_log (what text, records bigint);
+SELECT pg_current_wal_insert_lsn() AS lo \gset
+BEGIN;
+INSERT INTO dfr VALUES (20000, 1, 'one row');
+SELECT pg_current_xact_id()::text::xid AS x \gset
+COMMIT;
+INSERT INTO dfr_log SELECT 'one row', count(*) FROM pg_get_wal_records_info_till_end_of_wal(:'lo')
+  WHERE resource_manager = 'tides' AND xid = :'x';
+SELECT pg_current_wal_insert_lsn() AS lo \gset
+BEGIN;
+INSERT INTO dfr SELECT g, 1, 'ten rows' FROM generate_series(20001, 20010) g;
+SELECT pg_current_xact_id()::text::xid AS x \gset
+COMMIT;
+INSERT INTO dfr_log SELECT 'ten rows', count(*) FROM pg_get_wal_records_info_till_end_of_wal(:'lo')
+  WHERE resource_manager = 'tides' AND xid = :'x';
+CREATE INDEX dfr_nb ON dfr USING btree (k);
+SELECT pg_current_wal_insert_lsn() AS lo \gset
+BEGIN;
+INSERT INTO dfr VALUES (20011, 1, 'one row, a btree index');
+SELECT pg_current_xact_id()::text::xid AS x \gset
+COMMIT;
+INSERT INTO dfr_log SELECT 'one row, a btree index', count(*) FROM pg_get_wal_records_info_till_end_of_wal(:'lo')
+  WHERE resource_manager = 'tides' AND xid = :'x';
+DROP INDEX dfr_nb;
+SELECT * FROM dfr_log;
+SELECT id, t FROM dfr WHERE id >= 20000 AND id IN (20000, 20005, 20011) ORDER BY id;
+DROP TABLE dfr_log;
+DROP EXTENSION pg_walinspect;
+RESET synchronous_commit;
+
 -- every row has its entries
 SELECT count(*) FROM tides_verify_index('dfr_id')
 UNION ALL SELECT count(*) FROM tides_verify_index('dfr_k')

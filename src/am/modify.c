@@ -83,6 +83,18 @@ prepare_insert(Relation rel, HeapTuple tup, TransactionId xid, CommandId cid, in
 	return tup;
 }
 
+/*
+ * May a new row of rel wait with the transaction's deferred entries
+ * (src/runtime/xact.c) until its first index entry is written?  Only when
+ * nobody can find it before an entry written with it or after it: every
+ * index is a tides_btree one.  Not under SSI, for bulk.c's reason.
+ */
+static bool
+row_may_wait(Relation rel)
+{
+	return !IsolationIsSerializable() && !IsInParallelMode() && trt_rel_only_tides_indexes(rel);
+}
+
 static void
 insert_one(Relation rel, TupleTableSlot *slot, CommandId cid, int options, uint32 spec_token)
 {
@@ -118,9 +130,17 @@ insert_one(Relation rel, TupleTableSlot *slot, CommandId cid, int options, uint3
 	{
 		b = trt_local_batch();
 		tam_batch_add_version(b, tree, vid, &meta, heaptup->t_data, heaptup->t_len);
-		trt_xact_tag_batch(b);
-		trt_write_batch(b);
-		tam_vm_clear(rel, vid);
+		if (spec_token == 0 && row_may_wait(rel) && trt_xact_defer_row(b, tree, vid))
+		{
+			/* VACUUM cannot set the bit again while the row waits (vm.c) */
+			tam_vm_clear(rel, vid);
+		}
+		else
+		{
+			trt_xact_tag_batch(b);
+			trt_write_batch(b);
+			tam_vm_clear(rel, vid);
+		}
 	}
 	pgstat_count_heap_insert(rel, 1);
 

@@ -20,6 +20,17 @@
  *     buffer lock.  Either the writer's clear
  *     comes after VACUUM's set, or VACUUM's re-read comes after the write and
  *     sees it: a set bit is never stale.
+ *   - A new row held back with the transaction's deferred entries
+ *     (src/runtime/xact.c) would break that: its index entry becomes
+ *     visible in the same write as the row, before any clear after it.  Its
+ *     bit is cleared BEFORE the write instead, after the backend published
+ *     the row as waiting; VACUUM asks trt_rows_waiting under the lock before
+ *     it re-reads, and sets nothing while such a row may wait in the block.
+ *     Either VACUUM's look comes after the publication (and it sets
+ *     nothing), or the clear takes the lock after VACUUM's set, or the map
+ *     page did not exist for the writer, in which case the full barriers
+ *     on both sides make VACUUM see the publication; once the row is
+ *     withdrawn it is written, and the re-read sees it.
  *
  * The map is not WAL-logged.  A bit set on disk is always valid on its own
  * (VACUUM makes the commits it relies on durable first), but a lost clear
@@ -198,7 +209,10 @@ tam_vm_mark_block(Relation rel, uint64 tree, BlockNumber blk, TransactionId olde
 	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 	page = BufferGetPage(buf);
 	map = (uint8 *) PageGetContents(page);
-	if (!(map[byte] & bit))
+	/* a row held back with its entries (src/runtime/xact.c) is in no re-read */
+	if (!(map[byte] & bit) && trt_rows_waiting(tree, (uint64) (blk + 1) * TRT_ROWS_PER_BLOCK))
+		all = false;
+	else if (!(map[byte] & bit))
 	{
 		/* decide under the lock every clear takes: see the file comment */
 		c = tam_cursor_open(tree, RelationGetRelid(rel), (uint64) blk * TRT_ROWS_PER_BLOCK,

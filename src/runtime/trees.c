@@ -16,7 +16,9 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "miscadmin.h"
+#include "utils/relcache.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
@@ -30,6 +32,7 @@ typedef struct RelCache
 	uint64		bytes_estimate; /* trt_rel_bytes_estimate's answer ... */
 	TimestampTz bytes_estimated_at; /* ... and when it was made (0: never) */
 	uint64		bytes_planned;	/* the answer the last plan in this backend used */
+	int8		only_tides_indexes; /* trt_rel_only_tides_indexes: 0 not known, 1 yes, -1 no */
 } RelCache;
 
 /* how long a relation's size estimate is reused (the planner asks at every plan) */
@@ -163,6 +166,41 @@ trt_rel_tree(Relation rel)
 			 errdetail("relfilenode %u/%u/%u, backend %d",
 					   rel->rd_node.spcNode, rel->rd_node.dbNode, rel->rd_node.relNode, rel->rd_backend)));
 	return trt_create_tree(rel, &rel->rd_node, rel->rd_rel->relpersistence);
+}
+
+/*
+ * Does every index of rel, if any, belong to tides_btree?  Cached with the
+ * tree: creating or dropping an index invalidates the table's relcache
+ * entry, and with it rd_amcache.
+ */
+bool
+trt_rel_only_tides_indexes(Relation rel)
+{
+	RelCache   *rc;
+	List	   *indexes;
+	ListCell   *lc;
+	bool		all = true;
+
+	(void) trt_rel_tree(rel);	/* sets rd_amcache */
+	rc = rel->rd_amcache;
+	if (rc->only_tides_indexes != 0)
+		return rc->only_tides_indexes > 0;
+	indexes = RelationGetIndexList(rel);
+	foreach(lc, indexes)
+	{
+		Relation	index = index_open(lfirst_oid(lc), AccessShareLock);
+
+		all = trt_is_tides_index(index);
+		index_close(index, AccessShareLock);
+		if (!all)
+			break;
+	}
+	list_free(indexes);
+	/* index_open may have processed an invalidation that freed the cache */
+	rc = rel->rd_amcache;
+	if (rc != NULL)
+		rc->only_tides_indexes = all ? 1 : -1;
+	return all;
 }
 
 /*

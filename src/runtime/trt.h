@@ -359,6 +359,9 @@ extern bool trt_index_keys_delete(void *state, HeapTuple tuple, TupleDesc tupdes
 /* tree of a relation's current storage (cached in rd_amcache) */
 extern uint64 trt_rel_tree(Relation rel);
 
+/* does every index of rel (none at all included) belong to tides_btree? (cached) */
+extern bool trt_rel_only_tides_indexes(Relation rel);
+
 /* the tree a relfilenode maps to, without creating one; false if none */
 extern bool trt_lookup_tree(const RelFileNode *rnode, BackendId backend, uint64 *tree);
 
@@ -539,6 +542,28 @@ extern void trt_xact_defer_put(const void *key, size_t klen, const void *val, si
 extern void trt_xact_flush_deferred(void);
 /* write the deferred entries and b in one write if they carry the same tag (xact.c) */
 extern bool trt_xact_write_with_deferred(tides_batch *b, uint64 *lsn);
+
+/*
+ * Deferred rows: b holds a new row of tree at row id vid (and nothing else),
+ * which no other backend can find before an index entry leads to it -- the
+ * caller has checked that every index of the table is a tides_btree one,
+ * whose entries are written with the row or after it.  Its entries join
+ * the deferred ones (then true), and until they are written vid counts as
+ * waiting (trt_rows_waiting).  False when the row cannot wait (after the
+ * seal, rows of another tree are waiting, or no memory): the caller writes
+ * b itself.  A deferred row's visibility-map bit is cleared after this
+ * call, not after its write (src/am/vm.c).
+ */
+extern bool trt_xact_defer_row(tides_batch *b, uint64 tree, uint64 vid);
+
+/*
+ * May a row of tree with a row id below `below` wait in some backend's
+ * deferred entries?  VACUUM asks, under the map page's lock, before it
+ * re-reads a block to set its bit.
+ */
+extern bool trt_rows_waiting(uint64 tree, uint64 below);
+extern Size trt_waiting_rows_shmem_size(void);
+extern void trt_waiting_rows_shmem_init(void);
 
 /* the transaction must be durable when it commits, whatever the sync mode */
 extern void trt_xact_force_durable(void);

@@ -43,20 +43,41 @@
  * into a table with a primary key and three other indexes then writes three
  * batches (the row, the key's entry, the other entries with the seal)
  * instead of six; a multi-row INSERT two per row (the row with the previous
- * row's other entries, the key's entry).  D1
+ * row's other entries, the key's entry) -- or two and one when the rows
+ * wait too (below).  D1
  * holds as before: every entry is in the log, with the tag, no later than
  * the seal, so before the commit record.  An aborted transaction's deferred
  * entries are dropped: no snapshot will see its rows.  A failed write keeps
  * them, so an error caught by a subtransaction loses nothing.
+ *
+ * Deferred rows.  A new row of a table whose indexes are all tides_btree
+ * ones waits with them too (trt_xact_defer_row): nobody learns its row id
+ * but from an index entry, and every entry leading to it is written with
+ * it or after it -- a unique entry's write takes the waiting row along, so
+ * a one-row INSERT with a primary key writes one batch before the seal, not
+ * two.  (A PostgreSQL btree entry is visible the moment it is inserted, so
+ * its table's rows never wait; nor do a serializable transaction's, for
+ * bulk.c's reason.)  The one reader that learns of a row otherwise is
+ * VACUUM setting a visibility-map bit: a block must not be marked all-
+ * visible while a row of it waits, or an index-only scan could follow the
+ * row's entry and trust the bit between the write and its clear.  So each
+ * backend publishes, in a slot of its own, the tree and lowest row id of
+ * the rows it holds back (one tree at a time) before it clears their bits,
+ * and withdraws it once they are written; VACUUM consults the slots under
+ * the map page's lock before it re-reads a block (src/am/vm.c).
  */
 #include "postgres.h"
 
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "access/transam.h"
+#include "access/twophase.h"
 #include "catalog/storage.h"
 #include "executor/executor.h"
+#include "storage/ipc.h"
+#include "storage/proc.h"
 #include "storage/procarray.h"
+#include "storage/shmem.h"
 #include "miscadmin.h"
 
 #include "runtime/trt.h"
@@ -70,6 +91,108 @@ static uint64 xact_tag = 0;
 #define TRT_DEFERRED_MAX_BYTES (1024 * 1024)
 int			trt_deferred_entries = 0;
 static tides_batch *deferred = NULL;
+
+/*
+ * The rows a backend holds back (above): one slot per PGPROC, written only
+ * by its backend.  Without a lock: `lo` is stored before `tree` and a
+ * withdrawal only zeroes `tree`, so a reader that finds its tree there
+ * reads that publication's `lo` or a later one; a later one means the rows
+ * it stood for are written (a backend withdraws before it publishes again),
+ * and their re-read sees them.
+ */
+typedef struct WaitingRows
+{
+	pg_atomic_uint64 tree;		/* 0: none */
+	pg_atomic_uint64 lo;		/* the lowest of their row ids */
+} WaitingRows;
+
+static WaitingRows *waiting_rows = NULL;
+static int	n_waiting_rows = 0;
+static uint64 my_waiting_tree = 0;	/* what this backend's slot says */
+
+static int
+waiting_rows_slots(void)
+{
+	/* as many as PGPROCs (InitProcGlobal) */
+	return MaxBackends + NUM_AUXILIARY_PROCS + max_prepared_xacts;
+}
+
+Size
+trt_waiting_rows_shmem_size(void)
+{
+	return mul_size(waiting_rows_slots(), sizeof(WaitingRows));
+}
+
+void
+trt_waiting_rows_shmem_init(void)
+{
+	bool		found;
+
+	n_waiting_rows = waiting_rows_slots();
+	waiting_rows = ShmemInitStruct("tides waiting rows", trt_waiting_rows_shmem_size(), &found);
+	if (!found)
+		for (int i = 0; i < n_waiting_rows; i++)
+		{
+			pg_atomic_init_u64(&waiting_rows[i].tree, 0);
+			pg_atomic_init_u64(&waiting_rows[i].lo, 0);
+		}
+}
+
+static WaitingRows *
+my_waiting_rows(void)
+{
+	Assert(MyProc != NULL && MyProc->pgprocno < n_waiting_rows);
+	return &waiting_rows[MyProc->pgprocno];
+}
+
+static void
+publish_waiting_rows(uint64 tree, uint64 lo)
+{
+	WaitingRows *w = my_waiting_rows();
+
+	Assert(my_waiting_tree == 0 && tree != 0);
+	pg_atomic_write_u64(&w->lo, lo);
+	pg_write_barrier();
+	pg_atomic_write_u64(&w->tree, tree);
+	my_waiting_tree = tree;
+	/* before the caller's look at the map's size (src/am/vm.c) */
+	pg_memory_barrier();
+}
+
+static void
+withdraw_waiting_rows(void)
+{
+	if (my_waiting_tree != 0)
+	{
+		/* the rows are written (or dropped): nothing to order after this */
+		pg_atomic_write_u64(&my_waiting_rows()->tree, 0);
+		my_waiting_tree = 0;
+	}
+}
+
+static void
+withdraw_at_exit(int code, Datum arg)
+{
+	withdraw_waiting_rows();
+}
+
+bool
+trt_rows_waiting(uint64 tree, uint64 below)
+{
+	/* after the caller's store of the map's size, or its buffer lock */
+	pg_memory_barrier();
+	for (int i = 0; i < n_waiting_rows; i++)
+	{
+		WaitingRows *w = &waiting_rows[i];
+
+		if (pg_atomic_read_u64(&w->tree) != tree)
+			continue;
+		pg_read_barrier();
+		if (pg_atomic_read_u64(&w->lo) < below)
+			return true;
+	}
+	return false;
+}
 
 void
 trt_xact_note_write(void)
@@ -164,6 +287,15 @@ copy_entry(void *arg, bool is_delete, const void *key, size_t klen, const void *
 		(void) tides_batch_put(to, key, klen, val, vlen);
 }
 
+/* the deferred entries are in the engine: empty the batch, and no row waits any more */
+static void
+deferred_written(void)
+{
+	tides_batch_clear(deferred);
+	trt_deferred_entries = 0;
+	withdraw_waiting_rows();
+}
+
 /* is b just like the deferred batch (tag, no seal, sync mark), so that both may go as one? */
 static bool
 same_kind_as_deferred(const tides_batch *b)
@@ -178,6 +310,43 @@ same_kind_as_deferred(const tides_batch *b)
 	return tides_batch_get_tag(b, &t1, &s1, &d1) &&
 		tides_batch_get_tag(deferred, &t2, &s2, &d2) &&
 		t1 == t2 && !s1 && !s2 && d1 == d2;
+}
+
+bool
+trt_xact_defer_row(tides_batch *b, uint64 tree, uint64 vid)
+{
+	static bool exit_hook = false;
+	int			n = tides_batch_count(b);
+	int			before;
+
+	Assert(xact_wrote && tree != 0 && n > 0);
+	if (xact_sealed || waiting_rows == NULL || (my_waiting_tree != 0 && my_waiting_tree != tree))
+		return false;
+	if (deferred == NULL && (deferred = tides_batch_new()) == NULL)
+		return false;
+	if (trt_deferred_entries > 0 &&
+		tides_batch_bytes(deferred) + tides_batch_bytes(b) > TRT_DEFERRED_MAX_BYTES)
+		trt_xact_flush_deferred();
+	if (!exit_hook)
+	{
+		before_shmem_exit(withdraw_at_exit, 0);
+		exit_hook = true;
+	}
+	/* row ids of a tree only grow: the first row held back is the lowest */
+	if (my_waiting_tree == 0)
+		publish_waiting_rows(tree, vid);
+	Assert(vid >= pg_atomic_read_u64(&my_waiting_rows()->lo));
+	if (trt_deferred_entries == 0)
+		tides_batch_set_tag(deferred, xact_tag, false);
+	before = tides_batch_count(deferred);
+	tides_batch_foreach(b, copy_entry, deferred);
+	/* out of memory on the way: counted, so that a commit fails (trt_xact_defer_put) */
+	trt_deferred_entries += n;
+	if (tides_batch_count(deferred) != before + n)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("tides: could not add a row of %zu bytes to a write batch", tides_batch_bytes(b))));
+	return true;
 }
 
 /*
@@ -210,8 +379,7 @@ trt_xact_write_with_deferred(tides_batch *b, uint64 *lsn)
 		return false;
 	*lsn = trt_write_batch_now(merged);
 	tides_batch_clear(merged);
-	tides_batch_clear(deferred);
-	trt_deferred_entries = 0;
+	deferred_written();
 	return true;
 }
 
@@ -223,8 +391,7 @@ trt_xact_flush_deferred(void)
 	/* deferred entries are never left behind a seal: they go with it */
 	Assert(!xact_sealed && xact_wrote);
 	(void) trt_write_batch_now(deferred);
-	tides_batch_clear(deferred);
-	trt_deferred_entries = 0;
+	deferred_written();
 }
 
 /* at abort; a new batch next time, as this one may have run out of memory */
@@ -237,6 +404,7 @@ discard_deferred(void)
 		deferred = NULL;
 	}
 	trt_deferred_entries = 0;
+	withdraw_waiting_rows();
 }
 
 void
@@ -274,10 +442,7 @@ seal(void)
 	tides_batch_set_tag(b, xact_tag, true);
 	lsn = trt_write_batch_now(b);
 	if (b == deferred)
-	{
-		tides_batch_clear(deferred);
-		trt_deferred_entries = 0;
-	}
+		deferred_written();
 	return lsn;
 }
 
