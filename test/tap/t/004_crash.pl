@@ -23,7 +23,7 @@ sub start_acker
 i=$(( $(tail -n 1 %s 2>/dev/null || echo 0) + 1 ))
 end=$(( i + 100000 ))
 while [ $i -lt $end ]; do
-  psql -XAtq -h '%s' -p %d -d postgres -c "INSERT INTO acked VALUES ($i, 'x')" >/dev/null 2>&1 || exit 0
+  PGAPPNAME=acker psql -XAtq -h '%s' -p %d -d postgres -c "INSERT INTO acked VALUES ($i, 'x')" >/dev/null 2>&1 || exit 0
   echo $i >> %s
   i=$(( i + 1 ))
 done
@@ -56,11 +56,15 @@ CREATE UNIQUE INDEX acked_id ON acked USING tides_btree (id);
 		sleep 4 + $cycle;
 		if ($cycle == 2)
 		{
-			# kill -9 of one backend: the postmaster restarts everything
+			# kill -9 of one backend: the postmaster restarts everything.  A
+			# pgbench client's: the acker's backends live for one insert each,
+			# and one picked here could be gone before the signal (a kill
+			# that found nobody left the server running, and the wait below
+			# timed out)
 			my $pid = $node->safe_psql('postgres',
-				"SELECT pid FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() ORDER BY random() LIMIT 1");
-			die 'no backend to kill' unless $pid =~ /^\d+$/;
-			kill 'KILL', $pid;
+				"SELECT pid FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() AND application_name <> 'acker' ORDER BY random() LIMIT 1");
+			die 'no pgbench backend to kill' unless $pid =~ /^\d+$/;
+			kill('KILL', $pid) == 1 or die "could not kill backend $pid: $!";
 			$node->wait_for_log(qr/all server processes terminated; reinitializing/);
 			$node->poll_query_until('postgres', 'SELECT true')
 			  or die 'no restart after the crash';
