@@ -108,33 +108,31 @@ SELECT count(*) FROM dfr_tmp;
 -- entries others find at once, the row goes alone first.
 CREATE EXTENSION pg_walinspect;
 SET synchronous_commit = on;	-- each commit flushes the WAL the count reads
-CREATE TABLE dfr_log (what text, records bigint);
+CREATE FUNCTION dfr_records(lo pg_lsn, x xid) RETURNS bigint LANGUAGE sql
+  AS $$ SELECT count(*) FROM pg_get_wal_records_info_till_end_of_wal(lo)
+        WHERE resource_manager = 'tides' AND xid = x $$;
 SELECT pg_current_wal_insert_lsn() AS lo \gset
 BEGIN;
 INSERT INTO dfr VALUES (20000, 1, 'one row');
 SELECT pg_current_xact_id()::text::xid AS x \gset
 COMMIT;
-INSERT INTO dfr_log SELECT 'one row', count(*) FROM pg_get_wal_records_info_till_end_of_wal(:'lo')
-  WHERE resource_manager = 'tides' AND xid = :'x';
+SELECT 'one row' AS insert, dfr_records(:'lo', :'x') AS tides_records;
 SELECT pg_current_wal_insert_lsn() AS lo \gset
 BEGIN;
 INSERT INTO dfr SELECT g, 1, 'ten rows' FROM generate_series(20001, 20010) g;
 SELECT pg_current_xact_id()::text::xid AS x \gset
 COMMIT;
-INSERT INTO dfr_log SELECT 'ten rows', count(*) FROM pg_get_wal_records_info_till_end_of_wal(:'lo')
-  WHERE resource_manager = 'tides' AND xid = :'x';
+SELECT 'ten rows' AS insert, dfr_records(:'lo', :'x') AS tides_records;
 CREATE INDEX dfr_nb ON dfr USING btree (k);
 SELECT pg_current_wal_insert_lsn() AS lo \gset
 BEGIN;
 INSERT INTO dfr VALUES (20011, 1, 'one row, a btree index');
 SELECT pg_current_xact_id()::text::xid AS x \gset
 COMMIT;
-INSERT INTO dfr_log SELECT 'one row, a btree index', count(*) FROM pg_get_wal_records_info_till_end_of_wal(:'lo')
-  WHERE resource_manager = 'tides' AND xid = :'x';
+SELECT 'one row, a btree index' AS insert, dfr_records(:'lo', :'x') AS tides_records;
 DROP INDEX dfr_nb;
-SELECT * FROM dfr_log;
 SELECT id, t FROM dfr WHERE id >= 20000 AND id IN (20000, 20005, 20011) ORDER BY id;
-DROP TABLE dfr_log;
+DROP FUNCTION dfr_records;
 DROP EXTENSION pg_walinspect;
 RESET synchronous_commit;
 
