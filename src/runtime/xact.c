@@ -315,7 +315,7 @@ same_kind_as_deferred(const tides_batch *b)
 bool
 trt_xact_defer_row(tides_batch *b, uint64 tree, uint64 vid)
 {
-	static bool exit_hook = false;
+	static bool exit_registered = false;
 	int			n = tides_batch_count(b);
 	int			before;
 
@@ -327,10 +327,10 @@ trt_xact_defer_row(tides_batch *b, uint64 tree, uint64 vid)
 	if (trt_deferred_entries > 0 &&
 		tides_batch_bytes(deferred) + tides_batch_bytes(b) > TRT_DEFERRED_MAX_BYTES)
 		trt_xact_flush_deferred();
-	if (!exit_hook)
+	if (!exit_registered)
 	{
 		before_shmem_exit(withdraw_at_exit, 0);
-		exit_hook = true;
+		exit_registered = true;
 	}
 	/* row ids of a tree only grow: the first row held back is the lowest */
 	if (my_waiting_tree == 0)
