@@ -9,25 +9,47 @@ away, and no compaction worker runs yet: the postmaster must do that work
 itself (trt_engine_write_here).  It used to sleep and retry forever -- a CI
 run found the server not starting after bulk_crash's kill in none_keep mode.
 
-Per cycle: rows are inserted and flushed (tides_flush()) STOP times, so
-that level 0 holds STOP files just before every server process is killed
-(the count is read right before the kill; a compaction may be merging them,
-not yet installed); then the server must start (pg_ctl's wait, 180 s), and
-every row flushed before the kill must be there.  Cycles in which level 0
-was full at the kill are counted: the run fails if there was none, since it
-would then not have tested anything.
+Per cycle: the compaction workers are stopped (SIGSTOP: a compaction used
+to merge the flushed files between the last flush and the kill, and a CI
+run killed with level 0 full in none of 16 cycles), then rows are inserted
+and flushed (tides_flush()) until level 0 holds STOP files, and every
+server process is killed; then the server must start (pg_ctl's wait, 180
+s), and every row flushed before the kill must be there.  Cycles in which
+level 0 was full at the kill are counted: the run fails if there was none,
+since it would then not have tested anything.
 
 Ends with "l0_full: P passed, F failed".
 """
 import argparse
 import os
+import signal
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pgharness  # noqa: E402
 
 STOP = 4            # tides.l0_slowdown_files = l0_stop_files (the engine's compaction trigger is 4)
 ROWS = 3000         # rows per flush
+
+
+def freeze_compaction(c):
+    """SIGSTOP the compaction workers (started with the server, up to 10 s
+    after pg_ctl's wait); the number stopped.  The kill takes them along."""
+    deadline = time.time() + 10
+    while True:
+        pids = [p for p in pgharness.pgcluster.process_tree(c.postmaster_pid())
+                if "tides compaction" in pgharness.pgcluster.cmdline(p)]
+        if pids or time.time() > deadline:
+            break
+        time.sleep(0.1)
+    for p in pids:
+        os.kill(p, signal.SIGSTOP)
+    return len(pids)
+
+
+def level0(c):
+    return int(c.scalar("SELECT value FROM tides_stats() WHERE name = 'level0_files';"))
 
 
 def main():
@@ -44,18 +66,25 @@ def main():
     ok = bad = full_at_kill = 0
     rows = 0
     for cyc in range(args.cycles):
-        sql = "".join("INSERT INTO t SELECT g, md5(g::text) FROM generate_series(%d, %d) g; SELECT tides_flush();"
-                      % (rows + i * ROWS + 1, rows + (i + 1) * ROWS) for i in range(STOP))
-        c.psql(sql)
-        rows += STOP * ROWS
-        l0 = int(c.scalar("SELECT value FROM tides_stats() WHERE name = 'level0_files';"))
+        frozen = freeze_compaction(c)
+        l0 = level0(c)
+        # the reset after the last kill left level 0 below STOP; without a
+        # compaction each flush adds a file (bounded, should none be frozen)
+        for _ in range(3 * STOP):
+            if l0 >= STOP:
+                break
+            c.psql("INSERT INTO t SELECT g, md5(g::text) FROM generate_series(%d, %d) g; SELECT tides_flush();"
+                   % (rows + 1, rows + ROWS))
+            rows += ROWS
+            l0 = level0(c)
         c.kill9()
         full_at_kill += l0 >= STOP
         try:
             c.start()
             n = int(c.scalar("SELECT count(*) FROM t;"))
             good = n == rows
-            detail = "level 0 at the kill: %d files; %d rows of %d" % (l0, n, rows)
+            detail = "level 0 at the kill: %d files (%d compaction workers stopped); %d rows of %d" % (
+                l0, frozen, n, rows)
         except Exception as e:  # the server did not come up: the failure this test is for
             good = False
             detail = "level 0 at the kill: %d files; restart failed: %s" % (l0, str(e)[:300])
