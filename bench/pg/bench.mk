@@ -9,6 +9,10 @@
 #   make bench-quick   the same, small and short (a few minutes):
 #                      bench/results/pg_quick_*
 #   make bench-kv      the engine against RocksDB (bench/kv, ~10-15 min)
+#   make bench-load-ab REV=<rev> [PAIRS=4]
+#                      one session's load into the Insert Benchmark's table,
+#                      this tree against REV, alternating (a few minutes):
+#                      bench/results/load_ab.csv
 #
 # bench and bench-quick build the extension, install it into a private copy
 # of the PostgreSQL installation under build/pg-private (so nobody's
@@ -18,7 +22,7 @@
 
 BENCH_PG_DIR := $(dir $(lastword $(MAKEFILE_LIST)))
 
-.PHONY: bench bench-quick bench-kv
+.PHONY: bench bench-quick bench-kv bench-load-ab
 
 bench:
 	$(MAKE) all
@@ -31,3 +35,6 @@ bench-quick:
 bench-kv:
 	$(MAKE) engine
 	$(MAKE) -C bench/kv run
+
+bench-load-ab:
+	bash $(BENCH_PG_DIR)load_ab.sh $(REV) $(or $(PAIRS),4)
