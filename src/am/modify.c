@@ -130,17 +130,13 @@ insert_one(Relation rel, TupleTableSlot *slot, CommandId cid, int options, uint3
 	{
 		b = trt_local_batch();
 		tam_batch_add_version(b, tree, vid, &meta, heaptup->t_data, heaptup->t_len);
-		if (spec_token == 0 && row_may_wait(rel) && trt_xact_defer_row(b, tree, vid))
-		{
-			/* VACUUM cannot set the bit again while the row waits (vm.c) */
-			tam_vm_clear(rel, vid);
-		}
-		else
+		if (spec_token != 0 || !row_may_wait(rel) || !trt_xact_defer_row(b, tree, vid))
 		{
 			trt_xact_tag_batch(b);
 			trt_write_batch(b);
-			tam_vm_clear(rel, vid);
 		}
+		/* after the write; a waiting row's before it, as VACUUM sets no bit over it (vm.c) */
+		tam_vm_clear(rel, vid);
 	}
 	pgstat_count_heap_insert(rel, 1);
 

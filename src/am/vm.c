@@ -209,12 +209,14 @@ tam_vm_mark_block(Relation rel, uint64 tree, BlockNumber blk, TransactionId olde
 	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 	page = BufferGetPage(buf);
 	map = (uint8 *) PageGetContents(page);
-	/* a row held back with its entries (src/runtime/xact.c) is in no re-read */
-	if (!(map[byte] & bit) && trt_rows_waiting(tree, (uint64) (blk + 1) * TRT_ROWS_PER_BLOCK))
-		all = false;
-	else if (!(map[byte] & bit))
+	if (!(map[byte] & bit))
 	{
-		/* decide under the lock every clear takes: see the file comment */
+		/*
+		 * Decide under the lock every clear takes: see the file comment.  A
+		 * row held back with its entries (src/runtime/xact.c) is in no
+		 * re-read, so that look comes first.
+		 */
+		all = !trt_rows_waiting(tree, (uint64) (blk + 1) * TRT_ROWS_PER_BLOCK);
 		c = tam_cursor_open(tree, RelationGetRelid(rel), (uint64) blk * TRT_ROWS_PER_BLOCK,
 							  (uint64) (blk + 1) * TRT_ROWS_PER_BLOCK);
 		tam_cursor_include_stubs(c);
