@@ -18,6 +18,7 @@
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/heapam.h"
+#include "access/parallel.h"
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
@@ -26,7 +27,12 @@
 #include "catalog/pg_class.h"
 #include "catalog/pg_operator_d.h"
 #include "catalog/pg_type_d.h"
+#include "executor/instrument.h"
 #include "miscadmin.h"
+#include "optimizer/optimizer.h"
+#include "pgstat.h"
+#include "storage/condition_variable.h"
+#include "storage/spin.h"
 #include "utils/fmgroids.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
@@ -140,7 +146,17 @@ new_storage(Relation index)
  * sort's abbreviated keys nothing to tell apart) || value || the length of
  * that key part (4 bytes, BE).  Keys are distinct (each holds its TID) and
  * none is a prefix of another (self-delimiting columns, fixed-length TID),
- * so bytea order of these strings is the order of their keys.
+ * so bytea order of these strings is the order of their keys.  The length's
+ * top bit says the row was not alive (BUILD_NOT_ALIVE): the bytes after the
+ * key never decide the order, and a unique build learns there, as the
+ * entries come out of the sort, which rows cannot be duplicates.
+ *
+ * A parallel build (the workers plan_create_index_workers grants, as for a
+ * btree index; PostgreSQL 15 asks only nbtree itself) splits the table scan
+ * between the leader and its workers through the table's parallel scan;
+ * each participant sorts what it read into its own run of a shared
+ * tuplesort, and the leader merges the runs and writes, as nbtree's
+ * parallel build does.  Workers only read: every write is the leader's.
  *
  * A build of at least tides.bulk_load_threshold goes into the engine's
  * ingestion (src/runtime/ingest.c): SSTables written by this backend in
@@ -153,6 +169,46 @@ new_storage(Relation index)
  */
 #define BUILD_BATCH_BYTES (1024 * 1024)
 #define BUILD_INSTALL_BYTES ((uint64) 256 * 1024 * 1024)
+#define BUILD_NOT_ALIVE 0x80000000u
+
+/* what a parallel build shares (the DSM), the table's parallel scan after it */
+typedef struct BuildShared
+{
+	Oid			heaprelid;
+	Oid			indexrelid;
+	uint64		tree;
+	bool		isunique;
+	bool		isconcurrent;
+	int			nparticipants;	/* tuplesorts: the launched workers and the leader */
+	ConditionVariable done_cv;
+	slock_t		mutex;
+	/* filled in as participants finish */
+	int			ndone;
+	double		reltuples;
+	double		indtuples;
+	uint64		bytes;
+	bool		brokenhotchain;
+} BuildShared;
+
+#define BUILD_SHARED_SCAN(shared) \
+	((ParallelTableScanDesc) ((char *) (shared) + BUFFERALIGN(sizeof(BuildShared))))
+
+/* shm_toc keys */
+#define BUILD_KEY_SHARED	UINT64CONST(0x7ED0000000000001)
+#define BUILD_KEY_SORT		UINT64CONST(0x7ED0000000000002)
+#define BUILD_KEY_QUERY		UINT64CONST(0x7ED0000000000003)
+#define BUILD_KEY_WAL		UINT64CONST(0x7ED0000000000004)
+#define BUILD_KEY_BUFFER	UINT64CONST(0x7ED0000000000005)
+
+typedef struct BuildLeader
+{
+	ParallelContext *pcxt;
+	BuildShared *shared;
+	Sharedsort *sharedsort;
+	Snapshot	snapshot;
+	WalUsage   *walusage;
+	BufferUsage *bufferusage;
+} BuildLeader;
 
 typedef struct BuildState
 {
@@ -207,6 +263,15 @@ flush_batch(BuildState *bs)
 }
 
 static void
+put_word(uint8 *p, uint32 w)
+{
+	p[0] = (uint8) (w >> 24);
+	p[1] = (uint8) (w >> 16);
+	p[2] = (uint8) (w >> 8);
+	p[3] = (uint8) w;
+}
+
+static void
 build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 			   bool tupleIsAlive, void *state)
 {
@@ -232,14 +297,10 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	if (vlen > 0)
 		memcpy(p + klen, itup, vlen);
 	p += klen + vlen;
-	p[0] = (uint8) (klen >> 24);
-	p[1] = (uint8) (klen >> 16);
-	p[2] = (uint8) (klen >> 8);
-	p[3] = (uint8) klen;
+	StaticAssertStmt(TIDX_MAX_KEY_LEN < BUILD_NOT_ALIVE, "a key's length leaves the flag bit free");
+	put_word(p, (uint32) klen | (tupleIsAlive ? 0 : BUILD_NOT_ALIVE));
 	tuplesort_putdatum(bs->sort, PointerGetDatum(e), false);
 	bs->bytes += bs->key.len + vlen;
-	if (bs->not_alive && !tupleIsAlive)
-		(void) hash_search(bs->not_alive, tid, HASH_ENTER, NULL);
 	bs->indtuples += 1;
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(bs->tmp);
@@ -263,15 +324,24 @@ write_sorted(BuildState *bs)
 		bytea	   *e = DatumGetByteaPP(val);
 		const uint8 *p = (const uint8 *) VARDATA_ANY(e);
 		size_t		len = VARSIZE_ANY_EXHDR(e);
+		uint32		word;
 		size_t		klen;
 
 		Assert(!isnull && len >= 4);
-		klen = ((size_t) p[len - 4] << 24) | ((size_t) p[len - 3] << 16) |
-			((size_t) p[len - 2] << 8) | p[len - 1];
+		word = ((uint32) p[len - 4] << 24) | ((uint32) p[len - 3] << 16) |
+			((uint32) p[len - 2] << 8) | p[len - 1];
+		klen = word & ~BUILD_NOT_ALIVE;
 		Assert(klen <= len - 4);
 		resetStringInfo(&bs->key);
 		appendBinaryStringInfo(&bs->key, (const char *) tree, 8);
 		appendBinaryStringInfo(&bs->key, (const char *) p, klen);
+		if (bs->not_alive && (word & BUILD_NOT_ALIVE))
+		{
+			ItemPointerData tid;
+
+			tidx_decode_tid((const uint8 *) bs->key.data, bs->key.len, &tid);
+			(void) hash_search(bs->not_alive, &tid, HASH_ENTER, NULL);
+		}
 		if (tides_batch_put(bs->b, bs->key.data, bs->key.len, klen < len - 4 ? p + klen : NULL,
 							len - 4 - klen) != TIDES_OK)
 			ereport(ERROR,
@@ -371,13 +441,258 @@ check_build_duplicates(BuildState *bs)
 	trt_iter_close(w);
 }
 
+/* ------------------------------------------------------------ participants */
+
+/* a participant's state: the sort it feeds, the scratch the callback uses */
+static void
+build_state_init(BuildState *bs, TidxDesc *d, Relation heap, Tuplesortstate *sort)
+{
+	memset(bs, 0, sizeof(*bs));
+	bs->d = d;
+	bs->heap = heap;
+	bs->sort = sort;
+	bs->tmp = AllocSetContextCreate(CurrentMemoryContext, "tides_btree build", ALLOCSET_DEFAULT_SIZES);
+	initStringInfo(&bs->key);
+}
+
+/*
+ * One participant of a parallel build, the leader included: its share of
+ * the table's parallel scan into its own sorted run, then its counts into
+ * the shared state.
+ */
+static void
+scan_and_sort(BuildShared *shared, Sharedsort *sharedsort, Relation heap, Relation index,
+			  int sortmem, bool progress)
+{
+	SortCoordinate coord = palloc0(sizeof(SortCoordinateData));
+	IndexInfo  *info = BuildIndexInfo(index);
+	TableScanDesc scan;
+	TidxDesc	d;
+	BuildState	bs;
+	double		reltuples;
+
+	tidx_desc_init(&d, index, true);
+	d.unique = shared->isunique;
+	d.tree = shared->tree;
+	coord->isWorker = true;
+	coord->nParticipants = -1;
+	coord->sharedsort = sharedsort;
+	build_state_init(&bs, &d, heap,
+					 tuplesort_begin_datum(BYTEAOID, ByteaLessOperator, InvalidOid, false,
+										   sortmem, coord, TUPLESORT_NONE));
+	info->ii_Concurrent = shared->isconcurrent;
+	scan = table_beginscan_parallel(heap, BUILD_SHARED_SCAN(shared));
+	reltuples = table_index_build_scan(heap, index, info, true, progress, build_callback, &bs, scan);
+	tuplesort_performsort(bs.sort);
+	tuplesort_end(bs.sort);
+	MemoryContextDelete(bs.tmp);
+
+	SpinLockAcquire(&shared->mutex);
+	shared->ndone++;
+	shared->reltuples += reltuples;
+	shared->indtuples += bs.indtuples;
+	shared->bytes += bs.bytes;
+	if (info->ii_BrokenHotChain)
+		shared->brokenhotchain = true;
+	SpinLockRelease(&shared->mutex);
+	ConditionVariableSignal(&shared->done_cv);
+}
+
+/* a worker's entry point (CreateParallelContext names it) */
+PGDLLEXPORT void tidx_parallel_build_main(dsm_segment *seg, shm_toc *toc);
+
+void
+tidx_parallel_build_main(dsm_segment *seg, shm_toc *toc)
+{
+	BuildShared *shared = shm_toc_lookup(toc, BUILD_KEY_SHARED, false);
+	Sharedsort *sharedsort = shm_toc_lookup(toc, BUILD_KEY_SORT, false);
+	/* the locks index.c holds in the leader: no conflict with it */
+	LOCKMODE	heap_mode = shared->isconcurrent ? ShareUpdateExclusiveLock : ShareLock;
+	LOCKMODE	index_mode = shared->isconcurrent ? RowExclusiveLock : AccessExclusiveLock;
+	Relation	heap;
+	Relation	index;
+	WalUsage   *walusage;
+	BufferUsage *bufferusage;
+
+	debug_query_string = shm_toc_lookup(toc, BUILD_KEY_QUERY, true);
+	pgstat_report_activity(STATE_RUNNING, debug_query_string);
+	heap = table_open(shared->heaprelid, heap_mode);
+	index = index_open(shared->indexrelid, index_mode);
+	tuplesort_attach_shared(sharedsort, seg);
+	InstrStartParallelQuery();
+	scan_and_sort(shared, sharedsort, heap, index,
+				  maintenance_work_mem / shared->nparticipants, false);
+	walusage = shm_toc_lookup(toc, BUILD_KEY_WAL, false);
+	bufferusage = shm_toc_lookup(toc, BUILD_KEY_BUFFER, false);
+	InstrEndParallelQuery(&bufferusage[ParallelWorkerNumber], &walusage[ParallelWorkerNumber]);
+	index_close(index, index_mode);
+	table_close(heap, heap_mode);
+}
+
+/* ------------------------------------------------------------ the leader */
+
+/* workers for this build: none unless plan_create_index_workers grants some */
+static int
+build_workers(Relation heap, Relation index)
+{
+	if (!IsNormalProcessingMode() || IsInParallelMode())
+		return 0;
+	return plan_create_index_workers(RelationGetRelid(heap), RelationGetRelid(index));
+}
+
+static void
+end_parallel(BuildLeader *leader)
+{
+	WaitForParallelWorkersToFinish(leader->pcxt);
+	for (int i = 0; i < leader->pcxt->nworkers_launched; i++)
+		InstrAccumParallelQuery(&leader->bufferusage[i], &leader->walusage[i]);
+	if (IsMVCCSnapshot(leader->snapshot))
+		UnregisterSnapshot(leader->snapshot);
+	DestroyParallelContext(leader->pcxt);
+	ExitParallelMode();
+}
+
+/*
+ * Launch the workers and set up what they share; NULL (a serial build)
+ * when no worker could be started.
+ */
+static BuildLeader *
+begin_parallel(Relation heap, Relation index, uint64 tree, bool isunique, bool isconcurrent,
+			   int request)
+{
+	BuildLeader *leader = palloc0(sizeof(BuildLeader));
+	ParallelContext *pcxt;
+	BuildShared *shared;
+	Size		est_shared;
+	Size		est_sort;
+	int			querylen = debug_query_string ? strlen(debug_query_string) : 0;
+
+	/*
+	 * The workers read the engine: this transaction's rows and entries
+	 * still waiting in this backend go there first (the table's parallel
+	 * scan writes its bulk-loaded rows, tam_parallelscan_initialize).
+	 */
+	trt_xact_flush_deferred();
+
+	EnterParallelMode();
+	pcxt = CreateParallelContext("tidesam", "tidx_parallel_build_main", request);
+	/* as CREATE INDEX does: every version some snapshot may need, or (CIC) one snapshot's */
+	leader->snapshot = isconcurrent ? RegisterSnapshot(GetTransactionSnapshot()) : SnapshotAny;
+	est_shared = add_size(BUFFERALIGN(sizeof(BuildShared)),
+						  table_parallelscan_estimate(heap, leader->snapshot));
+	est_sort = tuplesort_estimate_shared(request + 1);
+	shm_toc_estimate_chunk(&pcxt->estimator, est_shared);
+	shm_toc_estimate_chunk(&pcxt->estimator, est_sort);
+	shm_toc_estimate_chunk(&pcxt->estimator, mul_size(sizeof(WalUsage), pcxt->nworkers));
+	shm_toc_estimate_chunk(&pcxt->estimator, mul_size(sizeof(BufferUsage), pcxt->nworkers));
+	shm_toc_estimate_keys(&pcxt->estimator, 4);
+	if (querylen > 0)
+	{
+		shm_toc_estimate_chunk(&pcxt->estimator, querylen + 1);
+		shm_toc_estimate_keys(&pcxt->estimator, 1);
+	}
+	InitializeParallelDSM(pcxt);
+	leader->pcxt = pcxt;
+	if (pcxt->seg == NULL)
+	{
+		/* no shared memory segment to be had: serial */
+		if (IsMVCCSnapshot(leader->snapshot))
+			UnregisterSnapshot(leader->snapshot);
+		DestroyParallelContext(pcxt);
+		ExitParallelMode();
+		return NULL;
+	}
+
+	shared = shm_toc_allocate(pcxt->toc, est_shared);
+	memset(shared, 0, sizeof(BuildShared));
+	shared->heaprelid = RelationGetRelid(heap);
+	shared->indexrelid = RelationGetRelid(index);
+	shared->tree = tree;
+	shared->isunique = isunique;
+	shared->isconcurrent = isconcurrent;
+	shared->nparticipants = request + 1;
+	ConditionVariableInit(&shared->done_cv);
+	SpinLockInit(&shared->mutex);
+	table_parallelscan_initialize(heap, BUILD_SHARED_SCAN(shared), leader->snapshot);
+	shm_toc_insert(pcxt->toc, BUILD_KEY_SHARED, shared);
+	leader->shared = shared;
+
+	leader->sharedsort = shm_toc_allocate(pcxt->toc, est_sort);
+	tuplesort_initialize_shared(leader->sharedsort, request + 1, pcxt->seg);
+	shm_toc_insert(pcxt->toc, BUILD_KEY_SORT, leader->sharedsort);
+	if (querylen > 0)
+	{
+		char	   *q = shm_toc_allocate(pcxt->toc, querylen + 1);
+
+		memcpy(q, debug_query_string, querylen + 1);
+		shm_toc_insert(pcxt->toc, BUILD_KEY_QUERY, q);
+	}
+	leader->walusage = shm_toc_allocate(pcxt->toc, mul_size(sizeof(WalUsage), pcxt->nworkers));
+	shm_toc_insert(pcxt->toc, BUILD_KEY_WAL, leader->walusage);
+	leader->bufferusage = shm_toc_allocate(pcxt->toc, mul_size(sizeof(BufferUsage), pcxt->nworkers));
+	shm_toc_insert(pcxt->toc, BUILD_KEY_BUFFER, leader->bufferusage);
+
+	LaunchParallelWorkers(pcxt);
+	if (pcxt->nworkers_launched == 0)
+	{
+		end_parallel(leader);
+		return NULL;
+	}
+	/* the runs to merge: one per launched worker, and the leader's */
+	shared->nparticipants = pcxt->nworkers_launched + 1;
+	ereport(DEBUG1,
+			(errmsg_internal("building tides_btree index \"%s\" with %d parallel workers",
+							 RelationGetRelationName(index), pcxt->nworkers_launched)));
+	WaitForParallelWorkersToAttach(pcxt);
+	return leader;
+}
+
+/*
+ * The leader's share of the scan, then the wait for every worker's; the
+ * leader's tuplesort that merges their runs, and the totals, into *bs.
+ */
+static double
+parallel_scan(BuildLeader *leader, BuildState *bs, Relation index, IndexInfo *indexInfo)
+{
+	BuildShared *shared = leader->shared;
+	SortCoordinate coord = palloc0(sizeof(SortCoordinateData));
+	double		reltuples;
+
+	scan_and_sort(shared, leader->sharedsort, bs->heap, index,
+				  maintenance_work_mem / shared->nparticipants, true);
+	for (;;)
+	{
+		SpinLockAcquire(&shared->mutex);
+		if (shared->ndone == shared->nparticipants)
+			break;
+		SpinLockRelease(&shared->mutex);
+		ConditionVariableSleep(&shared->done_cv, WAIT_EVENT_PARALLEL_CREATE_INDEX_SCAN);
+	}
+	reltuples = shared->reltuples;
+	bs->indtuples = shared->indtuples;
+	bs->bytes = shared->bytes;
+	if (shared->brokenhotchain)
+		indexInfo->ii_BrokenHotChain = true;
+	SpinLockRelease(&shared->mutex);
+	ConditionVariableCancelSleep();
+
+	coord->isWorker = false;
+	coord->nParticipants = shared->nparticipants;
+	coord->sharedsort = leader->sharedsort;
+	bs->sort = tuplesort_begin_datum(BYTEAOID, ByteaLessOperator, InvalidOid, false,
+									 maintenance_work_mem, coord, TUPLESORT_NONE);
+	return reltuples;
+}
+
 IndexBuildResult *
 tidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 {
 	IndexBuildResult *result = palloc0(sizeof(IndexBuildResult));
 	TidxDesc	d;
 	BuildState *bsp = palloc0(sizeof(BuildState));	/* lives as long as its reset callback */
+	BuildLeader *leader = NULL;
 	double		reltuples;
+	int			nworkers;
 #define bs (*bsp)
 
 	/* tablespace and columns first: both fail before anything is written */
@@ -388,18 +703,26 @@ tidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	d.tree = new_storage(index);
 	tidx_use_btree_opclasses(heap, index);
 
-	bs.d = &d;
-	bs.heap = heap;
+	nworkers = build_workers(heap, index);
+	if (nworkers > 0)
+		leader = begin_parallel(heap, index, d.tree, d.unique, indexInfo->ii_Concurrent, nworkers);
+	build_state_init(&bs, &d, heap, NULL);
+	if (leader != NULL)
+		reltuples = parallel_scan(leader, &bs, index, indexInfo);
+	else
+	{
+		bs.sort = tuplesort_begin_datum(BYTEAOID, ByteaLessOperator, InvalidOid, false,
+										maintenance_work_mem, NULL, TUPLESORT_NONE);
+		reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
+										   build_callback, &bs, NULL);
+	}
+
 	bs.b = tides_batch_new();
 	if (bs.b == NULL)
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
 	bs.cb.func = release_build;
 	bs.cb.arg = &bs;
 	MemoryContextRegisterResetCallback(CurrentMemoryContext, &bs.cb);
-	bs.tmp = AllocSetContextCreate(CurrentMemoryContext, "tides_btree build", ALLOCSET_DEFAULT_SIZES);
-	initStringInfo(&bs.key);
-	bs.sort = tuplesort_begin_datum(BYTEAOID, ByteaLessOperator, InvalidOid, false,
-									maintenance_work_mem, NULL, TUPLESORT_NONE);
 	if (d.unique)
 	{
 		HASHCTL		ctl;
@@ -410,11 +733,11 @@ tidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 		bs.not_alive = hash_create("tides_btree build", 256, &ctl,
 								   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	}
-
-	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
-									   build_callback, &bs, NULL);
 	write_sorted(&bs);
 	tuplesort_end(bs.sort);
+	/* the workers' runs live as long as the parallel context */
+	if (leader != NULL)
+		end_parallel(leader);
 	release_build(&bs);
 	if (d.unique)
 		check_build_duplicates(&bs);
