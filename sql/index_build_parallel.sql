@@ -6,8 +6,8 @@
 -- live, deleted and updated rows (HOT chains), rows this transaction
 -- inserted (waiting in this backend until the workers start); a unique
 -- build that finds a duplicate only among live rows and counts no dead
--- version as one; CREATE INDEX CONCURRENTLY, and REINDEX written through the
--- engine's ingestion.
+-- version as one; an error in a participant; CREATE INDEX CONCURRENTLY, and
+-- REINDEX written through the engine's ingestion.
 --
 SET default_table_access_method = tides;
 SET client_min_messages = warning;
@@ -67,6 +67,12 @@ CREATE UNIQUE INDEX pb_id_dup ON pb USING tides_btree (id);
 DELETE FROM pb WHERE t = 'dup';
 CREATE UNIQUE INDEX pb_id ON pb USING tides_btree (id);
 INSERT INTO pb VALUES (42, 1, 'dup');
+
+-- an error in any participant ends the build (and the workers) cleanly
+\set VERBOSITY terse
+CREATE INDEX pb_err ON pb USING tides_btree ((1 / (k - 4999)));
+\set VERBOSITY default
+SELECT count(*) AS pb_err_left FROM pg_class WHERE relname = 'pb_err';
 
 -- concurrently, and rebuilt
 SET client_min_messages = debug1;

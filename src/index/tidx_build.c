@@ -262,6 +262,7 @@ flush_batch(BuildState *bs)
 	tides_batch_clear(bs->b);
 }
 
+/* the length word that ends a sorted entry (big-endian) */
 static void
 put_word(uint8 *p, uint32 w)
 {
@@ -269,6 +270,12 @@ put_word(uint8 *p, uint32 w)
 	p[1] = (uint8) (w >> 16);
 	p[2] = (uint8) (w >> 8);
 	p[3] = (uint8) w;
+}
+
+static uint32
+get_word(const uint8 *p)
+{
+	return ((uint32) p[0] << 24) | ((uint32) p[1] << 16) | ((uint32) p[2] << 8) | p[3];
 }
 
 static void
@@ -328,8 +335,7 @@ write_sorted(BuildState *bs)
 		size_t		klen;
 
 		Assert(!isnull && len >= 4);
-		word = ((uint32) p[len - 4] << 24) | ((uint32) p[len - 3] << 16) |
-			((uint32) p[len - 2] << 8) | p[len - 1];
+		word = get_word(p + len - 4);
 		klen = word & ~BUILD_NOT_ALIVE;
 		Assert(klen <= len - 4);
 		resetStringInfo(&bs->key);
@@ -643,7 +649,6 @@ begin_parallel(Relation heap, Relation index, uint64 tree, bool isunique, bool i
 	ereport(DEBUG1,
 			(errmsg_internal("building tides_btree index \"%s\" with %d parallel workers",
 							 RelationGetRelationName(index), pcxt->nworkers_launched)));
-	WaitForParallelWorkersToAttach(pcxt);
 	return leader;
 }
 
@@ -660,6 +665,8 @@ parallel_scan(BuildLeader *leader, BuildState *bs, Relation index, IndexInfo *in
 
 	scan_and_sort(shared, leader->sharedsort, bs->heap, index,
 				  maintenance_work_mem / shared->nparticipants, true);
+	/* a worker that never started would never finish: that is an error here */
+	WaitForParallelWorkersToAttach(leader->pcxt);
 	for (;;)
 	{
 		SpinLockAcquire(&shared->mutex);
