@@ -13,6 +13,10 @@
 #                      one session's load into the Insert Benchmark's table,
 #                      this tree against REV, alternating (a few minutes):
 #                      bench/results/load_ab.csv
+#   make bench-index-build [ROWS=2000000] [ROUNDS=3]
+#                      CREATE INDEX, tides_btree against heap's btree,
+#                      serial and parallel (a few minutes):
+#                      bench/results/index_build.csv
 #
 # bench and bench-quick build the extension, install it into a private copy
 # of the PostgreSQL installation under build/pg-private (so nobody's
@@ -22,7 +26,7 @@
 
 BENCH_PG_DIR := $(dir $(lastword $(MAKEFILE_LIST)))
 
-.PHONY: bench bench-quick bench-kv bench-load-ab
+.PHONY: bench bench-quick bench-kv bench-load-ab bench-index-build
 
 bench:
 	$(MAKE) all
@@ -38,3 +42,6 @@ bench-kv:
 
 bench-load-ab:
 	bash $(BENCH_PG_DIR)load_ab.sh $(REV) $(or $(PAIRS),4)
+
+bench-index-build:
+	bash $(BENCH_PG_DIR)index_build.sh $(or $(ROWS),2000000) $(or $(ROUNDS),3)
