@@ -223,20 +223,6 @@ typedef struct tides_shared
 	tides_tag_entry *tags;
 } tides_shared;
 
-/*
- * A splice kept across this handle's writes (write.c): the last insert's
- * place in one memtable among the keys of one region (a key's first 8
- * bytes -- in tidesam, the tree the key belongs to).
- */
-#define TIDES_SPLICE_SLOTS 16
-typedef struct tides_splice_slot
-{
-	const tides_memtable *m;	/* NULL: unused */
-	uint64_t	mem_id;			/* m->id when made: the slot may hold another memtable since */
-	uint64_t	region;
-	tides_skip_splice sp;
-} tides_splice_slot;
-
 struct tides_db
 {
 	tides_shared *sh;
@@ -261,7 +247,6 @@ struct tides_db
 	/* a write of this handle answered TIDES_BUSY: since, and last (write.c) */
 	uint64_t	stall_began_us;
 	uint64_t	stall_last_us;
-	tides_splice_slot splices[TIDES_SPLICE_SLOTS];	/* direct-mapped by region */
 };
 
 /* ---- locks, in the order stated at the top of this file */

@@ -294,41 +294,12 @@ repair_log(tides_db *db)
 /* per-write scratch for inserting a decoded batch into the memtable */
 typedef struct insert_ctx
 {
-	tides_db   *db;
 	tides_memtable *m;
 	uint64_t	off;
 	const uint32_t *heights;
 	uint32_t	i;
+	tides_skip_splice splice;
 } insert_ctx;
-
-/*
- * The splice for key: one per key region and memtable, kept across the
- * handle's writes.  A batch interleaves regions (a row, then its entries in
- * four indexes), and the keys of a region come in ascending runs across
- * batches (a table's new rows, a serial key's entries, VACUUM's deletions
- * of the oldest rows); one splice for all would be thrown off at every
- * change of region.  Only a hint: the skiplist checks every pair it is
- * handed.  The slot's memtable may have been freed and activated again
- * since; its id tells (this write holds the memtable, so the id is stable).
- */
-static tides_skip_splice *
-splice_for(tides_db *db, const tides_memtable *m, const uint8_t *key, size_t klen)
-{
-	uint64_t	region = 0;
-	tides_splice_slot *slot;
-
-	memcpy(&region, key, klen < sizeof(region) ? klen : sizeof(region));
-	_Static_assert(TIDES_SPLICE_SLOTS == 16, "the hash below picks one of 16 slots");
-	slot = &db->splices[(region * UINT64_C(0x9E3779B97F4A7C15)) >> 60];
-	if (slot->m != m || slot->mem_id != m->id || slot->region != region)
-	{
-		slot->m = m;
-		slot->mem_id = m->id;
-		slot->region = region;
-		tides_skip_splice_init(&slot->sp);
-	}
-	return &slot->sp;
-}
 
 static tides_status
 insert_entry(void *arg, uint64_t seq, int type, const uint8_t *key, size_t klen,
@@ -337,7 +308,7 @@ insert_entry(void *arg, uint64_t seq, int type, const uint8_t *key, size_t klen,
 	insert_ctx *c = arg;
 	uint32_t	h = c->heights[c->i++];
 
-	tides_memtable_add(c->m, splice_for(c->db, c->m, key, klen), c->off, h, seq, type, key, klen, val, vlen);
+	tides_memtable_add(c->m, &c->splice, c->off, h, seq, type, key, klen, val, vlen);
 	c->off += tides_memtable_entry_size(h, klen, vlen);
 	return TIDES_OK;
 }
@@ -621,11 +592,11 @@ log_and_insert(tides_db *db, write_op *w, tides_error *err)
 		size_t		payload_len;
 		tides_status ds;
 
-		ic.db = db;
 		ic.m = w->mt;
 		ic.off = w->off;
 		ic.heights = w->heights;
 		ic.i = 0;
+		tides_skip_splice_init(&ic.splice);
 		payload = tides_batch_payload(b, &payload_len);
 		ds = tides_batch_decode(payload, payload_len, &bh, insert_entry, &ic, NULL);
 		/* our own encoding: every entry decodes, within the reserved bytes */
