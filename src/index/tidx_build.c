@@ -449,6 +449,14 @@ check_build_duplicates(BuildState *bs)
 
 /* ------------------------------------------------------------ participants */
 
+/* the sort of the entries as bytea strings (above); coord: a parallel build's part */
+static Tuplesortstate *
+begin_sort(int mem_kb, SortCoordinate coord)
+{
+	return tuplesort_begin_datum(BYTEAOID, ByteaLessOperator, InvalidOid, false, mem_kb, coord,
+								 TUPLESORT_NONE);
+}
+
 /* a participant's state: the sort it feeds, the scratch the callback uses */
 static void
 build_state_init(BuildState *bs, TidxDesc *d, Relation heap, Tuplesortstate *sort)
@@ -484,8 +492,7 @@ scan_and_sort(BuildShared *shared, Sharedsort *sharedsort, Relation heap, Relati
 	coord->nParticipants = -1;
 	coord->sharedsort = sharedsort;
 	build_state_init(&bs, &d, heap,
-					 tuplesort_begin_datum(BYTEAOID, ByteaLessOperator, InvalidOid, false,
-										   sortmem, coord, TUPLESORT_NONE));
+					 begin_sort(sortmem, coord));
 	info->ii_Concurrent = shared->isconcurrent;
 	scan = table_beginscan_parallel(heap, BUILD_SHARED_SCAN(shared));
 	reltuples = table_index_build_scan(heap, index, info, true, progress, build_callback, &bs, scan);
@@ -686,8 +693,7 @@ parallel_scan(BuildLeader *leader, BuildState *bs, Relation index, IndexInfo *in
 	coord->isWorker = false;
 	coord->nParticipants = shared->nparticipants;
 	coord->sharedsort = leader->sharedsort;
-	bs->sort = tuplesort_begin_datum(BYTEAOID, ByteaLessOperator, InvalidOid, false,
-									 maintenance_work_mem, coord, TUPLESORT_NONE);
+	bs->sort = begin_sort(maintenance_work_mem, coord);
 	return reltuples;
 }
 
@@ -718,8 +724,7 @@ tidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 		reltuples = parallel_scan(leader, &bs, index, indexInfo);
 	else
 	{
-		bs.sort = tuplesort_begin_datum(BYTEAOID, ByteaLessOperator, InvalidOid, false,
-										maintenance_work_mem, NULL, TUPLESORT_NONE);
+		bs.sort = begin_sort(maintenance_work_mem, NULL);
 		reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
 										   build_callback, &bs, NULL);
 	}
