@@ -179,7 +179,7 @@ typedef struct BuildShared
 	uint64		tree;
 	bool		isunique;
 	bool		isconcurrent;
-	int			nparticipants;	/* tuplesorts: the launched workers and the leader */
+	int			nsorts;			/* requested workers + the leader: each one's memory share */
 	ConditionVariable done_cv;
 	slock_t		mutex;
 	/* filled in as participants finish */
@@ -203,6 +203,7 @@ typedef struct BuildShared
 typedef struct BuildLeader
 {
 	ParallelContext *pcxt;
+	int			nparticipants;	/* runs to merge: the launched workers and the leader */
 	BuildShared *shared;
 	Sharedsort *sharedsort;
 	Snapshot	snapshot;
@@ -488,6 +489,7 @@ scan_and_sort(BuildShared *shared, Sharedsort *sharedsort, Relation heap, Relati
 	tidx_desc_init(&d, index, true);
 	d.unique = shared->isunique;
 	d.tree = shared->tree;
+	info->ii_Unique = shared->isunique;	/* as the leader's: rebuilds need not check */
 	coord->isWorker = true;
 	coord->nParticipants = -1;
 	coord->sharedsort = sharedsort;
@@ -533,8 +535,7 @@ tidx_parallel_build_main(dsm_segment *seg, shm_toc *toc)
 	index = index_open(shared->indexrelid, index_mode);
 	tuplesort_attach_shared(sharedsort, seg);
 	InstrStartParallelQuery();
-	scan_and_sort(shared, sharedsort, heap, index,
-				  maintenance_work_mem / shared->nparticipants, false);
+	scan_and_sort(shared, sharedsort, heap, index, maintenance_work_mem / shared->nsorts, false);
 	walusage = shm_toc_lookup(toc, BUILD_KEY_WAL, false);
 	bufferusage = shm_toc_lookup(toc, BUILD_KEY_BUFFER, false);
 	InstrEndParallelQuery(&bufferusage[ParallelWorkerNumber], &walusage[ParallelWorkerNumber]);
@@ -623,7 +624,7 @@ begin_parallel(Relation heap, Relation index, uint64 tree, bool isunique, bool i
 	shared->tree = tree;
 	shared->isunique = isunique;
 	shared->isconcurrent = isconcurrent;
-	shared->nparticipants = request + 1;
+	shared->nsorts = request + 1;
 	ConditionVariableInit(&shared->done_cv);
 	SpinLockInit(&shared->mutex);
 	table_parallelscan_initialize(heap, BUILD_SHARED_SCAN(shared), leader->snapshot);
@@ -651,8 +652,7 @@ begin_parallel(Relation heap, Relation index, uint64 tree, bool isunique, bool i
 		end_parallel(leader);
 		return NULL;
 	}
-	/* the runs to merge: one per launched worker, and the leader's */
-	shared->nparticipants = pcxt->nworkers_launched + 1;
+	leader->nparticipants = pcxt->nworkers_launched + 1;
 	ereport(DEBUG1,
 			(errmsg_internal("building tides_btree index \"%s\" with %d parallel workers",
 							 RelationGetRelationName(index), pcxt->nworkers_launched)));
@@ -670,14 +670,13 @@ parallel_scan(BuildLeader *leader, BuildState *bs, Relation index, IndexInfo *in
 	SortCoordinate coord = palloc0(sizeof(SortCoordinateData));
 	double		reltuples;
 
-	scan_and_sort(shared, leader->sharedsort, bs->heap, index,
-				  maintenance_work_mem / shared->nparticipants, true);
+	scan_and_sort(shared, leader->sharedsort, bs->heap, index, maintenance_work_mem / shared->nsorts, true);
 	/* a worker that never started would never finish: that is an error here */
 	WaitForParallelWorkersToAttach(leader->pcxt);
 	for (;;)
 	{
 		SpinLockAcquire(&shared->mutex);
-		if (shared->ndone == shared->nparticipants)
+		if (shared->ndone == leader->nparticipants)
 			break;
 		SpinLockRelease(&shared->mutex);
 		ConditionVariableSleep(&shared->done_cv, WAIT_EVENT_PARALLEL_CREATE_INDEX_SCAN);
@@ -691,7 +690,7 @@ parallel_scan(BuildLeader *leader, BuildState *bs, Relation index, IndexInfo *in
 	ConditionVariableCancelSleep();
 
 	coord->isWorker = false;
-	coord->nParticipants = shared->nparticipants;
+	coord->nParticipants = leader->nparticipants;
 	coord->sharedsort = leader->sharedsort;
 	bs->sort = begin_sort(maintenance_work_mem, coord);
 	return reltuples;
