@@ -347,11 +347,12 @@ load_aborted(const uint8 *k, size_t klen, const void *v, size_t vlen, void *arg)
 	ts->aborted[ts->n_aborted++] = trt_make_tag(inc, top);
 }
 
+/* an engine failure with its SQLSTATE (an I/O error is 58030, as on any read) */
 static void
-check(tides_db *db, tides_status s, const char *what)
+check(tides_status s, const char *what)
 {
 	if (s != TIDES_OK)
-		ereport(ERROR, (errmsg("tides: could not %s: %s", what, tides_errmsg(db))));
+		trt_engine_error(s, what);
 }
 
 void
@@ -385,7 +386,7 @@ trt_finalize_startup(tides_db *db)
 		free(val);
 	}
 	else if (s != TIDES_NOT_FOUND)
-		check(db, s, "read the incarnation");
+		check(s, "read the incarnation");
 	inc++;
 
 	b = tides_batch_new();
@@ -409,10 +410,10 @@ trt_finalize_startup(tides_db *db)
 	/* the background workers wait for init_lock, held here: room is made in this process */
 	s = trt_engine_write_here(db, b, true, &lsn);
 	tides_batch_free(b);
-	check(db, s, "record the incarnation");
-	check(db, tides_sync(db, lsn, true), "make the incarnation durable");
+	check(s, "record the incarnation");
+	check(tides_sync(db, lsn, true), "make the incarnation durable");
 	if (ts->n_unsealed > 0)
-		check(db, tides_settle_tags(db, ts->unsealed, ts->n_unsealed), "settle recovered transactions");
+		check(tides_settle_tags(db, ts->unsealed, ts->n_unsealed), "settle recovered transactions");
 
 	ts->n_inc_start = 0;
 	scan_meta(db, TRT_META_INC_START, load_inc_start, NULL);
