@@ -23,7 +23,10 @@
  *                            after: index (concurrent drops, rebuilds),
  *                            runtime (CREATE DATABASE copies, the move's
  *                            step 2)
- *   object_access_hook       runtime (OAT_DROP: trees go at commit), index
+ *   object_access_hook       runtime (OAT_DROP: trees go at commit;
+ *                            OAT_FUNCTION_EXECUTE: tides.wal counts a
+ *                            session into pg_backup_start, so that engine
+ *                            files are kept during a backup), index
  *                            (OAT_POST_CREATE: tides_btree as btree)
  *   ExecutorStart_hook,      index masquerade around the executor (ON
  *   ExecutorFinish_hook      CONFLICT targets)
@@ -33,11 +36,10 @@
  *   planner_hook             index (planning sees the true access methods)
  *   xact callback            table AM (bulk loads' waiting rows go in before
  *                            the seal), index (an abort ends masquerades),
- *                            runtime (seals, deferred entries, tags)
+ *                            runtime (seals, deferred entries, tags, the
+ *                            end of a session's low-level backup)
  *   resource release         runtime (engine iterators of the owner)
  *   relcache callback        index (reloaded entries keep their masquerade)
- *   needs_fmgr_hook,         runtime (tides.wal: pg_backup_start/stop, so
- *   fmgr_hook                that engine files are kept during a backup)
  *
  * Each order is the one the six files that installed these hooks before
  * produced through the order of their calls in _PG_init.
@@ -69,8 +71,6 @@ static ExecutorStart_hook_type prev_executor_start = NULL;
 static ExecutorRun_hook_type prev_executor_run = NULL;
 static ExecutorFinish_hook_type prev_executor_finish = NULL;
 static planner_hook_type prev_planner = NULL;
-static needs_fmgr_hook_type prev_needs_fmgr = NULL;
-static fmgr_hook_type prev_fmgr = NULL;
 
 static void
 tmod_shmem_request(void)
@@ -223,20 +223,6 @@ tmod_xact_callback(XactEvent event, void *arg)
 	trt_xact_callback(event);
 }
 
-static bool
-tmod_needs_fmgr(Oid fn)
-{
-	return trt_backup_needs_fmgr_hook(fn) || (prev_needs_fmgr && prev_needs_fmgr(fn));
-}
-
-static void
-tmod_fmgr(FmgrHookEventType event, FmgrInfo *flinfo, Datum *private)
-{
-	trt_backup_fmgr_event(event, flinfo->fn_oid);
-	if (prev_fmgr)
-		prev_fmgr(event, flinfo, private);
-}
-
 void
 _PG_init(void)
 {
@@ -278,10 +264,6 @@ _PG_init(void)
 	ExecutorFinish_hook = tmod_executor_finish;
 	prev_planner = planner_hook;
 	planner_hook = tmod_planner;
-	prev_needs_fmgr = needs_fmgr_hook;
-	needs_fmgr_hook = tmod_needs_fmgr;
-	prev_fmgr = fmgr_hook;
-	fmgr_hook = tmod_fmgr;
 
 	RegisterXactCallback(tmod_xact_callback, NULL);
 	RegisterResourceReleaseCallback(trt_release_iterators, NULL);

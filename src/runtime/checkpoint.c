@@ -40,7 +40,8 @@
  * every file of the checkpoint of its own start.  A backup is running when
  * a backend reports PROGRESS_COMMAND_BASEBACKUP (pg_basebackup reports it
  * before it asks for its checkpoint) or a session is between
- * pg_backup_start() and pg_backup_stop() (counted through the fmgr hook).
+ * pg_backup_start() and pg_backup_stop() (counted as described above
+ * trt_backup_function_execute).
  * A server started from such a copy (backup_label) restores the engine to
  * CKPT-<START WAL LOCATION> before anything opens it, and WAL replay brings
  * it forward -- to a standby's present, or to a point-in-time target.
@@ -193,10 +194,18 @@ trt_backup_check(void)
 }
 
 /*
- * The low-level backup API: the fmgr hook (src/module) asks which
- * functions we follow and tells us when they run.  A session counts from
- * the start of pg_backup_start() until pg_backup_stop() returns, or until
- * it exits (PostgreSQL then aborts its backup).
+ * The low-level backup API.  No other backend can tell that a session is
+ * between pg_backup_start() and pg_backup_stop() (PostgreSQL 15 keeps that
+ * count private to xlog.c), and an fmgr hook is never consulted for a
+ * built-in function (fmgr_info's fast path returns first).  What does see
+ * every function, built-ins included, is the object access hook's
+ * OAT_FUNCTION_EXECUTE, raised when the executor initialises a call: the
+ * session counts itself in there, before pg_backup_start() runs and so
+ * before the checkpoint it requests, whose guard then holds deletions.  It
+ * counts itself out at the end of the first transaction after which
+ * get_backup_status() says no backup runs in this session (the one of
+ * pg_backup_stop(), or of a pg_backup_start() that failed or was only
+ * planned), or when it exits (PostgreSQL then aborts its backup).
  */
 static bool session_in_backup = false;
 static bool exit_callback_registered = false;
@@ -206,35 +215,31 @@ backup_session_exit(int code, Datum arg)
 {
 	if (session_in_backup)
 	{
+		Assert(pg_atomic_read_u32(&trt_shared->lowlevel_backups) > 0);
 		pg_atomic_fetch_sub_u32(&trt_shared->lowlevel_backups, 1);
 		session_in_backup = false;
 	}
 }
 
-bool
-trt_backup_needs_fmgr_hook(Oid fn)
+void
+trt_backup_function_execute(Oid fn)
 {
-	return trt_wal && (fn == F_PG_BACKUP_START || fn == F_PG_BACKUP_STOP);
+	if (fn != F_PG_BACKUP_START || !trt_wal || trt_shared == NULL || session_in_backup)
+		return;
+	if (!exit_callback_registered)
+	{
+		before_shmem_exit(backup_session_exit, 0);
+		exit_callback_registered = true;
+	}
+	/* a full barrier: counted before the checkpoint request can be seen */
+	pg_atomic_fetch_add_u32(&trt_shared->lowlevel_backups, 1);
+	session_in_backup = true;
 }
 
 void
-trt_backup_fmgr_event(FmgrHookEventType event, Oid fn)
+trt_backup_xact_end(void)
 {
-	if (trt_shared == NULL)
-		return;
-	if (fn == F_PG_BACKUP_START && event == FHET_START && !session_in_backup)
-	{
-		if (!exit_callback_registered)
-		{
-			before_shmem_exit(backup_session_exit, 0);
-			exit_callback_registered = true;
-		}
-		/* counted before its checkpoint, whose guard then holds deletions */
-		pg_atomic_fetch_add_u32(&trt_shared->lowlevel_backups, 1);
-		session_in_backup = true;
-	}
-	else if ((fn == F_PG_BACKUP_START && event == FHET_ABORT) ||
-			 (fn == F_PG_BACKUP_STOP && event == FHET_END))
+	if (session_in_backup && get_backup_status() != SESSION_BACKUP_RUNNING)
 		backup_session_exit(0, 0);
 }
 

@@ -49,6 +49,11 @@
 void
 trt_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId, void *arg)
 {
+	if (access == OAT_FUNCTION_EXECUTE)
+	{
+		trt_backup_function_execute(objectId);
+		return;
+	}
 	if (access != OAT_DROP)
 		return;
 	if (classId == RelationRelationId && subId == 0)

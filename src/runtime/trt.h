@@ -670,8 +670,8 @@ extern void trt_checkpoint_replayed(XLogRecPtr redo);
 extern void trt_flush_after_redo(void);
 extern void trt_wal_shutdown(tides_db *db);
 extern void trt_backup_check(void);
-extern bool trt_backup_needs_fmgr_hook(Oid fn);
-extern void trt_backup_fmgr_event(FmgrHookEventType event, Oid fn);
+extern void trt_backup_function_execute(Oid fn);
+extern void trt_backup_xact_end(void);
 extern bool trt_restore_backup(const char *dir, tides_vfs *vfs, char *why, size_t cap);
 /* trees.c: storage was created here in binary-upgrade mode (pg_upgrade's placeholders) */
 extern bool trt_binary_upgrade_marked(tides_db *db);

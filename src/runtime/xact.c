@@ -584,12 +584,14 @@ trt_xact_callback(XactEvent event)
 			if (xact_wrote && !xact_sealed && !trt_wal)
 				seal_quietly();
 			xact_wrote = xact_sealed = xact_force_durable = false;
+			trt_backup_xact_end();
 			break;
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:
 		case XACT_EVENT_PREPARE:
 			Assert(trt_deferred_entries == 0);
 			xact_wrote = xact_sealed = xact_force_durable = false;
+			trt_backup_xact_end();
 			break;
 		default:
 			break;

@@ -59,7 +59,15 @@ $load = start_load($primary, 4, [ '-T', 20 ]);
 sleep 2;
 my $bsession = $primary->background_psql('postgres');
 $bsession->query_safe('SET client_min_messages = warning');
+my $log_offset = -s $primary->logfile;
 $bsession->query_safe("SELECT pg_backup_start('tap lowlevel', true)");
+# the hold must be in place before the copy starts: nothing tells other
+# backends about a low-level backup, tides counts the session in itself
+ok($primary->log_contains('tides: a base backup is running', $log_offset),
+	'low-level API: obsolete engine files are kept from pg_backup_start on');
+# every file of the backup's checkpoint becomes obsolete before the copy
+# reaches it; without the hold the copy lacks them and the restore refuses
+$primary->safe_psql('postgres', 'SELECT tides_flush(); SELECT tides_compact()');
 my $node = PostgreSQL::Test::Cluster->new('restored_lowlevel');
 my $src = $primary->data_dir;
 my $dst = $node->data_dir;
@@ -94,7 +102,10 @@ find({
 }, $src);
 chmod 0700, $dst;
 ok($copied > 100, "low-level API: $copied files copied while the load ran");
+$log_offset = -s $primary->logfile;
 my $stop = $bsession->query_safe("SELECT labelfile FROM pg_backup_stop(true)");
+$primary->wait_for_log(qr/tides: no base backup is running any more/, $log_offset);
+pass('low-level API: obsolete engine files are deleted again after pg_backup_stop');
 $bsession->quit;
 is(finish_load($load), 0, 'pgbench ran without errors during the low-level backup');
 open my $lf, '>', "$dst/backup_label" or die;
