@@ -72,7 +72,7 @@ tides_verify_sql(PG_FUNCTION_ARGS)
 	n = tides_verify(trt_engine(), collect_problem, &vc);
 	trt_io_account(NULL);
 	if (n < 0)
-		ereport(ERROR, (errmsg("tides: verification could not run: %s", tides_errmsg(trt_engine()))));
+		trt_engine_error(TIDES_UNAVAILABLE, "run the verification");	/* the store closed meanwhile */
 	return (Datum) 0;
 }
 

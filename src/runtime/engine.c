@@ -187,32 +187,34 @@ trt_local_batch(void)
 	return my_batch;
 }
 
+/* the SQLSTATE of an engine status: what a client can act on */
+int
+trt_status_sqlstate(tides_status s)
+{
+	switch (s)
+	{
+		case TIDES_NO_SPACE:
+			return ERRCODE_DISK_FULL;
+		case TIDES_CORRUPTION:
+			return ERRCODE_DATA_CORRUPTED;
+		case TIDES_NO_MEMORY:
+			return ERRCODE_OUT_OF_MEMORY;
+		case TIDES_IO_ERROR:
+			return ERRCODE_IO_ERROR;
+		case TIDES_UNAVAILABLE:
+			return ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE;
+		default:
+			return ERRCODE_INTERNAL_ERROR;
+	}
+}
+
 void
 trt_engine_error(tides_status s, const char *what)
 {
 	const char *msg = my_db ? tides_errmsg(my_db) : "";
-	int			code;
 
-	switch (s)
-	{
-		case TIDES_NO_SPACE:
-			code = ERRCODE_DISK_FULL;
-			break;
-		case TIDES_CORRUPTION:
-			code = ERRCODE_DATA_CORRUPTED;
-			break;
-		case TIDES_NO_MEMORY:
-			code = ERRCODE_OUT_OF_MEMORY;
-			break;
-		case TIDES_IO_ERROR:
-			code = ERRCODE_IO_ERROR;
-			break;
-		default:
-			code = ERRCODE_INTERNAL_ERROR;
-			break;
-	}
 	ereport(ERROR,
-			(errcode(code),
+			(errcode(trt_status_sqlstate(s)),
 			 errmsg("tides: could not %s: %s", what, msg[0] ? msg : tides_status_name(s))));
 }
 

@@ -148,9 +148,11 @@ mark_suspect(tides_db *db, uint64 tree, tides_batch **marks)
 		vlen == sizeof(mark) && mark >= reserved)
 		return;
 	if (*marks == NULL && (*marks = tides_batch_new()) == NULL)
-		ereport(FATAL, (errmsg("tides: out of memory marking relations after a crash")));
+		ereport(FATAL, (errcode(ERRCODE_OUT_OF_MEMORY),
+						errmsg("tides: out of memory marking relations after a crash")));
 	if (tides_batch_put(*marks, key, sizeof(key), &reserved, sizeof(reserved)) != TIDES_OK)
-		ereport(FATAL, (errmsg("tides: out of memory marking relations after a crash")));
+		ereport(FATAL, (errcode(ERRCODE_OUT_OF_MEMORY),
+						errmsg("tides: out of memory marking relations after a crash")));
 }
 
 /*
@@ -187,9 +189,11 @@ trt_reset_after_crash(void)
 		return;
 	trt_fill_options(&o);
 	snprintf(dir, sizeof(dir), "%s/pg_tides", DataDir);
-	if (tides_open(trt_shared->region, dir, &o, trt_engine_vfs(), false, NULL, &db) != TIDES_OK)
+	s = tides_open(trt_shared->region, dir, &o, trt_engine_vfs(), false, NULL, &db);
+	if (s != TIDES_OK)
 		ereport(FATAL,
-				(errmsg("tides: could not open the engine to reset it after a crash: %s",
+				(errcode(trt_status_sqlstate(s)),
+				 errmsg("tides: could not open the engine to reset it after a crash: %s",
 						db ? tides_errmsg(db) : "out of memory")));
 	trt_meta_kind_range(lower, upper, TRT_META_TREEMAP);
 	memset(&io, 0, sizeof(io));
@@ -199,7 +203,8 @@ trt_reset_after_crash(void)
 	io.upper_len = sizeof(upper);
 	it = tides_iter_new(db, &io);
 	if (it == NULL)
-		ereport(FATAL, (errmsg("tides: could not read the relation map after a crash: out of engine memory")));
+		ereport(FATAL, (errcode(ERRCODE_OUT_OF_MEMORY),
+						errmsg("tides: could not read the relation map after a crash: out of engine memory")));
 	for (tides_iter_first(it); tides_iter_valid(it); tides_iter_next(it))
 	{
 		size_t		klen,
@@ -246,7 +251,8 @@ trt_reset_after_crash(void)
 		s = empty_tree(db, unlogged[i]);
 	if (s != TIDES_OK)
 		ereport(FATAL,
-				(errmsg("tides: could not reset unlogged tables after a crash: %s", tides_errmsg(db))));
+				(errcode(trt_status_sqlstate(s)),
+				 errmsg("tides: could not reset unlogged tables after a crash: %s", tides_errmsg(db))));
 	tides_close(db);
 	if (unlogged)
 		pfree(unlogged);
@@ -391,7 +397,7 @@ trt_finalize_startup(tides_db *db)
 
 	b = tides_batch_new();
 	if (b == NULL)
-		elog(ERROR, "out of memory");
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
 	tides_batch_put(b, key, klen, &inc, sizeof(inc));
 	klen = trt_meta_inc_start_key(key, inc);
 	memset(&sv, 0, sizeof(sv));

@@ -241,6 +241,7 @@ extern tides_db *trt_engine(void);
 extern tides_db *trt_engine_attach(void);
 
 /* report an engine failure as ERROR (never returns) */
+extern int	trt_status_sqlstate(tides_status s);
 extern void trt_engine_error(tides_status s, const char *what) pg_attribute_noreturn();
 
 /*
