@@ -59,6 +59,8 @@ trt_fill_options(tides_options *o)
 	o->max_open_files = 64;
 	o->prefix_len = TRT_ROW_KEY_LEN;
 	o->filter_stem_suffix = TRT_STEM_SUFFIX_LEN;
+	/* each file tells the key range it holds of every tree: an ascending key's check skips it */
+	o->range_prefix_len = TRT_TREE_KEY_LEN;
 	o->log_mode = trt_wal ? TIDES_LOG_EXTERNAL : TIDES_LOG_OWN;
 	o->wakeup = trt_wakeup_workers;
 	o->wakeup_arg = NULL;

@@ -66,6 +66,7 @@ extern bool trt_wal;			/* tides.wal: PostgreSQL's WAL is the log (wal.c) */
 #define TRT_TREE_META			UINT64CONST(0)
 #define TRT_TREE_FIRST		UINT64CONST(16)
 
+#define TRT_TREE_KEY_LEN	8
 #define TRT_ROW_KEY_LEN		14	/* tree (8) + vid (6) */
 /*
  * the engine's stem filter (tides_options.filter_stem_suffix): keys are

@@ -878,6 +878,8 @@ restart(bool clean)
 	st.opts.block_size = cnt.crashes % 2 ? 1024 : 4096;
 	/* tables of an earlier stem length (or none) must not hide keys */
 	st.opts.filter_stem_suffix = (uint32_t[]) {2, 3, 0}[cnt.crashes % 3];
+	/* key ranges per tree id, per a shorter prefix, or none: tables of each mix */
+	st.opts.range_prefix_len = (uint32_t[]) {8, 0, 3, 8}[cnt.crashes % 4];
 	/* an adaptive L0 trigger with its back-pressure shift, sorted runs, or neither */
 	st.opts.level0_adaptive_trigger = cnt.crashes % 2 == 0;
 	st.opts.level0_tiered = cnt.crashes % 3 == 1;
@@ -928,6 +930,7 @@ main(int argc, char **argv)
 	st.opts.max_open_files = 16;
 	st.opts.sync_mode = TIDES_SYNC_NONE;
 	st.opts.filter_stem_suffix = 2;
+	st.opts.range_prefix_len = 8;	/* the tree ids (dropped prefixes) */
 	st.opts.level0_adaptive_trigger = true;
 	st.dir = fast_tmpdir("model");
 	fprintf(stderr, "test_model: seed %llu, %llu ops, %u keys, dir %s\n",

@@ -444,6 +444,7 @@ run_config(const char *dir, tides_compression comp, uint32_t block_size, uint32_
 	env.restart_interval = interval;
 	env.bloom_bits_per_key = bloom;
 	env.prefix_len = prefix;
+	env.range_prefix_len = prefix;	/* the tree ids' key ranges too */
 	env.compression = comp;
 	env.compression_level = 3;
 
@@ -482,8 +483,12 @@ run_config(const char *dir, tides_compression comp, uint32_t block_size, uint32_
 			/* every present tree id may be there; absent ones mostly not */
 			CHECK(tides_sst_may_contain_prefix(t, m.e[0].k, 8));
 			tides_put_be64(pfx, 999);
-			(void) tides_sst_may_contain_prefix(t, pfx, 8);
-			CHECK(tides_sst_may_contain_prefix(t, pfx, 4));	/* too short to tell */
+			/* beyond the last tree id's key range */
+			CHECK(!tides_sst_may_contain_prefix(t, pfx, 8));
+			/* a short prefix: the filter cannot tell, the key ranges can */
+			CHECK(tides_sst_may_contain_prefix(t, m.e[0].k, 4));
+			memset(pfx, 0xff, 4);
+			CHECK(!tides_sst_may_contain_prefix(t, pfx, 4));
 		}
 		tides_sst_close(t);
 	}
@@ -539,6 +544,7 @@ test_corruption(const char *dir, tides_compression comp, bool cache)
 	env.restart_interval = 4;
 	env.bloom_bits_per_key = 10;
 	env.prefix_len = 8;
+	env.range_prefix_len = 8;	/* every byte of the key ranges is covered too */
 	env.compression = comp;
 	env.compression_level = 1;
 	model_make(&r, &m, 40, 0);
@@ -664,6 +670,119 @@ test_misc(const char *dir)
 	}
 }
 
+static void
+put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t) (v >> 24);
+	p[1] = (uint8_t) (v >> 16);
+	p[2] = (uint8_t) (v >> 8);
+	p[3] = (uint8_t) v;
+}
+
+/*
+ * Key ranges of runs: a table of trees 3, 5 and 9 (8-byte ids, then a
+ * 4-byte key) tells that it holds no key of trees 1, 4, 7 or 10, none of
+ * tree 5 above its largest or below its smallest, without a filter; with
+ * more trees than it records ranges for, the last range covers the rest.
+ */
+static void
+test_ranges(const char *dir)
+{
+	tides_table_env env = {0};
+	char		path[512];
+	model		m;
+	uint64_t	trees[] = {3, 5, 9};
+	tides_sst_props props;
+	tides_status s;
+	tides_error err;
+	tides_sst  *t;
+	uint8_t		stem[12];
+	size_t		n = 0;
+
+	env.vfs = tides_vfs_posix();
+	env.block_size = 512;
+	env.restart_interval = 16;
+	env.range_prefix_len = 8;	/* no filter: the answers are the ranges' */
+	env.compression = TIDES_COMPRESS_NONE;
+	m.e = calloc(3 * 100, sizeof(entry));
+	for (int i = 0; i < 3; i++)
+		for (uint32_t k = 1000; k < 1100; k++)
+		{
+			uint8_t		u[12];
+			entry	   *e = &m.e[n++];
+
+			tides_put_be64(u, trees[i]);
+			put_be32(u + 8, k);
+			e->k = malloc(sizeof(u) + 8);
+			e->kl = tides_ikey_make(e->k, u, sizeof(u), 10 + n, TIDES_KT_VALUE);
+			e->v = malloc(1);
+			e->vl = 0;
+		}
+	m.n = n;
+	snprintf(path, sizeof(path), "%s/ranges.sst", dir);
+	build(&env, path, &m, &props);
+	t = open_table(&env, path, 900, props.file_size, &s, &err);
+	CHECK_OK(s);
+	CHECK(t != NULL);
+	for (uint64_t tree = 0; tree <= 10; tree++)
+	{
+		bool		present = tree == 3 || tree == 5 || tree == 9;
+
+		tides_put_be64(stem, tree);
+		CHECK(tides_sst_may_contain_prefix(t, stem, 8) == present);
+		CHECK(tides_sst_may_contain_stem(t, stem, 8, 4) == present);
+		/* a key of the tree below, inside and above its range */
+		put_be32(stem + 8, 999);
+		CHECK(!tides_sst_may_contain_stem(t, stem, 12, 0));
+		put_be32(stem + 8, 1050);
+		CHECK(tides_sst_may_contain_stem(t, stem, 12, 0) == present);
+		put_be32(stem + 8, 1100);
+		CHECK(!tides_sst_may_contain_stem(t, stem, 12, 0));
+		/* prefixes of 2 key bytes: every key starts 0x0000, none 0xffff */
+		put_be32(stem + 8, 0);
+		CHECK(tides_sst_may_contain_prefix(t, stem, 10) == present);
+		put_be32(stem + 8, 0xffff0000);
+		CHECK(!tides_sst_may_contain_prefix(t, stem, 10));
+	}
+	CHECK_OK(tides_sst_verify(t, &err));
+	tides_sst_close(t);
+	tides_sst_props_free(&props);
+	model_free(&m);
+
+	/* 100 trees: 63 ranges of one tree each, and one for trees 63..99 */
+	m.e = calloc(100, sizeof(entry));
+	for (n = 0; n < 100; n++)
+	{
+		uint8_t		u[12];
+		entry	   *e = &m.e[n];
+
+		tides_put_be64(u, 2 * n);
+		put_be32(u + 8, 7);
+		e->k = malloc(sizeof(u) + 8);
+		e->kl = tides_ikey_make(e->k, u, sizeof(u), 10 + n, TIDES_KT_VALUE);
+		e->v = malloc(1);
+		e->vl = 0;
+	}
+	m.n = n;
+	build(&env, path, &m, &props);
+	t = open_table(&env, path, 901, props.file_size, &s, &err);
+	CHECK_OK(s);
+	CHECK(t != NULL);
+	for (uint64_t tree = 0; tree < 202; tree++)
+	{
+		tides_put_be64(stem, tree);
+		/* even ids are there; odd ones are told apart only before the last range */
+		if (tree % 2 == 0 || tree < 2 * (TIDES_SST_MAX_RANGES - 1))
+			CHECK(tides_sst_may_contain_prefix(t, stem, 8) == (tree % 2 == 0 && tree < 200));
+		else
+			CHECK(tides_sst_may_contain_prefix(t, stem, 8) == (tree < 199));
+	}
+	CHECK_OK(tides_sst_verify(t, &err));
+	tides_sst_close(t);
+	tides_sst_props_free(&props);
+	model_free(&m);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -685,6 +804,7 @@ main(int argc, char **argv)
 	run_config(dir, TIDES_COMPRESS_ZSTD, 4096, 16, 10, 8, true, 1, 0);
 
 	test_misc(dir);
+	test_ranges(dir);
 	test_corruption(dir, TIDES_COMPRESS_NONE, false);
 	test_corruption(dir, TIDES_COMPRESS_LZ4, false);
 	test_corruption(dir, TIDES_COMPRESS_ZSTD, true);

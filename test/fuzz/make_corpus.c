@@ -167,6 +167,7 @@ build_store(const char *dir, tides_compression comp)
 	o.block_size = 1024;
 	o.compression = comp;
 	o.prefix_len = comp == TIDES_COMPRESS_ZSTD ? 4 : 0;
+	o.range_prefix_len = comp == TIDES_COMPRESS_NONE ? 0 : 3;
 	o.sync_mode = TIDES_SYNC_NONE;
 	size = tides_region_size(&o);
 	region = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -346,6 +347,7 @@ table_seeds(void)
 		env.restart_interval = 4;
 		env.bloom_bits_per_key = 10;
 		env.prefix_len = 4;
+		env.range_prefix_len = 2;	/* key ranges of runs too (README "Key ranges") */
 		env.compression = (tides_compression) t;
 		env.compression_level = 1;
 		fd = env.vfs->open(env.vfs, path, O_CREAT | O_RDWR | O_TRUNC, 0644);

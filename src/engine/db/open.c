@@ -42,6 +42,7 @@ db_new(tides_shared *sh, const char *dir, const tides_options *opts, tides_vfs *
 	db->tenv.bloom_bits_per_key = db->opts.bloom_bits_per_key;
 	db->tenv.prefix_len = db->opts.prefix_len;
 	db->tenv.stem_suffix = db->opts.filter_stem_suffix;
+	db->tenv.range_prefix_len = db->opts.range_prefix_len;
 	db->tenv.compression = db->opts.compression;
 	db->tenv.compression_level = db->opts.compression_level;
 	db->tenv.bottommost_compression = db->opts.bottommost_compression;

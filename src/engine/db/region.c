@@ -25,6 +25,7 @@ tides_options_default(tides_options *o)
 	o->bloom_bits_per_key = 10;
 	o->prefix_len = 0;
 	o->filter_stem_suffix = 0;
+	o->range_prefix_len = 0;
 	o->compression = TIDES_COMPRESS_LZ4;
 	o->compression_level = 3;
 	o->bottommost_compression = TIDES_COMPRESS_LZ4;
@@ -56,6 +57,7 @@ options_valid(const tides_options *o)
 		o->bloom_bits_per_key <= 64 &&
 		o->prefix_len <= TIDES_MAX_PREFIX_LEN &&
 		o->filter_stem_suffix <= TIDES_MAX_STEM_SUFFIX &&
+		o->range_prefix_len <= TIDES_MAX_PREFIX_LEN &&
 		tides_compression_valid(o->compression, o->compression_level) &&
 		tides_compression_valid(o->bottommost_compression, o->bottommost_compression_level) &&
 		o->target_file_size >= (64u << 10) &&

@@ -137,6 +137,16 @@ typedef struct tides_options
 									 * filter_stem_suffix bytes, its stem, for
 									 * iterators with lower_is_stem (0: off; at
 									 * most TIDES_MAX_STEM_SUFFIX) */
+	/*
+	 * Each SSTable records the key range of every run of its keys that
+	 * share their first range_prefix_len bytes (up to 64 runs), and a prefix
+	 * or stem probe for keys that fall in no run of a file answers "absent"
+	 * without reading its filter.  A store whose keys start with a table or
+	 * index id sets it to the id's length: a file holding the ids 3, 5 and 9
+	 * then tells that it holds no key of id 4, nor one of id 5 above its
+	 * largest (an ascending key's uniqueness check).  (0: off; at most 64)
+	 */
+	uint32_t	range_prefix_len;
 	tides_compression compression;	/* per-block compression (LZ4) */
 	int			compression_level;	/* zstd level (3) */
 	/*

@@ -92,6 +92,15 @@ tides_props_encode(tides_buf *b, const tides_sst_props *p, const tides_props_ext
 		tides_buf_append(b, &tag, 1);
 		tides_buf_put64(b, x->stem_suffix);
 	}
+	/* last: an older reader stops at its unknown tag and loses nothing else */
+	if (x->ranges_len != 0)
+	{
+		uint8_t		tag = TIDES_PROPS_ITEM_RANGES;
+
+		tides_buf_append(b, &tag, 1);
+		tides_buf_put64(b, x->ranges_len);
+		tides_buf_append(b, x->ranges, x->ranges_len);
+	}
 }
 
 /* NULL on a malformed slice, or (*oom set) when its copy cannot be allocated */
@@ -185,6 +194,21 @@ tides_props_decode(const uint8_t *data, size_t len, tides_sst_props *p,
 			}
 			x->stem_suffix = (uint32_t) stem;
 			p->stem_suffix = x->stem_suffix;
+		}
+		else if (q[0] == TIDES_PROPS_ITEM_RANGES)
+		{
+			uint64_t	n = tides_get64(q + 1);
+
+			/* its payload is checked by its reader (sst_reader.c) */
+			if (n == 0 || n > (uint64_t) (limit - q - TIDES_PROPS_ITEM_SIZE))
+			{
+				tides_sst_props_free(p);
+				return tides_fail(err, TIDES_CORRUPTION,
+								  "malformed key ranges in properties of %s", fname);
+			}
+			x->ranges = q + TIDES_PROPS_ITEM_SIZE;
+			x->ranges_len = (size_t) n;
+			q += n;
 		}
 		else
 			break;

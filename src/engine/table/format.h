@@ -94,12 +94,24 @@ typedef struct tides_props_ext
 	bool		has_global_seq;
 	uint64_t	global_seq;
 	uint32_t	global_seq_off;	/* decode: offset of the item in the block */
+
+	/*
+	 * The key ranges of the table's runs (README "Key ranges"): an encoded
+	 * list, the payload of item PROPS_ITEM_RANGES (absent when
+	 * ranges_len is 0).  Decode points into the decoded block.
+	 */
+	const uint8_t *ranges;
+	size_t		ranges_len;
 } tides_props_ext;
 
-/* tagged items after the keys: a tag byte and 8 bytes each */
+/*
+ * Tagged items after the keys: a tag byte and 8 bytes each; the 8 bytes of
+ * a RANGES item are the length of the payload that follows them.
+ */
 #define TIDES_PROPS_ITEM_SIZE 9
 #define TIDES_PROPS_ITEM_GSEQ 1		/* global_seq */
 #define TIDES_PROPS_ITEM_STEM 2		/* stem_suffix, when not 0 */
+#define TIDES_PROPS_ITEM_RANGES 3	/* key ranges of runs, when any */
 
 void		tides_props_encode(tides_buf *b, const tides_sst_props *p, const tides_props_ext *x);
 tides_status tides_props_decode(const uint8_t *data, size_t len, tides_sst_props *p,

@@ -53,6 +53,7 @@ typedef struct tides_table_env
 	uint32_t	bloom_bits_per_key;
 	uint32_t	prefix_len;		/* 0: no prefix filter */
 	uint32_t	stem_suffix;	/* 0: no stem filter (filter.h) */
+	uint32_t	range_prefix_len;	/* 0: no key ranges (README "Key ranges") */
 	tides_compression compression;
 	int			compression_level;
 	tides_compression bottommost_compression;	/* files written with bottommost set */
@@ -150,13 +151,24 @@ typedef void (*tides_sst_found_fn) (void *arg, const uint8_t *ikey, size_t iklen
 tides_status tides_sst_get(tides_sst *t, const uint8_t *ikey, size_t iklen,
 						   tides_sst_found_fn found, void *arg, tides_error *err);
 
-/* may the table hold keys starting with this prefix (prefix filter)? */
+/*
+ * The most runs whose key ranges a table records (range_prefix_len); the
+ * last one recorded extends to the table's end.
+ */
+#define TIDES_SST_MAX_RANGES 64
+
+/*
+ * may the table hold keys starting with this prefix?  False when the key
+ * ranges of its runs leave no room for one, or its prefix filter (of
+ * exactly this length) proves none is there.
+ */
 bool		tides_sst_may_contain_prefix(tides_sst *t, const uint8_t *prefix, size_t len);
 
 /*
- * may the table hold a key that is stem followed by exactly suffix bytes
- * (stem filter, filter.h)?  True unless the table was built with a stem
- * filter of that suffix length and the filter proves none is there.
+ * may the table hold a key that is stem followed by exactly suffix bytes?
+ * False when the key ranges of its runs leave no room for a key starting
+ * with stem, or the table was built with a stem filter (filter.h) of that
+ * suffix length and the filter proves none is there.
  */
 bool		tides_sst_may_contain_stem(tides_sst *t, const uint8_t *stem, size_t len,
 									   uint32_t suffix);

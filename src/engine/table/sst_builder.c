@@ -69,6 +69,12 @@ struct tides_sst_builder
 	tides_buf	handle;
 	tides_buf	part_sep;		/* last separator of the current partition */
 
+	/* key ranges of runs (README "Key ranges"): the finished runs' first and
+	 * last user keys (two slices each), and the current run's first key */
+	tides_buf	ranges;
+	uint32_t	nranges;
+	tides_buf	run_first;
+
 	/* per finished partition: sep slice, then the file offset and size of
 	 * its index block and of its filter block (4 varints) */
 	tides_buf	meta;
@@ -109,6 +115,8 @@ tides_sst_builder_new(const tides_table_env *env, int fd, const char *fname)
 	tides_buf_init(&b->handle);
 	tides_buf_init(&b->part_sep);
 	tides_buf_init(&b->meta);
+	tides_buf_init(&b->ranges);
+	tides_buf_init(&b->run_first);
 	b->props.min_seq = UINT64_MAX;
 	tides_error_clear(&b->err);
 	b->status = b->fname ? TIDES_OK : tides_fail(&b->err, TIDES_NO_MEMORY, "out of memory");
@@ -138,6 +146,8 @@ tides_sst_builder_free(tides_sst_builder *b)
 	tides_buf_free(&b->handle);
 	tides_buf_free(&b->part_sep);
 	tides_buf_free(&b->meta);
+	tides_buf_free(&b->ranges);
+	tides_buf_free(&b->run_first);
 	free(b->fname);
 	free(b);
 }
@@ -334,6 +344,48 @@ flush_data_block(tides_sst_builder *b, const uint8_t *next, size_t nlen)
 	return TIDES_OK;
 }
 
+/* ---------------------------------------------------------- key ranges */
+
+/* do two user keys start the same run (the same first range_prefix_len bytes)? */
+static bool
+same_run(const tides_sst_builder *b, const uint8_t *a, size_t alen, const uint8_t *k, size_t klen)
+{
+	size_t		g = b->env.range_prefix_len;
+	size_t		ga = alen < g ? alen : g;
+	size_t		gk = klen < g ? klen : g;
+
+	return ga == gk && memcmp(a, k, ga) == 0;
+}
+
+/* the current run ends at the last key added: record its range */
+static void
+close_run(tides_sst_builder *b)
+{
+	TIDES_ASSERT(b->have_key);
+	tides_buf_put_slice(&b->ranges, b->run_first.data, b->run_first.len);
+	tides_buf_put_slice(&b->ranges, b->last_key.data, b->last_key.len - TIDES_TRAILER);
+	b->nranges++;
+}
+
+/*
+ * Before ukey is added (last_key is still the previous key): a key of
+ * another run closes the current one, unless the list is full -- then the
+ * last run goes on to the end of the file, which only makes it wider.
+ */
+static void
+track_runs(tides_sst_builder *b, const uint8_t *ukey, size_t ulen)
+{
+	if (b->have_key)
+	{
+		if (b->nranges + 1 >= TIDES_SST_MAX_RANGES ||
+			same_run(b, b->last_key.data, b->last_key.len - TIDES_TRAILER, ukey, ulen))
+			return;
+		close_run(b);
+	}
+	tides_buf_reset(&b->run_first);
+	tides_buf_append(&b->run_first, ukey, ulen);
+}
+
 tides_status
 tides_sst_builder_add(tides_sst_builder *b, const uint8_t *ikey, size_t iklen,
 					  const uint8_t *val, size_t vlen, tides_error *err)
@@ -364,6 +416,8 @@ tides_sst_builder_add(tides_sst_builder *b, const uint8_t *ikey, size_t iklen,
 	if (b->use_filter)
 		tides_filter_builder_add(&b->filter, ikey, iklen - TIDES_TRAILER);
 	tides_block_builder_add(&b->data, ikey, iklen, val, vlen);
+	if (b->env.range_prefix_len > 0)
+		track_runs(b, ikey, iklen - TIDES_TRAILER);
 
 	if (!b->have_key)
 	{
@@ -372,7 +426,8 @@ tides_sst_builder_add(tides_sst_builder *b, const uint8_t *ikey, size_t iklen,
 	}
 	tides_buf_reset(&b->last_key);
 	tides_buf_append(&b->last_key, ikey, iklen);
-	if (b->last_key.oom || b->first_key.oom || b->filter.hashes.oom)
+	if (b->last_key.oom || b->first_key.oom || b->filter.hashes.oom ||
+		b->ranges.oom || b->run_first.oom)
 	{
 		fail_oom(b);
 		goto fail;
@@ -510,6 +565,20 @@ write_properties(tides_sst_builder *b, uint64_t footer_and_trailer, tides_block_
 	x.compression = (uint32_t) b->env.compression;
 	x.has_global_seq = b->ingest;
 	x.global_seq = 0;			/* assigned when the file is installed */
+	x.ranges = NULL;
+	x.ranges_len = 0;
+	if (b->env.range_prefix_len > 0 && b->have_key)
+	{
+		/* the payload: the number of runs, then their ranges */
+		close_run(b);
+		tides_buf_reset(&b->run_first);
+		tides_buf_put_varint(&b->run_first, b->nranges);
+		tides_buf_append(&b->run_first, b->ranges.data, b->ranges.len);
+		if (b->ranges.oom || b->run_first.oom)
+			return fail_oom(b);
+		x.ranges = b->run_first.data;
+		x.ranges_len = b->run_first.len;
+	}
 	tides_buf_init(&pbuf);
 	tides_props_encode(&pbuf, &b->props, &x);
 	handle->offset = b->wbuf_off + b->wbuf.len;

@@ -53,6 +53,15 @@ typedef struct sst_cursor
 	uint64_t	data_off;
 } sst_cursor;
 
+/* a run's first and last user keys */
+typedef struct sst_range
+{
+	const uint8_t *first;
+	const uint8_t *last;
+	uint32_t	first_len;
+	uint32_t	last_len;
+} sst_range;
+
 struct tides_sst
 {
 	tides_block_source src;
@@ -63,6 +72,9 @@ struct tides_sst
 	uint64_t	top_off;		/* where the top index starts: past every data block */
 	uint64_t	gseq;			/* ingested: every entry's sequence number (else 0) */
 	bool		has_filter;
+	/* the key ranges of its runs (README "Key ranges"); none: nranges 0 */
+	uint32_t	nranges;
+	sst_range  *ranges;			/* and the keys they point to, in one allocation */
 	atomic_flag busy;			/* guards scratch */
 	sst_cursor	scratch;
 	tides_error scratch_err;
@@ -522,6 +534,95 @@ validate_top(tides_sst *t, tides_error *err)
 	return e.code;
 }
 
+/*
+ * Decode the key ranges of the table's runs (payload of the properties'
+ * RANGES item) into t->ranges.  Runs are in key order, disjoint, and span
+ * exactly the table's smallest to largest user key; anything else is damage.
+ */
+static tides_status
+load_ranges(tides_sst *t, const uint8_t *payload, size_t len, tides_error *err)
+{
+	const uint8_t *p = payload;
+	const uint8_t *limit = payload + len;
+	uint32_t	n;
+	uint8_t    *keys;
+
+	p = tides_decode_varint32(p, limit, &n);
+	if (p == NULL || n == 0 || n > TIDES_SST_MAX_RANGES || t->props.num_entries == 0 ||
+		t->props.smallest_len < TIDES_TRAILER || t->props.largest_len < TIDES_TRAILER)
+		goto bad;
+	t->ranges = malloc(n * sizeof(sst_range) + (size_t) (limit - p));
+	if (t->ranges == NULL)
+		return tides_fail(err, TIDES_NO_MEMORY, "out of memory opening %s", t->fname);
+	keys = (uint8_t *) (t->ranges + n);
+	memcpy(keys, p, limit - p);
+	limit = keys + (limit - p);
+	p = keys;
+	for (uint32_t i = 0; i < n; i++)
+	{
+		sst_range  *r = &t->ranges[i];
+		uint64_t	fl,
+					ll;
+
+		if ((p = tides_decode_varint64(p, limit, &fl)) == NULL || fl > (uint64_t) (limit - p))
+			goto bad;
+		r->first = p;
+		r->first_len = (uint32_t) fl;
+		p += fl;
+		if ((p = tides_decode_varint64(p, limit, &ll)) == NULL || ll > (uint64_t) (limit - p))
+			goto bad;
+		r->last = p;
+		r->last_len = (uint32_t) ll;
+		p += ll;
+		if (tides_ukey_cmp(r->first, r->first_len, r->last, r->last_len) > 0 ||
+			(i > 0 && tides_ukey_cmp(t->ranges[i - 1].last, t->ranges[i - 1].last_len,
+									 r->first, r->first_len) >= 0))
+			goto bad;
+	}
+	if (p != limit ||
+		tides_ukey_cmp(t->ranges[0].first, t->ranges[0].first_len, t->props.smallest,
+					   t->props.smallest_len - TIDES_TRAILER) != 0 ||
+		tides_ukey_cmp(t->ranges[n - 1].last, t->ranges[n - 1].last_len, t->props.largest,
+					   t->props.largest_len - TIDES_TRAILER) != 0)
+		goto bad;
+	t->nranges = n;
+	return TIDES_OK;
+
+bad:
+	free(t->ranges);
+	t->ranges = NULL;
+	return tides_fail(err, TIDES_CORRUPTION, "malformed key ranges in properties of %s", t->fname);
+}
+
+/*
+ * May the table hold a user key that starts with p[0, len)?  False when its
+ * runs leave no room for one: every such key is >= p, and a run holds one
+ * only if its last key is >= p and its first key is not past them all.
+ */
+static bool
+ranges_may_hold(const tides_sst *t, const uint8_t *p, size_t len)
+{
+	uint32_t	lo = 0,
+				hi = t->nranges;
+	const sst_range *r;
+
+	if (t->nranges == 0)
+		return true;
+	while (lo < hi)
+	{
+		uint32_t	mid = lo + (hi - lo) / 2;
+
+		if (tides_ukey_cmp(t->ranges[mid].last, t->ranges[mid].last_len, p, len) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == t->nranges)
+		return false;
+	r = &t->ranges[lo];
+	return memcmp(r->first, p, r->first_len < len ? r->first_len : len) <= 0;
+}
+
 tides_status
 tides_sst_open(const tides_table_env *env, int fd, uint64_t file_number,
 			   uint64_t file_size, const char *fname, tides_sst **out, tides_error *err)
@@ -603,6 +704,10 @@ tides_sst_open(const tides_table_env *env, int fd, uint64_t file_number,
 							  &n, err)) != TIDES_OK ||
 		(s = validate_top(t, err)) != TIDES_OK)
 		goto fail;
+	if (t->ext.ranges_len > 0 &&
+		(s = load_ranges(t, t->ext.ranges, t->ext.ranges_len, err)) != TIDES_OK)
+		goto fail;
+	t->ext.ranges = NULL;		/* it pointed into pbuf */
 	t->has_filter = t->ext.bloom_bits_per_key > 0;
 	if (t->ext.has_global_seq && t->ext.global_seq != 0)
 	{
@@ -627,6 +732,7 @@ fail:
 	tides_buf_free(&tmp);
 	tides_buf_free(&t->top);
 	tides_sst_props_free(&t->props);
+	free(t->ranges);
 	env->vfs->close(env->vfs, fd);
 	free(t->fname);
 	free(t);
@@ -641,6 +747,7 @@ tides_sst_close(tides_sst *t)
 	cursor_free(&t->scratch);
 	tides_buf_free(&t->top);
 	tides_sst_props_free(&t->props);
+	free(t->ranges);
 	t->src.vfs->close(t->src.vfs, t->src.fd);
 	free(t->fname);
 	free(t);
@@ -808,6 +915,8 @@ tides_sst_may_contain_prefix(tides_sst *t, const uint8_t *prefix, size_t len)
 {
 	size_t		plen = t->props.prefix_len;
 
+	if (!ranges_may_hold(t, prefix, len))
+		return false;
 	if (!t->has_filter || plen == 0 || len < plen)
 		return true;
 	return may_contain_hashed(t, prefix, plen, tides_filter_hash(prefix, plen));
@@ -816,6 +925,9 @@ tides_sst_may_contain_prefix(tides_sst *t, const uint8_t *prefix, size_t len)
 bool
 tides_sst_may_contain_stem(tides_sst *t, const uint8_t *stem, size_t len, uint32_t suffix)
 {
+	/* every key stem || suffix starts with the stem: its runs may tell */
+	if (!ranges_may_hold(t, stem, len))
+		return false;
 	/* a table without a stem filter of this suffix length cannot tell */
 	if (!t->has_filter || suffix == 0 || t->props.stem_suffix != suffix || len == 0)
 		return true;
@@ -911,6 +1023,17 @@ tides_sst_iter_on_destroy(tides_iiter *it, void (*fn) (void *arg, tides_sst *t),
 
 /* ------------------------------------------------------------- verification */
 
+/* keys come in order: is this one inside run *run, or a later one (*run moves there)? */
+static bool
+key_in_runs(const tides_sst *t, uint32_t *run, const uint8_t *ukey, size_t ulen)
+{
+	while (*run < t->nranges &&
+		   tides_ukey_cmp(t->ranges[*run].last, t->ranges[*run].last_len, ukey, ulen) < 0)
+		(*run)++;
+	return *run < t->nranges &&
+		tides_ukey_cmp(t->ranges[*run].first, t->ranges[*run].first_len, ukey, ulen) <= 0;
+}
+
 tides_status
 tides_sst_verify(tides_sst *t, tides_error *err)
 {
@@ -919,6 +1042,7 @@ tides_sst_verify(tides_sst *t, tides_error *err)
 	tides_buf	prev;
 	uint64_t	entries = 0,
 				blocks = 0;
+	uint32_t	run = 0;		/* the run the keys are in (ranges) */
 	tides_status s = TIDES_OK;
 
 	tides_error_clear(&e);
@@ -948,6 +1072,13 @@ tides_sst_verify(tides_sst *t, tides_error *err)
 					tides_ikey_cmp(c.part.key, c.part.klen, c.top.key, c.top.klen) > 0)
 				{
 					tides_fail(&e, TIDES_CORRUPTION, "keys out of order in block at offset %llu of %s",
+							   (unsigned long long) c.data_off, t->fname);
+					break;
+				}
+				if (t->nranges > 0 && !key_in_runs(t, &run, c.data.key, c.data.klen - TIDES_TRAILER))
+				{
+					tides_fail(&e, TIDES_CORRUPTION,
+							   "a key in block at offset %llu of %s lies outside the key ranges of its properties",
 							   (unsigned long long) c.data_off, t->fname);
 					break;
 				}
