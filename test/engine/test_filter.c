@@ -95,15 +95,6 @@ test_prefix(void)
 	tides_buf_free(&out);
 }
 
-static void
-put_be32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t) (v >> 24);
-	p[1] = (uint8_t) (v >> 16);
-	p[2] = (uint8_t) (v >> 8);
-	p[3] = (uint8_t) v;
-}
-
 /*
  * Stems (the key without its last 6 bytes) beside prefixes: index-like keys
  * tree || a || b || 6-byte row id, with versions of one key in a row, runs
@@ -141,8 +132,8 @@ test_stem(void)
 
 					tides_put_be64(k, 7);
 					tides_put_be64(k + 8, a / 3);	/* shared by three a's: prefix runs */
-					put_be32(k + 16, (uint32_t) (a * 4 + b));
-					put_be32(k + 20, (uint32_t) rid);
+					test_put_be32(k + 16, (uint32_t) (a * 4 + b));
+					test_put_be32(k + 20, (uint32_t) rid);
 					k[24] = k[25] = 0;
 					tides_filter_builder_add(&fb, k, len);
 					/* what hashing everything adds (filter.c's rules) */
@@ -171,7 +162,7 @@ test_stem(void)
 
 			tides_put_be64(k, 7);
 			tides_put_be64(k + 8, a / 3);
-			put_be32(k + 16, (uint32_t) (a * 4 + b));
+			test_put_be32(k + 16, (uint32_t) (a * 4 + b));
 			m = tides_filter_may_match(out.data, out.len, k, 20);
 			if (a < 300)
 				CHECK(m);

@@ -670,15 +670,6 @@ test_misc(const char *dir)
 	}
 }
 
-static void
-put_be32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t) (v >> 24);
-	p[1] = (uint8_t) (v >> 16);
-	p[2] = (uint8_t) (v >> 8);
-	p[3] = (uint8_t) v;
-}
-
 /*
  * Key ranges of runs: a table of trees 3, 5 and 9 (8-byte ids, then a
  * 4-byte key) tells that it holds no key of trees 1, 4, 7 or 10, none of
@@ -712,7 +703,7 @@ test_ranges(const char *dir)
 			entry	   *e = &m.e[n++];
 
 			tides_put_be64(u, trees[i]);
-			put_be32(u + 8, k);
+			test_put_be32(u + 8, k);
 			e->k = malloc(sizeof(u) + 8);
 			e->kl = tides_ikey_make(e->k, u, sizeof(u), 10 + n, TIDES_KT_VALUE);
 			e->v = malloc(1);
@@ -732,16 +723,16 @@ test_ranges(const char *dir)
 		CHECK(tides_sst_may_contain_prefix(t, stem, 8) == present);
 		CHECK(tides_sst_may_contain_stem(t, stem, 8, 4) == present);
 		/* a key of the tree below, inside and above its range */
-		put_be32(stem + 8, 999);
+		test_put_be32(stem + 8, 999);
 		CHECK(!tides_sst_may_contain_stem(t, stem, 12, 0));
-		put_be32(stem + 8, 1050);
+		test_put_be32(stem + 8, 1050);
 		CHECK(tides_sst_may_contain_stem(t, stem, 12, 0) == present);
-		put_be32(stem + 8, 1100);
+		test_put_be32(stem + 8, 1100);
 		CHECK(!tides_sst_may_contain_stem(t, stem, 12, 0));
 		/* prefixes of 2 key bytes: every key starts 0x0000, none 0xffff */
-		put_be32(stem + 8, 0);
+		test_put_be32(stem + 8, 0);
 		CHECK(tides_sst_may_contain_prefix(t, stem, 10) == present);
-		put_be32(stem + 8, 0xffff0000);
+		test_put_be32(stem + 8, 0xffff0000);
 		CHECK(!tides_sst_may_contain_prefix(t, stem, 10));
 	}
 	CHECK_OK(tides_sst_verify(t, &err));
@@ -757,7 +748,7 @@ test_ranges(const char *dir)
 		entry	   *e = &m.e[n];
 
 		tides_put_be64(u, 2 * n);
-		put_be32(u + 8, 7);
+		test_put_be32(u + 8, 7);
 		e->k = malloc(sizeof(u) + 8);
 		e->kl = tides_ikey_make(e->k, u, sizeof(u), 10 + n, TIDES_KT_VALUE);
 		e->v = malloc(1);

@@ -52,4 +52,14 @@ void		test_rmdir(const char *path);
 void	   *test_shared_alloc(size_t size);
 void		test_shared_free(void *p, size_t size);
 
+/* a big-endian 32-bit key part (the engine's coding.h has only 64 bits) */
+static inline void
+test_put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t) (v >> 24);
+	p[1] = (uint8_t) (v >> 16);
+	p[2] = (uint8_t) (v >> 8);
+	p[3] = (uint8_t) v;
+}
+
 #endif
