@@ -545,7 +545,8 @@ static tides_status
 write_properties(tides_sst_builder *b, uint64_t footer_and_trailer, tides_block_handle *handle)
 {
 	tides_props_ext x;
-	tides_buf	pbuf;
+	tides_buf	pbuf,
+				runs;
 	uint64_t	rel,
 				size;
 
@@ -567,17 +568,20 @@ write_properties(tides_sst_builder *b, uint64_t footer_and_trailer, tides_block_
 	x.global_seq = 0;			/* assigned when the file is installed */
 	x.ranges = NULL;
 	x.ranges_len = 0;
+	tides_buf_init(&runs);
 	if (b->env.range_prefix_len > 0 && b->have_key)
 	{
 		/* the payload: the number of runs, then their ranges */
 		close_run(b);
-		tides_buf_reset(&b->run_first);
-		tides_buf_put_varint(&b->run_first, b->nranges);
-		tides_buf_append(&b->run_first, b->ranges.data, b->ranges.len);
-		if (b->ranges.oom || b->run_first.oom)
+		tides_buf_put_varint(&runs, b->nranges);
+		tides_buf_append(&runs, b->ranges.data, b->ranges.len);
+		if (b->ranges.oom || runs.oom)
+		{
+			tides_buf_free(&runs);
 			return fail_oom(b);
-		x.ranges = b->run_first.data;
-		x.ranges_len = b->run_first.len;
+		}
+		x.ranges = runs.data;
+		x.ranges_len = runs.len;
 	}
 	tides_buf_init(&pbuf);
 	tides_props_encode(&pbuf, &b->props, &x);
@@ -588,6 +592,7 @@ write_properties(tides_sst_builder *b, uint64_t footer_and_trailer, tides_block_
 	tides_props_encode(&pbuf, &b->props, &x);
 	/* the keys stay the builder's; props holds them only while encoding */
 	b->props.smallest = b->props.largest = NULL;
+	tides_buf_free(&runs);
 	/*
 	 * Check the properties buffer before using or freeing it: a failed
 	 * encode leaves it short (or without data), and tides_buf_free()
