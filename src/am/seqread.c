@@ -150,5 +150,7 @@ tam_seq_reader_read(TamSeqReader *r, uint64 tree, uint64 vid, Oid relid, TamTupl
 	if (cur != vid)
 		return NULL;			/* not in this view: maybe newer than it */
 	val = tides_iter_value(r->w->it, &vlen);
+	/* a DELETE or UPDATE locks and reads this row next: trt_read_row */
+	trt_iter_remember(r->w);
 	return tam_tuple_from_value((const char *) val, vlen, vid, relid, buf);
 }

@@ -119,7 +119,7 @@ tam_fetch_entry(uint64 tree, uint64 vid, Oid relid, TamTupleBuf *buf)
 
 	tam_bulk_before_read(tree, vid, vid + 1);
 	trt_row_key(key, tree, vid);
-	if (!trt_read(key, sizeof(key), &val, &vlen))
+	if (!trt_read_row(key, sizeof(key), &val, &vlen))
 		return NULL;
 	t = tam_tuple_from_value(val, vlen, vid, relid, buf);
 	pfree(val);

@@ -121,6 +121,8 @@ tides_stats_sql(PG_FUNCTION_ARGS)
 	S(memtable_bytes);
 	S(ingested_files);
 	S(ingested_bytes);
+	S(reads_unchanged);
+	S(reads_changed);
 #undef S
 	for (int l = 0; l < TIDES_MAX_LEVELS; l++)
 	{

@@ -14,6 +14,7 @@
 #include "pgstat.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
+#include "utils/memutils.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
@@ -346,6 +347,105 @@ trt_read(const uint8 *key, size_t klen, char **val, size_t *vlen)
 		}
 		trt_engine_error(s, "read");
 	}
+}
+
+/*
+ * The last row value this backend read, with the read point of that read.
+ * An UPDATE or DELETE reads each row twice: the scan that finds it, then
+ * the row lock that reads its newest state again before deciding.  For a
+ * row in the table files the second read costs what the first did (a filter
+ * probe in each level-0 file, a block of the last level), while the engine
+ * can tell from its memtables and its files' metadata alone whether
+ * anything was written to the key since the first read
+ * (tides_changed_since): then the value kept is still the newest.  One
+ * value of up to MEMO_MAX_VALUE bytes, forgotten at every transaction end.
+ */
+#define MEMO_MAX_KEY 64
+#define MEMO_MAX_VALUE 8192
+
+static struct
+{
+	bool		valid;
+	uint64		since;			/* the read point the value was read at */
+	size_t		klen;
+	uint8		key[MEMO_MAX_KEY];
+	size_t		vlen;
+	char	   *val;			/* MEMO_MAX_VALUE bytes in TopMemoryContext */
+}			memo;
+
+static void
+memo_keep(const uint8 *key, size_t klen, uint64 since, const void *val, size_t vlen)
+{
+	memo.valid = false;
+	if (klen > MEMO_MAX_KEY || vlen > MEMO_MAX_VALUE)
+		return;
+	if (memo.val == NULL)
+		memo.val = MemoryContextAlloc(TopMemoryContext, MEMO_MAX_VALUE);
+	memcpy(memo.key, key, klen);
+	memo.klen = klen;
+	memcpy(memo.val, val, vlen);
+	memo.vlen = vlen;
+	memo.since = since;
+	memo.valid = true;
+}
+
+static bool
+memo_holds(const uint8 *key, size_t klen)
+{
+	return memo.valid && memo.klen == klen && memcmp(memo.key, key, klen) == 0;
+}
+
+bool
+trt_read_row(const uint8 *key, size_t klen, char **val, size_t *vlen)
+{
+	tides_db   *db = trt_engine();
+	uint64		since;
+
+	/* this backend's own writes first: they move the key past the read point */
+	if (trt_deferred_entries > 0)
+		trt_xact_flush_deferred();
+	if (memo_holds(key, klen))
+	{
+		bool		changed;
+		tides_status s = tides_changed_since(db, key, klen, memo.since, &changed);
+
+		if (s != TIDES_OK)
+			trt_engine_error(s, "read");
+		if (!changed)
+		{
+			*val = palloc(Max(memo.vlen, 1));
+			memcpy(*val, memo.val, memo.vlen);
+			*vlen = memo.vlen;
+			return true;
+		}
+	}
+	/* taken before the read: the value read is at least this new */
+	since = tides_read_point(db);
+	if (!trt_read(key, klen, val, vlen))
+	{
+		if (memo_holds(key, klen))
+			memo.valid = false;
+		return false;
+	}
+	memo_keep(key, klen, since, *val, *vlen);
+	return true;
+}
+
+void
+trt_iter_remember(TrtIter *w)
+{
+	size_t		klen,
+				vlen;
+	const void *key = tides_iter_key(w->it, &klen);
+	const void *val = tides_iter_value(w->it, &vlen);
+
+	memo_keep(key, klen, tides_iter_read_point(w->it), val, vlen);
+}
+
+void
+trt_read_forget(void)
+{
+	memo.valid = false;
 }
 
 void

@@ -265,6 +265,17 @@ extern bool trt_try_write_batch(tides_batch *b);
 /* point read into a palloc'd buffer; false if absent (deferred entries go first) */
 extern bool trt_read(const uint8 *key, size_t klen, char **val, size_t *vlen);
 
+/*
+ * trt_read for a key this backend may have read just before (a row found
+ * by a scan, then locked and read again): the value it read last, if the
+ * engine proves nothing was written to the key since (tides_changed_since),
+ * else a point read.  Every row read goes through it and is remembered (one
+ * value per backend), as is the entry trt_iter_remember is called on (a row
+ * read through an iterator).  trt_read_forget at every transaction end.
+ */
+extern bool trt_read_row(const uint8 *key, size_t klen, char **val, size_t *vlen);
+extern void trt_read_forget(void);
+
 /* the vfs to open the engine with: NULL (POSIX), or a test module's (shmem.c) */
 extern tides_vfs *trt_engine_vfs(void);
 
@@ -505,6 +516,9 @@ extern TrtIter *trt_iter_open(const void *lower, size_t llen, const void *upper,
  */
 extern TrtIter *trt_iter_open_stem(const void *lower, size_t llen, const void *upper, size_t ulen,
 								   const char *what);
+/* remember the entry w stands on for trt_read_row (engine.c) */
+extern void trt_iter_remember(TrtIter *w);
+
 /* close the engine iterator (again: a no-op); the TrtIter's memory stays */
 extern void trt_iter_close(TrtIter *w);
 /* close and free */

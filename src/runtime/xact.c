@@ -585,6 +585,7 @@ trt_xact_callback(XactEvent event)
 				seal_quietly();
 			xact_wrote = xact_sealed = xact_force_durable = false;
 			trt_backup_xact_end();
+			trt_read_forget();
 			break;
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:
@@ -592,6 +593,7 @@ trt_xact_callback(XactEvent event)
 			Assert(trt_deferred_entries == 0);
 			xact_wrote = xact_sealed = xact_force_durable = false;
 			trt_backup_xact_end();
+			trt_read_forget();
 			break;
 		default:
 			break;

@@ -3,7 +3,8 @@
  * memtable while its own iterator pins the ones the wait is for gets them
  * back by repinning, and a repinned iterator walks on as if nothing had
  * happened, against a model of the keys, forward and backward, while the
- * entries around it are deleted and inserted.
+ * entries around it are deleted and inserted; and the read point a parked
+ * entry reports.
  */
 #include "harness.h"
 
@@ -270,6 +271,26 @@ walk(store *s, bool backward, uint64_t seed)
 		}
 }
 
+/* keys prefix1 and prefix2, and an iterator over [prefix, upper) standing on the first */
+static tides_iter *
+two_keys(tides_db *db, const char *prefix, const char *upper)
+{
+	char		k[8];
+	tides_iter *it;
+
+	snprintf(k, sizeof(k), "%s1", prefix);
+	put_or_drain(db, k, "one");
+	snprintf(k, sizeof(k), "%s2", prefix);
+	put_or_drain(db, k, "two");
+	it = tides_iter_new(db, &(tides_iter_options)
+						{
+							.lower = prefix, .lower_len = strlen(prefix), .upper = upper,
+							.upper_len = strlen(upper), .fill_cache = true
+						});
+	tides_iter_first(it);
+	return it;
+}
+
 /* a repin with nothing changed keeps the iterator as it is, parked or not */
 static void
 test_repin_unchanged(store *s)
@@ -277,13 +298,7 @@ test_repin_unchanged(store *s)
 	tides_db   *db = s->db;
 	tides_iter *it;
 
-	put_or_drain(db, "u1", "one");
-	put_or_drain(db, "u2", "two");
-	it = tides_iter_new(db, &(tides_iter_options)
-						{
-							.lower = "u", .lower_len = 1, .upper = "v", .upper_len = 1, .fill_cache = true
-						});
-	tides_iter_first(it);
+	it = two_keys(db, "u", "v");
 	CHECK(key_is(it, "u1"));
 	CHECK_OK(tides_iter_repin(it));
 	CHECK_OK(tides_iter_repin(it));
@@ -302,6 +317,41 @@ test_repin_unchanged(store *s)
 	tides_iter_free(it);
 }
 
+/*
+ * The read point of the entry shown: a parked entry was read in the old
+ * view, so it keeps the old point (a change since must still be seen by
+ * tides_changed_since); the entries after it come from the new view.
+ */
+static void
+test_repin_read_point(store *s)
+{
+	tides_db   *db = s->db;
+	tides_iter *it;
+	uint64_t	before;
+	bool		changed = false;
+
+	it = two_keys(db, "r", "s");
+	CHECK(key_is(it, "r1"));
+	before = tides_iter_read_point(it);
+	CHECK(before == tides_read_point(db));
+	CHECK_OK(tides_changed_since(db, "r1", 2, before, &changed));
+	CHECK(!changed);
+	put_or_drain(db, "r1", "one again");
+	/* a repin over the same superversion keeps the view; a flush makes a new one */
+	CHECK_OK(tides_seal_memtable(db));
+	CHECK_OK(drain(db));
+	CHECK_OK(tides_iter_repin(it));
+	CHECK(key_is(it, "r1"));	/* parked: the old value, read at the old point */
+	CHECK(tides_iter_read_point(it) == before);
+	CHECK_OK(tides_changed_since(db, "r1", 2, tides_iter_read_point(it), &changed));
+	CHECK(changed);
+	tides_iter_next(it);
+	CHECK(key_is(it, "r2"));
+	CHECK(tides_iter_read_point(it) > before);
+	CHECK(tides_iter_read_point(it) == tides_read_point(db));
+	tides_iter_free(it);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -314,6 +364,7 @@ main(int argc, char **argv)
 	CHECK_OK(store_open(&s));
 	test_writer_unblocked(&s);
 	test_repin_unchanged(&s);
+	test_repin_read_point(&s);
 	for (uint64_t seed = 1; seed <= 3; seed++)
 	{
 		walk(&s, false, test_seed * 31 + seed);

@@ -11,7 +11,10 @@
  * 64 KiB, target files 64 KiB, level base 64 KiB, so many files and levels
  * occur), dropped prefixes, periodic full scans in both directions, and a
  * few restarts: process crash (drop the region without shutdown, recover
- * into a fresh one) and one clean shutdown.  After a process crash every
+ * into a fresh one) and one clean shutdown.  Read points: a key read (by
+ * get, or through a fresh or a held iterator) is marked with the read point
+ * of that read, and tides_changed_since may answer "unchanged" later only
+ * while the oracle still holds the version that read returned.  After a process crash every
  * write that returned OK must still be there (it reached the kernel).
  *
  * Oracle: keys come from a fixed sorted key space (harness.h), so the oracle
@@ -22,6 +25,7 @@
 
 #define MAX_SNAPS 6
 #define MAX_HELD 3
+#define MAX_MARKS 8
 #define KEYS 20000
 #define TREES 4
 
@@ -50,6 +54,17 @@ static uint64_t opno;
 static uint64_t nops;
 static msnap snaps[MAX_SNAPS];
 static held_iter held[MAX_HELD];
+
+/* a key read at a read point, and the version the oracle says it read */
+typedef struct mark
+{
+	bool		used;
+	uint32_t	rank;
+	uint32_t	ver;
+	uint64_t	since;
+} mark;
+
+static mark marks[MAX_MARKS];
 static uint32_t hot_base;
 static int	max_level_seen;
 static uint64_t max_files_seen;
@@ -68,7 +83,11 @@ static struct
 				crashes,
 				drops,
 				fullscans,
-				held_released;
+				held_released,
+				marks,
+				unchanged,
+				changed,
+				fresh_changed;
 }			cnt;
 
 #define FAILF(...) \
@@ -805,6 +824,90 @@ release_all(void)
 		}
 }
 
+/* ------------------------------------------------------------ read points */
+
+/* tides_changed_since for m: "unchanged" only while the oracle agrees */
+static bool
+check_mark(const mark *m, const char *what)
+{
+	bool		changed = true;
+	tides_status s = tides_changed_since(st.db, ks.key[m->rank], ks.len[m->rank], m->since, &changed);
+
+	if (s != TIDES_OK)
+	{
+		FAILF("changed_since (%s): %s: %s", what, tides_status_name(s), tides_errmsg(st.db));
+		return true;
+	}
+	if (!changed && cur[m->rank] != m->ver)
+	{
+		FAILF("changed_since (%s) of rank %u since %llu: unchanged, but version %u was read "
+			  "and the oracle holds %u", what, m->rank, (unsigned long long) m->since, m->ver,
+			  cur[m->rank]);
+		print_key(stderr, ks.key[m->rank], ks.len[m->rank]);
+		fputc('\n', stderr);
+	}
+	if (changed)
+		cnt.changed++;
+	else
+		cnt.unchanged++;
+	return changed;
+}
+
+/*
+ * Mark a key: read it by get (the read point taken just before), through a
+ * fresh iterator, or through a held one (an older view: its version is the
+ * held copy's), and ask at once -- nothing was written since a get or a fresh
+ * iterator, so the answer should be "unchanged" (a dropped prefix over the
+ * key, or a flush since a held iterator opened, may still say "changed").
+ */
+static void
+op_mark(void)
+{
+	mark	   *m = &marks[tides_rand_uniform(&rnd, MAX_MARKS)];
+	int			how = (int) tides_rand_uniform(&rnd, 4);
+	held_iter  *h = &held[tides_rand_uniform(&rnd, MAX_HELD)];
+
+	m->rank = pick_rank();
+	if (how == 3 && h->used)
+	{
+		m->since = tides_iter_read_point(h->it);
+		m->ver = h->vers[m->rank];
+	}
+	else if (how == 2)
+	{
+		tides_iter *it = tides_iter_new(st.db, NULL);
+
+		if (it == NULL)
+		{
+			FAILF("tides_iter_new returned NULL");
+			return;
+		}
+		tides_iter_seek(it, ks.key[m->rank], ks.len[m->rank]);
+		m->since = tides_iter_read_point(it);
+		m->ver = cur[m->rank];
+		tides_iter_free(it);
+	}
+	else
+	{
+		m->since = tides_read_point(st.db);
+		m->ver = cur[m->rank];
+		check_get(m->rank, cur, NULL, "get(marked)");
+	}
+	m->used = true;
+	cnt.marks++;
+	if (check_mark(m, "at once") && how != 3)
+		cnt.fresh_changed++;
+}
+
+static void
+op_check_mark(void)
+{
+	mark	   *m = &marks[tides_rand_uniform(&rnd, MAX_MARKS)];
+
+	if (m->used)
+		check_mark(m, "later");
+}
+
 /* --------------------------------------------------- drops and restarts */
 
 static void
@@ -842,6 +945,8 @@ restart(bool clean)
 	static const tides_compression comp[] = {TIDES_COMPRESS_LZ4, TIDES_COMPRESS_ZSTD, TIDES_COMPRESS_NONE};
 
 	release_all();
+	/* read points are of this engine since it was opened */
+	memset(marks, 0, sizeof(marks));
 	if (!clean && cnt.crashes % 2 == 0)
 	{
 		/* fill every memtable first: replay must flush to make room */
@@ -972,6 +1077,10 @@ main(int argc, char **argv)
 			if (s != TIDES_OK && s != TIDES_BUSY)
 				FAILF("seal: %s", tides_status_name(s));
 		}
+		else if (p < 830)
+			op_mark();
+		else if (p < 860)
+			op_check_mark();
 		else
 			op_get_absent();
 
@@ -1008,6 +1117,14 @@ main(int argc, char **argv)
 			(unsigned long long) cnt.crashes, (unsigned long long) cnt.fullscans,
 			(unsigned long long) cnt.held_released,
 			max_level_seen, (unsigned long long) max_files_seen);
+	fprintf(stderr, "test_model: %llu marked reads: %llu answers unchanged, %llu changed "
+			"(%llu of them at once after a get or a fresh iterator)\n",
+			(unsigned long long) cnt.marks, (unsigned long long) cnt.unchanged,
+			(unsigned long long) cnt.changed, (unsigned long long) cnt.fresh_changed);
+	/* "changed" is always safe; a read point that never proves anything is useless */
+	if (cnt.marks > 100 && cnt.fresh_changed * 4 > cnt.marks)
+		FAILF("changed_since answered \"changed\" right after %llu of %llu marked reads",
+			  (unsigned long long) cnt.fresh_changed, (unsigned long long) cnt.marks);
 	if (max_level_seen < 2)
 		FAILF("the store never grew past level %d: options too large?", max_level_seen);
 	release_all();

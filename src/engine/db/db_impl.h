@@ -193,6 +193,13 @@ typedef struct tides_shared
 	uint32_t	ndropped;
 	uint64_t	next_dropped_id;
 	tides_dropped_prefix dropped[TIDES_MAX_DROPPED];
+	/*
+	 * 1 + the seq of the newest prefix dropped since open (0: none).  A drop
+	 * removes keys without writing an entry, and leaves no trace once
+	 * reclaimed: tides_changed_since answers "changed" for any read point
+	 * not above it.  Raised before the drop is published.
+	 */
+	_Atomic uint64_t drop_end;
 	uint32_t	npending;		/* unsealed tags as of the last flush */
 	uint64_t   *pending;		/* heap array */
 	uint32_t	compact_cursor[TIDES_MAX_LEVELS];	/* round-robin file index */

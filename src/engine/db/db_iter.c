@@ -53,6 +53,7 @@ struct tides_iter
 	bool		parked;			/* repinned on an entry: shown from park_key/value */
 	tides_buf	park_key;
 	tides_buf	park_value;
+	uint64_t	park_seq;		/* the read point the parked entry was read at */
 	/* dropped prefixes: the verdict for the leading bytes of the last key (hidden()) */
 	const tides_superversion *drop_sv;	/* the cache is for this superversion */
 	uint32_t	drop_len;		/* 0: prefixes differ in length, no cache */
@@ -459,6 +460,12 @@ tides_iter_value(const tides_iter *it, size_t *vlen)
 	return it->saved_value.data;
 }
 
+uint64_t
+tides_iter_read_point(const tides_iter *it)
+{
+	return it->parked ? it->park_seq : it->seq;
+}
+
 tides_status
 tides_iter_status(const tides_iter *it)
 {
@@ -641,6 +648,7 @@ tides_iter_repin(tides_iter *it)
 
 		buf_set(&it->park_key, k, kl);
 		buf_set(&it->park_value, v, vl);
+		it->park_seq = tides_iter_read_point(it);
 		it->parked = !it->park_key.oom && !it->park_value.oom;
 		if (!it->parked)
 		{

@@ -460,6 +460,9 @@ tides_drop_prefix(tides_db *db, const void *prefix, size_t len)
 	tides_spin_unlock(&sh->write_lock);
 	list[n].len = (uint32_t) len;
 	memcpy(list[n].bytes, prefix, len);
+	/* before any reader can see the drop (a failed one only costs a reread) */
+	if (list[n].seq + 1 > atomic_load(&sh->drop_end))
+		atomic_store(&sh->drop_end, list[n].seq + 1);
 	tides_edit_init(&e);
 	s = tides_edit_set_dropped(&e, list, n + 1);
 	if (s == TIDES_OK)

@@ -251,6 +251,8 @@ tides_get_stats(tides_db *db, tides_stats *st)
 	COPY(flush_entries_written);
 	COPY(compaction_entries_read);
 	COPY(compaction_entries_written);
+	COPY(reads_unchanged);
+	COPY(reads_changed);
 #undef COPY
 	st->memtable_count = sh->ropts.memtable_count;
 	for (int i = 0; i < TIDES_MAX_COMPACTIONS; i++)

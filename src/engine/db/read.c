@@ -185,3 +185,91 @@ tides_get_into(tides_db *db, const tides_snapshot *snap, const void *key, size_t
 	*vlen = 0;
 	return get_internal(db, snap, key, klen, &g);
 }
+
+uint64_t
+tides_read_point(tides_db *db)
+{
+	return atomic_load_explicit(&db->sh->published_seq, memory_order_acquire);
+}
+
+/*
+ * Why the answer "unchanged" is right.  The superversion and seq are pinned
+ * together, so every entry published up to seq is in one of its memtables
+ * or files.  An entry for key newer than since is therefore (a) in a
+ * memtable, where the newest entry for key (first found, newest memtable
+ * first, as get_internal decides) has a seq above since; or (b) in a file
+ * whose key range holds key and whose max_seq is above since -- checked
+ * without reading it, so such a file answers "changed" whether or not it
+ * holds key.  A memtable entry at or below since is the newest entry there
+ * is (files only hold older ones), so the files need no look.  A dropped
+ * prefix hides entries up to its seq without writing one, and its trace in
+ * the superversion goes once reclaimed, so any drop at or after since (its
+ * seq is the last seq assigned when it was made, so at least the read point
+ * of a read before it) answers "changed" whatever it covers: drops are rare,
+ * and the caller just reads again.
+ */
+tides_status
+tides_changed_since(tides_db *db, const void *key, size_t klen, uint64_t since, bool *changed)
+{
+	tides_superversion *sv;
+	tides_version *v;
+	uint64_t	seq;
+	uint8_t		stackkey[256];
+	uint8_t    *ikey = stackkey;
+	bool		decided = false;
+
+	*changed = true;
+	if (atomic_load(&db->sh->state) != TIDES_STATE_OPEN)
+		return tides_fail(&db->err, TIDES_UNAVAILABLE, "engine is not open");
+	if (klen == 0 || klen > TIDES_MAX_KEY_LEN)
+		return tides_fail(&db->err, TIDES_INVALID, "bad key length %zu", klen);
+	sv = tides_sv_acquire_at(db, &seq);
+	TIDES_ASSERT(since <= seq); /* a read point of this engine, taken earlier */
+	v = sv->version;
+	if (atomic_load(&db->sh->drop_end) > since)
+		decided = true;			/* a prefix dropped at or after since */
+	for (uint32_t i = 0; i < sv->nmem && !decided; i++)
+	{
+		int			type;
+		uint64_t	eseq;
+		const uint8_t *val;
+		size_t		vlen;
+
+		if (tides_memtable_get(sv->mems[i], key, klen, seq, &type, &eseq, &val, &vlen))
+		{
+			*changed = eseq > since;
+			decided = true;
+		}
+	}
+	for (uint32_t i = 0; i < v->nfiles[0] && !decided; i++)
+	{
+		const tides_file_meta *f = v->files[0][i];
+
+		if (f->min_seq <= seq && f->max_seq > since && file_may_hold(f, key, klen))
+			decided = true;
+	}
+	/* without memory for the search key: "changed" (the caller reads again) */
+	if (!decided && klen + TIDES_TRAILER > sizeof(stackkey) &&
+		(ikey = malloc(klen + TIDES_TRAILER)) == NULL)
+		decided = true;
+	if (!decided)
+		tides_ikey_make(ikey, key, klen, seq, TIDES_KT_SEEK);
+	for (int l = 1; l < TIDES_MAX_LEVELS && !decided; l++)
+	{
+		uint32_t	i = tides_version_find_file(v, l, ikey, klen + TIDES_TRAILER);
+
+		if (i < v->nfiles[l] && v->files[l][i]->max_seq > since &&
+			file_may_hold(v->files[l][i], key, klen))
+			decided = true;
+	}
+	if (!decided)
+		*changed = false;		/* no memtable entry, no file newer than since */
+	if (*changed)
+		tides_count(&db->sh->counters, reads_changed, 1);
+	else
+		tides_count(&db->sh->counters, reads_unchanged, 1);
+	if (ikey != stackkey)
+		free(ikey);
+	tides_sv_release(db, sv);
+	return TIDES_OK;
+}

@@ -555,6 +555,28 @@ tides_status tides_get_into(tides_db *db, const tides_snapshot *snap,
 							const void *key, size_t klen,
 							void *buf, size_t cap, size_t *vlen);
 
+/*
+ * Read points, for a reader that keeps a value it read and wants to know
+ * later whether it is still the newest (a row read by a scan, then locked
+ * and changed by the same backend).  tides_read_point() is the sequence
+ * number a read starting now would take: every entry published so far is at
+ * or below it, so a tides_get after the call returns an entry at least as
+ * new.  tides_iter_read_point() is the point of the view an iterator shows
+ * its current entry from (a repin moves it, once the iterator steps on).
+ *
+ * tides_changed_since(key, since) sets *changed to false only when no entry
+ * for key was published after since and no prefix was dropped since: then
+ * the newest entry for key now is the one a read at since returned.  It
+ * reads the memtables' point index and the table files' key and
+ * sequence-number ranges, never a table block, and answers true ("read
+ * again") whenever a file that may hold key holds an entry newer than since
+ * (a flush or ingestion since, rarely) or any prefix was dropped since.
+ * since must come from this engine since it was opened.
+ */
+uint64_t	tides_read_point(tides_db *db);
+tides_status tides_changed_since(tides_db *db, const void *key, size_t klen, uint64_t since,
+								 bool *changed);
+
 typedef struct tides_iter tides_iter;
 
 typedef struct tides_iter_options
@@ -595,6 +617,8 @@ const void *tides_iter_key(const tides_iter *it, size_t *klen);
 const void *tides_iter_value(const tides_iter *it, size_t *vlen);
 /* TIDES_OK, or the error that ended iteration early (message: tides_errmsg) */
 tides_status tides_iter_status(const tides_iter *it);
+/* the read point of the current entry's view (see tides_read_point) */
+uint64_t	tides_iter_read_point(const tides_iter *it);
 
 /*
  * Let go of the memtables and files the iterator pins, pinning the current
@@ -757,6 +781,8 @@ typedef struct tides_stats
 	uint64_t	flush_entries_written;
 	uint64_t	compaction_entries_read;	/* input entries merged */
 	uint64_t	compaction_entries_written;
+	uint64_t	reads_unchanged;	/* tides_changed_since answers "unchanged" */
+	uint64_t	reads_changed;		/* ... and "changed" (read again) */
 	uint32_t	memtable_count;		/* memtable slots in the region */
 	uint64_t	memtable_size;		/* bytes per memtable */
 	uint64_t	memtable_active_bytes;	/* bytes in the memtable taking writes */

@@ -38,6 +38,8 @@ typedef struct tides_counters
 	atomic_uint_fast64_t flush_entries_written;
 	atomic_uint_fast64_t compaction_entries_read;
 	atomic_uint_fast64_t compaction_entries_written;
+	atomic_uint_fast64_t reads_unchanged;
+	atomic_uint_fast64_t reads_changed;
 } tides_counters;
 
 /*
