@@ -654,6 +654,14 @@ main(int argc, char **argv)
 	st.opts.block_size = 1024;
 	/* level 0 as sorted runs (merges in place beside moves down) for even seeds */
 	st.opts.level0_tiered = test_seed % 2 == 0;
+	/*
+	 * The writers' skiplist splices, kept from batch to batch per key
+	 * prefix (write.c, splice_for): one per memtable (0), one shared by all
+	 * writers' keys "w..." so that other processes link nodes between a
+	 * splice's pairs between two of its uses (1), or two per writer,
+	 * "w<n>/k" and "w<n>/p", alternating as singles and pairs do (4).
+	 */
+	st.opts.range_prefix_len = (uint32_t[]) {0, 1, 4}[(test_seed / 2) % 3];
 	st.dir = fast_tmpdir("multiproc");
 	C = test_shared_alloc(sizeof(ctl));
 	memset(C, 0, sizeof(*C));

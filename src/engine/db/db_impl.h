@@ -230,6 +230,30 @@ typedef struct tides_shared
 	tides_tag_entry *tags;
 } tides_shared;
 
+/*
+ * Where this handle's last inserts went (write.c, splice_for): one skiplist
+ * splice per run of keys that share their first range_prefix_len bytes (at
+ * most TIDES_SPLICE_PREFIX of them), in one memtable, kept from batch to
+ * batch.  A backend inserting rows in key order writes one small batch per
+ * row, interleaved with batches of other trees (its index entries); with
+ * a splice per tree each insert starts next to the last one of its tree
+ * instead of at the top of the list.  Only hints: a slot is trusted only
+ * for the memtable whose id it recorded (ids are never reused, and a
+ * memtable's nodes stay where they are until the slot is released), and a
+ * stale pair is still a valid place to search forward from (skiplist.h).
+ */
+#define TIDES_SPLICE_SLOTS 8
+#define TIDES_SPLICE_PREFIX 16
+
+typedef struct tides_splice_slot
+{
+	uint64_t	mem;			/* 1 + id of the memtable the pairs belong to; 0: empty */
+	uint64_t	used;			/* handle's insert count at the last use */
+	uint32_t	plen;
+	uint8_t		prefix[TIDES_SPLICE_PREFIX];
+	tides_skip_splice sp;
+} tides_splice_slot;
+
 struct tides_db
 {
 	tides_shared *sh;
@@ -254,6 +278,8 @@ struct tides_db
 	/* a write of this handle answered TIDES_BUSY: since, and last (write.c) */
 	uint64_t	stall_began_us;
 	uint64_t	stall_last_us;
+	tides_splice_slot splices[TIDES_SPLICE_SLOTS];
+	uint64_t	splice_uses;
 };
 
 /* ---- locks, in the order stated at the top of this file */

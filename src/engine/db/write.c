@@ -294,12 +294,49 @@ repair_log(tides_db *db)
 /* per-write scratch for inserting a decoded batch into the memtable */
 typedef struct insert_ctx
 {
+	tides_db   *db;
 	tides_memtable *m;
 	uint64_t	off;
 	const uint32_t *heights;
 	uint32_t	i;
-	tides_skip_splice splice;
 } insert_ctx;
+
+/*
+ * The splice for key in memtable m (db_impl.h, tides_splice_slot): the slot
+ * of key's prefix in m, or else a fresh one in the place of a slot of an
+ * older memtable or of the one used longest ago.
+ */
+static tides_skip_splice *
+splice_for(tides_db *db, const tides_memtable *m, const uint8_t *key, size_t klen)
+{
+	size_t		plen = db->opts.range_prefix_len;
+	uint64_t	mem = m->id + 1;	/* 0 marks an empty slot; ids start at 0 */
+	tides_splice_slot *victim = NULL;
+
+	if (plen > TIDES_SPLICE_PREFIX)
+		plen = TIDES_SPLICE_PREFIX;
+	if (plen > klen)
+		plen = klen;
+	db->splice_uses++;
+	for (int i = 0; i < TIDES_SPLICE_SLOTS; i++)
+	{
+		tides_splice_slot *s = &db->splices[i];
+
+		if (s->mem == mem && s->plen == plen && memcmp(s->prefix, key, plen) == 0)
+		{
+			s->used = db->splice_uses;
+			return &s->sp;
+		}
+		if (victim == NULL || (victim->mem == mem && (s->mem != mem || s->used < victim->used)))
+			victim = s;
+	}
+	victim->mem = mem;
+	victim->used = db->splice_uses;
+	victim->plen = (uint32_t) plen;
+	memcpy(victim->prefix, key, plen);
+	tides_skip_splice_init(&victim->sp);
+	return &victim->sp;
+}
 
 static tides_status
 insert_entry(void *arg, uint64_t seq, int type, const uint8_t *key, size_t klen,
@@ -308,7 +345,8 @@ insert_entry(void *arg, uint64_t seq, int type, const uint8_t *key, size_t klen,
 	insert_ctx *c = arg;
 	uint32_t	h = c->heights[c->i++];
 
-	tides_memtable_add(c->m, &c->splice, c->off, h, seq, type, key, klen, val, vlen);
+	tides_memtable_add(c->m, splice_for(c->db, c->m, key, klen), c->off, h, seq, type, key, klen,
+					   val, vlen);
 	c->off += tides_memtable_entry_size(h, klen, vlen);
 	return TIDES_OK;
 }
@@ -592,11 +630,11 @@ log_and_insert(tides_db *db, write_op *w, tides_error *err)
 		size_t		payload_len;
 		tides_status ds;
 
+		ic.db = db;
 		ic.m = w->mt;
 		ic.off = w->off;
 		ic.heights = w->heights;
 		ic.i = 0;
-		tides_skip_splice_init(&ic.splice);
 		payload = tides_batch_payload(b, &payload_len);
 		ds = tides_batch_decode(payload, payload_len, &bh, insert_entry, &ic, NULL);
 		/* our own encoding: every entry decodes, within the reserved bytes */
