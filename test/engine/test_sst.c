@@ -241,6 +241,36 @@ check_table(tides_sst *t, const model *m, tides_rand *r, tides_counters *ctr)
 			break;
 	CHECK(i == 0 && !tides_iiter_valid(it));
 
+	/*
+	 * Through a readahead window (compaction's inputs): the same entries
+	 * forward and backward, and seeks that jump back before the window,
+	 * into it and past it.
+	 */
+	{
+		tides_iiter *ra = tides_sst_iter_new(t, false);
+
+		tides_sst_iter_read_ahead(ra);
+		for (i = 0, tides_iiter_first(ra); tides_iiter_valid(ra); tides_iiter_next(ra), i++)
+			if (i >= m->n || !iter_at(ra, &m->e[i]))
+				break;
+		CHECK(i == m->n && !tides_iiter_valid(ra) && tides_iiter_status(ra) == TIDES_OK);
+		for (i = m->n, tides_iiter_last(ra); tides_iiter_valid(ra); tides_iiter_prev(ra), i--)
+			if (i == 0 || !iter_at(ra, &m->e[i - 1]))
+				break;
+		CHECK(i == 0 && !tides_iiter_valid(ra));
+		for (size_t j = 0; j < m->n && m->n > 0; j += 1 + m->n / 50)
+		{
+			size_t		x = tides_rand_uniform(r, m->n);
+
+			tides_iiter_seek(ra, m->e[x].k, m->e[x].kl);
+			CHECK(iter_at(ra, &m->e[x]));
+			tides_iiter_next(ra);
+			CHECK(x + 1 == m->n ? !tides_iiter_valid(ra) : iter_at(ra, &m->e[x + 1]));
+		}
+		CHECK(tides_iiter_status(ra) == TIDES_OK);
+		tides_iiter_destroy(ra);
+	}
+
 	/* seek to every key; step back and forth across it */
 	for (i = 0; i < m->n; i++)
 	{
@@ -593,6 +623,13 @@ test_corruption(const char *dir, tides_compression comp, bool cache)
 			for (i = m.n, tides_iiter_last(it); tides_iiter_valid(it); tides_iiter_prev(it), i--)
 				CHECK(i > 0 && iter_at(it, &m.e[i - 1]));
 			CHECK(i == 0 || tides_iiter_status(it) == TIDES_CORRUPTION);
+			tides_iiter_destroy(it);
+			/* through a readahead window: the damage is found there too */
+			it = tides_sst_iter_new(t, false);
+			tides_sst_iter_read_ahead(it);
+			for (i = 0, tides_iiter_first(it); tides_iiter_valid(it); tides_iiter_next(it), i++)
+				CHECK(i < m.n && iter_at(it, &m.e[i]));
+			CHECK(i == m.n || tides_iiter_status(it) == TIDES_CORRUPTION);
 			tides_iiter_destroy(it);
 			for (i = 0; i < m.n; i++)
 			{

@@ -811,6 +811,8 @@ run(tides_db *db, tides_compaction *c, tides_table_writer *w)
 				free(children);
 				return tides_fail(&w->err, TIDES_NO_MEMORY, "out of memory starting a compaction");
 			}
+			/* one pass over each input: large reads, and the block cache left to readers */
+			tides_sst_iter_read_ahead(children[j]);
 			j++;
 		}
 	in = tides_merge_iter_new(children, (int) n);

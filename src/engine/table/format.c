@@ -9,6 +9,7 @@
 
 #include "cache/block_cache.h"
 #include "table/compress.h"
+#include "util/assert.h"
 #include "util/dbformat.h"
 #include "util/crc32c.h"
 
@@ -236,6 +237,66 @@ buf_swap(tides_buf *a, tides_buf *b)
 	*b = t;
 }
 
+static tides_status
+check_handle(const tides_block_source *src, tides_block_handle h, tides_error *err)
+{
+	if (h.offset > src->limit || h.size > src->limit - h.offset ||
+		src->limit - h.offset - h.size < TIDES_BLOCK_TRAILER)
+		return tides_fail(err, TIDES_CORRUPTION,
+						  "block handle (offset %llu, size %llu) out of range in %s",
+						  (unsigned long long) h.offset, (unsigned long long) h.size,
+						  src->fname);
+	return TIDES_OK;
+}
+
+/*
+ * raw holds the block at h as stored (h.size bytes and the trailer), as read
+ * from the file: check its checksum, then leave its contents in into --
+ * decompressed, or copied (copy false: raw is into's own data already).
+ */
+static tides_status
+decode_block(const tides_block_source *src, tides_block_handle h, const uint8_t *raw, bool copy,
+			 tides_buf *into, tides_error *err)
+{
+	const uint8_t *trailer = raw + h.size;
+	uint8_t		type = trailer[0];
+	uint32_t	crc = tides_crc32c(raw, h.size);
+
+	crc = tides_crc32c_extend(crc, &type, 1);
+	if (tides_crc_unmask(tides_get32(trailer + 1)) != crc)
+		return tides_fail(err, TIDES_CORRUPTION, "checksum mismatch in block at offset %llu of %s",
+						  (unsigned long long) h.offset, src->fname);
+	if (type == TIDES_COMPRESS_NONE)
+	{
+		if (copy)
+		{
+			tides_buf_reset(into);
+			if (!tides_buf_reserve(into, h.size))
+				return tides_fail(err, TIDES_NO_MEMORY, "out of memory reading block at offset %llu of %s",
+								  (unsigned long long) h.offset, src->fname);
+			memcpy(into->data, raw, h.size);
+		}
+		into->len = (size_t) h.size;
+		return TIDES_OK;
+	}
+	else
+	{
+		char		what[300];
+
+		snprintf(what, sizeof(what), "block at offset %llu of %s",
+				 (unsigned long long) h.offset, src->fname);
+		return tides_decompress((tides_compression) type, raw, (size_t) h.size, into, what, err);
+	}
+}
+
+static inline void
+count_file_read(const tides_block_source *src, size_t n)
+{
+	if (src->counters)
+		tides_count(src->counters, bytes_read, n);
+	tides_process_io.bytes_read += n;
+}
+
 tides_status
 tides_read_block(const tides_block_source *src, tides_block_handle h,
 				 tides_read_mode mode, tides_buf *out, tides_buf *tmp,
@@ -243,17 +304,10 @@ tides_read_block(const tides_block_source *src, tides_block_handle h,
 {
 	size_t		n;
 	int64_t		r;
-	uint8_t		type;
-	uint32_t	crc;
-	const uint8_t *trailer;
+	tides_status s;
 
-	if (h.offset > src->limit || h.size > src->limit - h.offset ||
-		src->limit - h.offset - h.size < TIDES_BLOCK_TRAILER)
-		return tides_fail(err, TIDES_CORRUPTION,
-						  "block handle (offset %llu, size %llu) out of range in %s",
-						  (unsigned long long) h.offset, (unsigned long long) h.size,
-						  src->fname);
-
+	if ((s = check_handle(src, h, err)) != TIDES_OK)
+		return s;
 	tides_buf_reset(out);
 	if (src->cache != NULL && mode != TIDES_READ_BYPASS)
 	{
@@ -288,36 +342,60 @@ tides_read_block(const tides_block_source *src, tides_block_handle h,
 	if ((size_t) r != n)
 		return tides_fail(err, TIDES_CORRUPTION, "short read of block at offset %llu of %s",
 						  (unsigned long long) h.offset, src->fname);
-	if (src->counters)
-		tides_count(src->counters, bytes_read, n);
+	count_file_read(src, n);
 	tides_process_io.blocks_read++;
-	tides_process_io.bytes_read += n;
 
-	trailer = out->data + h.size;
-	type = trailer[0];
-	crc = tides_crc32c(out->data, h.size);
-	crc = tides_crc32c_extend(crc, &type, 1);
-	if (tides_crc_unmask(tides_get32(trailer + 1)) != crc)
-		return tides_fail(err, TIDES_CORRUPTION, "checksum mismatch in block at offset %llu of %s",
-						  (unsigned long long) h.offset, src->fname);
-
-	if (type == TIDES_COMPRESS_NONE)
-		out->len = (size_t) h.size;
-	else
-	{
-		char		what[300];
-		tides_status s;
-
-		snprintf(what, sizeof(what), "block at offset %llu of %s",
-				 (unsigned long long) h.offset, src->fname);
-		s = tides_decompress((tides_compression) type, out->data, (size_t) h.size, tmp, what, err);
-		if (s != TIDES_OK)
-			return s;
+	if (out->data[h.size] == TIDES_COMPRESS_NONE)
+		s = decode_block(src, h, out->data, false, out, err);
+	else if ((s = decode_block(src, h, out->data, false, tmp, err)) == TIDES_OK)
 		buf_swap(out, tmp);
-	}
+	if (s != TIDES_OK)
+		return s;
 
 	if (src->cache != NULL && mode == TIDES_READ_FILL_CACHE)
 		tides_block_cache_insert(src->cache, src->file_number, h.offset, out->data, out->len);
+	*data = out->data;
+	*len = out->len;
+	return TIDES_OK;
+}
+
+tides_status
+tides_read_block_ahead(const tides_block_source *src, tides_block_handle h, tides_readahead *ra,
+					   tides_buf *out, const uint8_t **data, size_t *len, tides_error *err)
+{
+	size_t		n = (size_t) h.size + TIDES_BLOCK_TRAILER;
+	tides_status s;
+
+	if ((s = check_handle(src, h, err)) != TIDES_OK)
+		return s;
+	if (ra->buf.data == NULL || h.offset < ra->off || h.offset - ra->off > ra->buf.len ||
+		n > ra->buf.len - (h.offset - ra->off))
+	{
+		/* the window from this block on, as far as the blocks go (check_handle: n fits) */
+		size_t		want = TIDES_READAHEAD_BYTES > n ? TIDES_READAHEAD_BYTES : n;
+		int64_t		r;
+
+		if (want > src->limit - h.offset)
+			want = (size_t) (src->limit - h.offset);
+		TIDES_ASSERT(want >= n);
+		tides_buf_reset(&ra->buf);
+		if (!tides_buf_reserve(&ra->buf, want))
+			return tides_fail(err, TIDES_NO_MEMORY, "out of memory reading ahead at offset %llu of %s",
+							  (unsigned long long) h.offset, src->fname);
+		ra->off = h.offset;
+		r = src->vfs->pread(src->vfs, src->fd, ra->buf.data, want, h.offset);
+		if (r < 0)
+			return tides_fail_io(err, (int) r, "read", src->fname);
+		if ((size_t) r < n)
+			return tides_fail(err, TIDES_CORRUPTION, "short read of block at offset %llu of %s",
+							  (unsigned long long) h.offset, src->fname);
+		ra->buf.len = (size_t) r;
+		count_file_read(src, (size_t) r);
+	}
+	tides_process_io.blocks_read++;
+	s = decode_block(src, h, ra->buf.data + (h.offset - ra->off), true, out, err);
+	if (s != TIDES_OK)
+		return s;
 	*data = out->data;
 	*len = out->len;
 	return TIDES_OK;

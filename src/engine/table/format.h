@@ -137,6 +137,36 @@ typedef enum tides_read_mode
 } tides_read_mode;
 
 /*
+ * A window of a file read ahead, for a pass over its data blocks in file
+ * order (compaction's inputs): one pread of TIDES_READAHEAD_BYTES serves
+ * the next few dozen blocks, where a block at a time was a system call and
+ * a block cache probe each (reads of compaction inputs were half of a
+ * compaction's CPU).  Zero it (tides_readahead_init) to start; the window is
+ * refilled when a block lies outside it.
+ */
+#define TIDES_READAHEAD_BYTES (256u << 10)
+
+typedef struct tides_readahead
+{
+	tides_buf	buf;			/* the window's bytes */
+	uint64_t	off;			/* file offset of buf.data[0] */
+} tides_readahead;
+
+static inline void
+tides_readahead_init(tides_readahead *ra)
+{
+	tides_buf_init(&ra->buf);
+	ra->off = 0;
+}
+
+static inline void
+tides_readahead_free(tides_readahead *ra)
+{
+	tides_buf_free(&ra->buf);
+	tides_readahead_init(ra);
+}
+
+/*
  * Read a block's contents into out (its previous contents are lost);
  * data and len receive the block, inside out.  tmp is scratch for compressed bytes; both
  * buffers are kept by the caller and reused, so steady-state reads do not
@@ -146,5 +176,14 @@ typedef enum tides_read_mode
 tides_status tides_read_block(const tides_block_source *src, tides_block_handle h,
 							  tides_read_mode mode, tides_buf *out, tides_buf *tmp,
 							  const uint8_t **data, size_t *len, tides_error *err);
+
+/*
+ * The same through a readahead window instead of the block cache (which
+ * is neither looked in nor filled): the block's bytes come from ra's
+ * window, refilled from the block's offset on when it lies outside.
+ */
+tides_status tides_read_block_ahead(const tides_block_source *src, tides_block_handle h,
+									tides_readahead *ra, tides_buf *out,
+									const uint8_t **data, size_t *len, tides_error *err);
 
 #endif

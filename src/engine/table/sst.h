@@ -177,6 +177,14 @@ bool		tides_sst_may_contain_stem(tides_sst *t, const uint8_t *stem, size_t len,
 tides_iiter *tides_sst_iter_new(tides_sst *t, bool fill_cache);
 
 /*
+ * Have an iterator read its data blocks through a readahead window
+ * (format.h), not the block cache: for one pass in key order over the whole
+ * table (a compaction's input).  Anything but a table's iterator (the empty
+ * one of a failed open) is left alone.
+ */
+void		tides_sst_iter_read_ahead(tides_iiter *it);
+
+/*
  * Have an iterator from tides_sst_iter_new call fn(arg, t) when it is
  * destroyed (after it stopped using t); the table cache drops its pin so.
  */

@@ -51,6 +51,8 @@ typedef struct sst_cursor
 	size_t		oklen;
 	uint64_t	part_off;		/* offset of the loaded partition, or UINT64_MAX */
 	uint64_t	data_off;
+	bool		ahead;			/* data blocks through ra (tides_sst_iter_read_ahead) */
+	tides_readahead ra;
 } sst_cursor;
 
 /* a run's first and last user keys */
@@ -109,6 +111,8 @@ cursor_init(sst_cursor *c, tides_sst *t, tides_read_mode mode, tides_error *err)
 	c->okey = NULL;
 	c->oklen = 0;
 	c->part_off = c->data_off = UINT64_MAX;
+	c->ahead = false;
+	tides_readahead_init(&c->ra);
 	tides_block_iter_reset(&c->top, t->top.data, t->top.len, t->fname, 0);
 	tides_block_iter_reset(&c->part, NULL, 0, t->fname, 0);
 	tides_block_iter_reset(&c->data, NULL, 0, t->fname, 0);
@@ -129,6 +133,7 @@ cursor_free(sst_cursor *c)
 	tides_buf_free(&c->key);
 	tides_buf_free(&c->val);
 	tides_buf_free(&c->gkey);
+	tides_readahead_free(&c->ra);
 }
 
 static inline bool
@@ -183,7 +188,8 @@ load_data(sst_cursor *c)
 	if (h.offset == c->data_off)
 		return true;
 	c->data_off = UINT64_MAX;
-	if (tides_read_block(&c->t->src, h, c->mode, &c->data_buf, &c->tmp, &d, &n, c->err) != TIDES_OK)
+	if ((c->ahead ? tides_read_block_ahead(&c->t->src, h, &c->ra, &c->data_buf, &d, &n, c->err) :
+		 tides_read_block(&c->t->src, h, c->mode, &c->data_buf, &c->tmp, &d, &n, c->err)) != TIDES_OK)
 		return false;
 	if (!tides_block_iter_reset(&c->data, d, n, c->t->fname, h.offset))
 		return false;
@@ -242,13 +248,16 @@ data_skip_forward(sst_cursor *c)
 	while (!c->data.valid)
 	{
 		if (failed(c) || !c->part.valid)
-			return;
+			break;
 		tides_block_iter_next(&c->part);
 		idx_skip_forward(c);
 		if (!c->part.valid || !load_data(c))
-			return;
+			break;
 		tides_block_iter_first(&c->data);
 	}
+	/* past the last block: a compaction keeps its finished inputs open */
+	if (!c->data.valid && c->ahead)
+		tides_readahead_free(&c->ra);
 }
 
 static void
@@ -1010,6 +1019,13 @@ tides_sst_iter_new(tides_sst *t, bool fill_cache)
 	si->on_destroy = NULL;
 	si->arg = NULL;
 	return &si->base;
+}
+
+void
+tides_sst_iter_read_ahead(tides_iiter *it)
+{
+	if (it->ops == &sst_iter_ops)
+		((sst_iter *) it)->c.ahead = true;
 }
 
 void
