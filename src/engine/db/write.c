@@ -306,6 +306,8 @@ typedef struct insert_ctx
  * of key's prefix in m, or else a fresh one in the place of a slot of an
  * older memtable or of the one used longest ago.
  */
+#define SPLICE_PROBE 8
+
 static tides_skip_splice *
 splice_for(tides_db *db, const tides_memtable *m, const uint8_t *key, size_t klen)
 {
@@ -324,6 +326,20 @@ splice_for(tides_db *db, const tides_memtable *m, const uint8_t *key, size_t kle
 
 		if (s->mem == mem && s->plen == plen && memcmp(s->prefix, key, plen) == 0)
 		{
+			/*
+			 * Pairs that did not hold the last key (random keys: an index)
+			 * went cold since; checking them level by level costs more than
+			 * a search from the head, whose upper levels are hot.  Start
+			 * from the head, but every SPLICE_PROBE inserts look at the
+			 * level-0 pair first (keys of the tree may come in order again).
+			 */
+			if (!s->sp.near)
+			{
+				if (db->splice_uses % SPLICE_PROBE != 0)
+					tides_skip_splice_init(&s->sp);
+				else
+					s->sp.quick = true;
+			}
 			s->used = db->splice_uses;
 			return &s->sp;
 		}

@@ -123,13 +123,16 @@ tides_skip_insert(tides_skiplist *sl, uint32_t off, tides_skip_splice *sp)
 	 * above it surrounds key too.  Others may have linked nodes into the
 	 * pair since, so search from its prev at that level and every level
 	 * below, top-down; from the head at the top when the splice has not
-	 * seen every level (a fresh one) or no level surrounds key.
+	 * seen every level (a fresh one), no level surrounds key, or a quick
+	 * probe's level-0 pair does not (its upper pairs went cold: write.c).
 	 */
 	level = 0;
-	if (sp->height < maxh)
+	if (sp->height < maxh || (sp->quick && !splice_brackets(sl, sp, 0, key, klen)))
 		level = (int) maxh;
+	sp->quick = false;
 	while (level < (int) maxh && !splice_brackets(sl, sp, level, key, klen))
 		level++;
+	sp->near = level == 0;
 	before = level < (int) maxh ? sp->prev[level] : 0;
 	if (level == (int) maxh)
 		level--;

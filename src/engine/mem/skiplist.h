@@ -73,6 +73,8 @@ uint32_t	tides_skip_random_height(uint64_t rnd);
 typedef struct tides_skip_splice
 {
 	uint32_t	height;			/* levels below it hold a pair; above: head and end */
+	bool		near;			/* the last insert found its level-0 pair around its key */
+	bool		quick;			/* next insert: the level-0 pair, else the head (then cleared) */
 	uint32_t	prev[TIDES_SKIP_MAX_HEIGHT];
 	uint32_t	next[TIDES_SKIP_MAX_HEIGHT];
 } tides_skip_splice;
@@ -81,6 +83,8 @@ static inline void
 tides_skip_splice_init(tides_skip_splice *sp)
 {
 	sp->height = 0;
+	sp->near = false;
+	sp->quick = false;
 }
 
 /* link a node the caller wrote at arena offset off, searching from the splice */
