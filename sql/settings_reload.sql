@@ -4,7 +4,10 @@
 -- pg_reload_conf(): the next memtable the flush worker writes
 -- (tides_flush(true) leaves the flushing to it) is uncompressed, then lz4
 -- again -- told by flush bytes against the bytes written, on rows that lz4
--- shrinks tenfold.  Which settings are sighup and what a reload does:
+-- shrinks tenfold.  The rows, appended above all the table has in files,
+-- go to files the flush places in the last level, which take
+-- tides.bottommost_compression (src/engine/db/flush_place.h): that one is
+-- switched off with tides.compression.  Which settings are sighup and what a reload does:
 -- docs/operations.md, "Settings".  The server's configuration is put back.
 --
 SET client_min_messages = warning;
@@ -29,11 +32,13 @@ CREATE FUNCTION sr_settle() RETURNS void LANGUAGE sql AS $$ SELECT pg_sleep(1) $
 SELECT current_setting('tides.compression') AS compression_before;
 SELECT sr_flush_ratio(0) < 0.3 AS compressed;
 ALTER SYSTEM SET tides.compression = 'none';
+ALTER SYSTEM SET tides.bottommost_compression = 'none';
 SELECT pg_reload_conf();
 SELECT sr_settle();
 SELECT current_setting('tides.compression') AS compression_now;
 SELECT sr_flush_ratio(1) > 0.8 AS not_compressed;
 ALTER SYSTEM RESET tides.compression;
+ALTER SYSTEM RESET tides.bottommost_compression;
 SELECT pg_reload_conf();
 SELECT sr_settle();
 SELECT current_setting('tides.compression') AS compression_after;

@@ -123,6 +123,8 @@ tides_stats_sql(PG_FUNCTION_ARGS)
 	S(ingested_bytes);
 	S(reads_unchanged);
 	S(reads_changed);
+	S(flush_placed_files);
+	S(flush_placed_bytes);
 #undef S
 	for (int l = 0; l < TIDES_MAX_LEVELS; l++)
 	{

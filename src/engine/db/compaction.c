@@ -137,6 +137,9 @@ compaction_free(tides_db *db, tides_compaction *c)
 }
 
 /* user keys of a file's bounds */
+/* outputs to levels >= 1 end at a tree boundary once they hold this share of a file */
+#define PREFIX_CUT_DIVISOR 16
+
 #define LO_KEY(f) tides_file_smallest(f), ((f)->smallest_len - TIDES_TRAILER)
 #define HI_KEY(f) tides_file_largest(f), ((f)->largest_len - TIDES_TRAILER)
 
@@ -186,6 +189,31 @@ tides_compaction_conflicts(const tides_shared *sh, const tides_compaction *c)
 			return true;
 	}
 	return false;
+}
+
+/* is a running compaction writing into `level` over user keys overlapping [lo, hi]? */
+static bool
+range_claimed(const tides_shared *sh, int level, const uint8_t *lo, size_t lolen,
+			  const uint8_t *hi, size_t hilen)
+{
+	for (int i = 0; i < TIDES_MAX_COMPACTIONS; i++)
+	{
+		const tides_running_compaction *r = &sh->running[i];
+
+		if (r->used && r->output_level == level &&
+			tides_ukey_cmp(LO_KEY(r->lo), hi, hilen) <= 0 && tides_ukey_cmp(lo, lolen, HI_KEY(r->hi)) <= 0)
+			return true;
+	}
+	return false;
+}
+
+bool
+tides_compaction_level_free(const tides_shared *sh, const tides_version *v, int level,
+							const uint8_t *lo, size_t lolen, const uint8_t *hi, size_t hilen)
+{
+	TIDES_ASSERT(level >= 1 && level < TIDES_MAX_LEVELS);
+	return !tides_version_overlaps(v, level, lo, lolen, hi, hilen) &&
+		!range_claimed(sh, level, lo, lolen, hi, hilen);
 }
 
 /*
@@ -922,6 +950,8 @@ tides_compaction_execute(tides_db *db, tides_compaction *cp, bool *did)
 	tides_table_writer_init(&w, db, c.level == 0 && c.output_level == 0 ? UINT64_MAX :
 							db->opts.target_file_size);
 	w.bottommost = c.output_level == TIDES_MAX_LEVELS - 1;
+	if (c.output_level > 0)
+		w.prefix_cut_size = db->opts.target_file_size / PREFIX_CUT_DIVISOR;
 	tides_edit_init(&e);
 	if (!trivial)
 	{

@@ -38,6 +38,17 @@ typedef struct tides_compaction
 	uint64_t	entries_read;	/* input entries merged (run) */
 } tides_compaction;
 
+/*
+ * May a new file of user keys [lo, hi] go into `level` (>= 1)?  None of
+ * the level's files overlaps them and no running compaction writes there
+ * over them.  The caller vouches for the levels above and below: none
+ * holds a key of [lo, hi] that the file's versions must stay below or
+ * above (ingest.c, flush.c).
+ */
+bool		tides_compaction_level_free(const tides_shared *sh, const tides_version *v, int level,
+										const uint8_t *lo, size_t lolen, const uint8_t *hi,
+										size_t hilen);
+
 /* targets per level of version v; returns the base level */
 int			tides_compaction_targets(const tides_db *db, const tides_version *v,
 									 uint64_t target[TIDES_MAX_LEVELS]);

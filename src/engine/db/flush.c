@@ -1,9 +1,11 @@
 /*
- * flush.c -- writing the oldest sealed memtable to a level-0 SSTable.
+ * flush.c -- writing the oldest sealed memtable to a level-0 SSTable, and
+ * the keys above everything their tree has in the files to files placed
+ * below level 0 (flush_place.h).
  *
  * Flushes run one at a time and oldest first, so the log position recovery
  * must replay from is always the start of the oldest unflushed memtable.
- * The manifest edit that adds the file also moves that position and records
+ * The manifest edit that adds the files also moves that position and records
  * which batch tags were still open at the end of the flushed memtable, all
  * in one atomic append.  The memtable's arena is reused only after the last
  * reader of an older superversion lets go of it.
@@ -11,14 +13,75 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db/compaction.h"
 #include "db/compaction_iter.h"
 #include "db/db_impl.h"
+#include "db/flush_place.h"
 #include "db/table_writer.h"
 
 static bool
 deeper_always(void *arg, const uint8_t *ukey, size_t n)
 {
 	return true;				/* level 0 is never the bottom */
+}
+
+/* where the flush's entries go: level 0, or the placed files (flush_place.h) */
+typedef struct flush_out
+{
+	tides_table_writer *l0;
+	tides_table_writer *placed;
+	tides_place_plan *plan;
+} flush_out;
+
+static tides_status
+flush_emit(void *arg, const uint8_t *ikey, size_t iklen, const uint8_t *val, size_t vlen)
+{
+	flush_out  *o = arg;
+	bool		new_run;
+	tides_status s;
+
+	if (!tides_place_route(o->plan, ikey, iklen - TIDES_TRAILER, &new_run))
+		return tides_table_writer_add(o->l0, ikey, iklen, val, vlen);
+	/* a placed file holds the keys of one run: its range meets no other tree's */
+	if (new_run && (s = tides_table_writer_finish(o->placed)) != TIDES_OK)
+		return s;
+	return tides_table_writer_add(o->placed, ikey, iklen, val, vlen);
+}
+
+/*
+ * The levels of the placed files (version_mutex held): from the last level
+ * up to the base level, the deepest where each fits; else level 0.
+ */
+static tides_status
+place_outputs(tides_db *db, tides_edit *e, tides_table_writer *pw, uint32_t *files, uint64_t *bytes)
+{
+	tides_shared *sh = db->sh;
+	uint64_t	target[TIDES_MAX_LEVELS];
+	int			base = tides_compaction_targets(db, sh->current, target);
+	tides_status s = TIDES_OK;
+
+	*files = 0;
+	*bytes = 0;
+	for (uint32_t i = 0; i < pw->noutputs && s == TIDES_OK; i++)
+	{
+		tides_edit_file *f = &pw->outputs[i];
+		const uint8_t *lo = f->smallest,
+				   *hi = f->largest;
+		size_t		lolen = f->smallest_len - TIDES_TRAILER,
+					hilen = f->largest_len - TIDES_TRAILER;
+
+		f->level = 0;
+		for (int l = TIDES_MAX_LEVELS - 1; l >= base && l >= 1; l--)
+			if (tides_compaction_level_free(sh, sh->current, l, lo, lolen, hi, hilen))
+			{
+				f->level = l;
+				(*files)++;
+				*bytes += f->size;
+				break;
+			}
+		s = tides_edit_add_file(e, f);
+	}
+	return s;
 }
 
 /* skips wholly below the replay position are no longer needed */
@@ -38,7 +101,12 @@ tides_flush_work(tides_db *db, bool *did)
 {
 	tides_shared *sh = db->sh;
 	tides_memtable *m;
-	tides_table_writer w;
+	tides_table_writer w,
+				pw;
+	tides_place_plan plan;
+	flush_out	out;
+	uint32_t	placed_files = 0;
+	uint64_t	placed_bytes = 0;
 	tides_compaction_rules rules;
 	tides_compaction_counts counts;
 	tides_dropped_prefix *dropped = NULL;
@@ -107,18 +175,28 @@ tides_flush_work(tides_db *db, bool *did)
 	dropped_seen = sh->next_dropped_id;
 	tides_mutex_unlock(&sh->version_mutex);
 
+	memset(&plan, 0, sizeof(plan));
 	tides_table_writer_init(&w, db, 0);
+	tides_table_writer_init(&pw, db, db->opts.target_file_size);
+	pw.bottommost = true;		/* nearly always the last level */
+	out.l0 = &w;
+	out.placed = &pw;
+	out.plan = &plan;
 	it = tides_memtable_iter_new(m);
-	if (it == NULL || snaps == NULL || dropped_oom)
+	if (it == NULL || snaps == NULL || dropped_oom || tides_place_plan_make(db, m, &plan) != TIDES_OK)
 		s = tides_fail(&w.err, TIDES_NO_MEMORY, "out of memory starting a flush");
 	else
 	{
 		tides_iiter_first(it);
-		s = tides_compaction_run(it, &rules, tides_table_writer_emit, &w, &counts, &w.err);
+		s = tides_compaction_run(it, &rules, flush_emit, &out, &counts, &w.err);
+		if (s != TIDES_OK && w.err.code == TIDES_OK)
+			w.err = pw.err;		/* the placed output failed */
 	}
 	tides_iiter_destroy(it);
 	if (s == TIDES_OK)
 		s = tides_table_writer_finish(&w);
+	if (s == TIDES_OK && (s = tides_table_writer_finish(&pw)) != TIDES_OK)
+		w.err = pw.err;
 
 	if (s == TIDES_OK)
 	{
@@ -135,6 +213,8 @@ tides_flush_work(tides_db *db, bool *did)
 			w.outputs[0].level = 0;
 			s = tides_edit_add_file(&e, &w.outputs[0]);
 		}
+		if (s == TIDES_OK)
+			s = place_outputs(db, &e, &pw, &placed_files, &placed_bytes);
 		e.has_replay_lsn = true;
 		e.replay_lsn = m->end_lsn;
 		e.has_last_seq = true;
@@ -158,9 +238,13 @@ tides_flush_work(tides_db *db, bool *did)
 	{
 		tides_tags_forget_settled(db, m->end_lsn);
 		tides_count(&sh->counters, flushes, 1);
-		tides_count(&sh->counters, flush_bytes_written, w.bytes_written);
+		tides_count(&sh->counters, flush_bytes_written, w.bytes_written + pw.bytes_written);
 		if (w.noutputs == 1)
 			tides_count(&sh->counters, flush_entries_written, w.outputs[0].entries);
+		for (uint32_t i = 0; i < pw.noutputs; i++)
+			tides_count(&sh->counters, flush_entries_written, pw.outputs[i].entries);
+		tides_count(&sh->counters, flush_placed_files, placed_files);
+		tides_count(&sh->counters, flush_placed_bytes, placed_bytes);
 		atomic_store(&sh->bg_error, TIDES_OK);
 		*did = true;
 	}
@@ -173,11 +257,16 @@ tides_flush_work(tides_db *db, bool *did)
 		 * the record did not survive).
 		 */
 		if (!written)
+		{
 			tides_table_writer_discard(&w);
+			tides_table_writer_discard(&pw);
+		}
 		atomic_store(&sh->bg_error, s);
 		tides_db_fail(db, &w.err);
 	}
 	tides_table_writer_free(&w);
+	tides_table_writer_free(&pw);
+	tides_place_plan_free(&plan);
 	tides_mutex_unlock(&sh->flush_mutex);
 	free(snaps);
 	free(dropped);

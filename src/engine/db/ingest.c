@@ -54,6 +54,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db/compaction.h"
 #include "db/db_impl.h"
 #include "db/table_writer.h"
 #include "db/write_batch.h"
@@ -382,28 +383,6 @@ level_holds_key_in(tides_db *db, const tides_version *v, int level, const tides_
 	return holds;
 }
 
-/* has a running compaction claimed an output range of `level` overlapping o? */
-static bool
-claimed(const tides_shared *sh, int level, const tides_edit_file *o)
-{
-	const uint8_t *lo,
-			   *hi;
-	size_t		lolen,
-				hilen;
-
-	output_range(o, &lo, &lolen, &hi, &hilen);
-	for (int i = 0; i < TIDES_MAX_COMPACTIONS; i++)
-	{
-		const tides_running_compaction *r = &sh->running[i];
-
-		if (r->used && r->output_level == level &&
-			tides_ukey_cmp(UKEY(tides_file_smallest(r->lo), r->lo->smallest_len), hi, hilen) <= 0 &&
-			tides_ukey_cmp(UKEY(tides_file_largest(r->hi), r->hi->largest_len), lo, lolen) >= 0)
-			return true;
-	}
-	return false;
-}
-
 /*
  * Step 1 of the install (version_mutex held, writers paused): does a
  * memtable hold a key of an output's range?  *active: the active one does.
@@ -472,8 +451,7 @@ choose_level(tides_db *db, tides_ingest *in, tides_buf *scratch)
 						hilen;
 
 			output_range(&in->w.outputs[i], &lo, &lolen, &hi, &hilen);
-			fits = !tides_version_overlaps(v, l, lo, lolen, hi, hilen) &&
-				!claimed(sh, l, &in->w.outputs[i]);
+			fits = tides_compaction_level_free(sh, v, l, lo, lolen, hi, hilen);
 		}
 		if (fits)
 			return l;

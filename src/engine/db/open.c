@@ -253,6 +253,8 @@ tides_get_stats(tides_db *db, tides_stats *st)
 	COPY(compaction_entries_written);
 	COPY(reads_unchanged);
 	COPY(reads_changed);
+	COPY(flush_placed_files);
+	COPY(flush_placed_bytes);
 #undef COPY
 	st->memtable_count = sh->ropts.memtable_count;
 	for (int i = 0; i < TIDES_MAX_COMPACTIONS; i++)

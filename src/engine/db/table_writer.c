@@ -108,6 +108,17 @@ tides_table_writer_finish(tides_table_writer *w)
 	return s;
 }
 
+/* does ukey start with the same range_prefix_len bytes as the last key added? */
+static bool
+same_prefix(const tides_table_writer *w, const uint8_t *ukey, size_t ulen)
+{
+	size_t		p = w->db->opts.range_prefix_len;
+	size_t		a = ulen < p ? ulen : p,
+				b = w->last_ukey.len < p ? w->last_ukey.len : p;
+
+	return a == b && (a == 0 || memcmp(ukey, w->last_ukey.data, a) == 0);
+}
+
 tides_status
 tides_table_writer_add(tides_table_writer *w, const uint8_t *ikey, size_t iklen,
 					   const uint8_t *val, size_t vlen)
@@ -121,7 +132,9 @@ tides_table_writer_add(tides_table_writer *w, const uint8_t *ikey, size_t iklen,
 	if (w->builder != NULL && new_key && w->target_size > 0 &&
 		(tides_sst_builder_size(w->builder) >= w->target_size ||
 		 (w->db->partition != NULL &&
-		  w->db->partition(w->db->partition_arg, w->last_ukey.data, w->last_ukey.len, ikey, ulen))))
+		  w->db->partition(w->db->partition_arg, w->last_ukey.data, w->last_ukey.len, ikey, ulen)) ||
+		 (w->prefix_cut_size > 0 && tides_sst_builder_size(w->builder) >= w->prefix_cut_size &&
+		  !same_prefix(w, ikey, ulen))))
 	{
 		s = tides_table_writer_finish(w);
 		if (s != TIDES_OK)

@@ -19,6 +19,14 @@ typedef struct tides_table_writer
 	uint64_t	target_size;	/* 0: never cut (flush); else also at partitions */
 	bool		ingest;			/* outputs for ingestion (tides_sst_builder_set_ingest) */
 	bool		bottommost;		/* outputs take the bottommost compression */
+	/*
+	 * Also cut where the first range_prefix_len bytes of the user key change
+	 * (one table's rows, one index: the next tree), once the file holds this
+	 * many bytes (0: never).  A level's files then end where a large tree
+	 * ends, so the next keys flushed above that tree's largest find room
+	 * there (flush.c) instead of a file spanning the gap.
+	 */
+	uint64_t	prefix_cut_size;
 	tides_sst_builder *builder;
 	int			fd;
 	uint64_t	number;

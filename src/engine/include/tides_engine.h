@@ -783,6 +783,8 @@ typedef struct tides_stats
 	uint64_t	compaction_entries_written;
 	uint64_t	reads_unchanged;	/* tides_changed_since answers "unchanged" */
 	uint64_t	reads_changed;		/* ... and "changed" (read again) */
+	uint64_t	flush_placed_files; /* files a flush placed below level 0 (db/flush_place.h) */
+	uint64_t	flush_placed_bytes; /* ... and their bytes (part of flush_bytes_written) */
 	uint32_t	memtable_count;		/* memtable slots in the region */
 	uint64_t	memtable_size;		/* bytes per memtable */
 	uint64_t	memtable_active_bytes;	/* bytes in the memtable taking writes */
