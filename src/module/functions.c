@@ -125,6 +125,8 @@ tides_stats_sql(PG_FUNCTION_ARGS)
 	S(reads_changed);
 	S(flush_placed_files);
 	S(flush_placed_bytes);
+	S(stem_probes_absent);
+	S(stem_probes_maybe);
 #undef S
 	for (int l = 0; l < TIDES_MAX_LEVELS; l++)
 	{

@@ -396,6 +396,17 @@ memo_holds(const uint8 *key, size_t klen)
 }
 
 bool
+trt_stem_absent(const uint8 *stem, size_t len)
+{
+	bool		absent;
+	tides_status s = tides_stem_absent(trt_engine(), stem, len, &absent);
+
+	if (s != TIDES_OK)
+		trt_engine_error(s, "read an index");
+	return absent;
+}
+
+bool
 trt_read_row(const uint8 *key, size_t klen, char **val, size_t *vlen)
 {
 	tides_db   *db = trt_engine();

@@ -266,6 +266,14 @@ extern bool trt_try_write_batch(tides_batch *b);
 extern bool trt_read(const uint8 *key, size_t klen, char **val, size_t *vlen);
 
 /*
+ * true only when no key stem || TRT_STEM_SUFFIX_LEN bytes is in the engine,
+ * proven without a block read (tides_stem_absent); false: maybe, read to
+ * know.  This backend's deferred entries are not looked at (a unique
+ * index's entries are never deferred).
+ */
+extern bool trt_stem_absent(const uint8 *stem, size_t len);
+
+/*
  * trt_read for a key this backend may have read just before (a row found
  * by a scan, then locked and read again): the value it read last, if the
  * engine proves nothing was written to the key since (tides_changed_since),

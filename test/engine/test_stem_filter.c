@@ -16,6 +16,10 @@
  *              without the option.
  *   present    the stem of every 7th entry (some deleted, some overwritten):
  *              exactly the live entry is shown, with its newest value.
+ *   stem_absent  tides_stem_absent never answers "absent" for the stem of a
+ *              live entry (in a memtable or a file), and with the filter
+ *              answers it for nearly every stem beyond the entries, which
+ *              every file's key range covers; its counters add up.
  *   mismatch   reopened with another suffix length (and with none), the old
  *              files answer "may contain" (every entry still found), new
  *              files filter with the new length.
@@ -188,6 +192,52 @@ stem_read(uint64_t n, bool use_stem, int *shown, bool *right, uint64_t *ruled_ou
 	return (b.cache_hits - a.cache_hits) + (b.cache_misses - a.cache_misses);
 }
 
+/* tides_stem_absent of stem(n), checked against the oracle for a live entry */
+static bool
+stem_absent(uint64_t n, const char *what)
+{
+	uint8_t		k[32];
+	bool		absent = false;
+
+	entry_key(k, n);
+	CHECK_OK(tides_stem_absent(st.db, k, 16, &absent));
+	if (absent && n < NKEYS && ver[n] != 0)
+	{
+		fprintf(stderr, "%s: stem of live entry %llu (version %u) reported absent\n", what,
+				(unsigned long long) n, ver[n]);
+		test_failures++;
+	}
+	return absent;
+}
+
+static void
+check_stem_absent(bool filtered, const char *what)
+{
+	tides_stats a,
+				b;
+	uint64_t	calls = 0,
+				absent = 0,
+				beyond = 0;
+
+	tides_get_stats(st.db, &a);
+	for (uint64_t n = 0; n < NKEYS; n++, calls++)
+		absent += stem_absent(n, what);
+	for (uint64_t n = NKEYS; n < NKEYS + 200; n++, calls++)
+		beyond += stem_absent(n, what);
+	tides_get_stats(st.db, &b);
+	CHECK(b.stem_probes_absent - a.stem_probes_absent == absent + beyond);
+	CHECK(b.stem_probes_maybe - a.stem_probes_maybe == calls - absent - beyond);
+	/* every file spans the stems: its filter rules it out, but for ~1% false positives per file */
+	if (filtered && beyond < 170)
+	{
+		fprintf(stderr, "%s: only %llu of 200 stems beyond every entry proven absent\n", what,
+				(unsigned long long) beyond);
+		test_failures++;
+	}
+	fprintf(stderr, "test_stem_filter: %s: tides_stem_absent: %llu of %d stored stems (deleted ones), "
+			"%llu of 200 beyond\n", what, (unsigned long long) absent, NKEYS, (unsigned long long) beyond);
+}
+
 static uint32_t
 files_spanning(void)
 {
@@ -247,6 +297,7 @@ check_absent_and_present(bool filtered, const char *what)
 			test_failures++;
 		}
 	}
+	check_stem_absent(filtered, what);
 	fprintf(stderr, "test_stem_filter: %s: %u files, %llu of %llu file probes ruled out, "
 			"%llu blocks read with the stem, %llu without\n", what, files,
 			(unsigned long long) ruled_all, (unsigned long long) probes * files,

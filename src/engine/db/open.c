@@ -252,6 +252,8 @@ tides_get_stats(tides_db *db, tides_stats *st)
 	COPY(compaction_entries_read);
 	COPY(compaction_entries_written);
 	COPY(reads_unchanged);
+	COPY(stem_probes_absent);
+	COPY(stem_probes_maybe);
 	COPY(reads_changed);
 	COPY(flush_placed_files);
 	COPY(flush_placed_bytes);

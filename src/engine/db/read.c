@@ -273,3 +273,85 @@ tides_changed_since(tides_db *db, const void *key, size_t klen, uint64_t since, 
 	tides_sv_release(db, sv);
 	return TIDES_OK;
 }
+
+/* may a file hold a key starting with stem, by its key range alone? */
+static bool
+file_may_hold_prefix(const tides_file_meta *f, const uint8_t *stem, size_t len)
+{
+	const uint8_t *lo = tides_file_smallest(f);
+	size_t		lolen = f->smallest_len - TIDES_TRAILER;
+
+	/* keys with the prefix start at stem; the file's smallest key is at or below one of them */
+	if (tides_ukey_cmp(tides_file_largest(f), f->largest_len - TIDES_TRAILER, stem, len) < 0)
+		return false;
+	return tides_ukey_cmp(lo, lolen, stem, len) < 0 || (lolen >= len && memcmp(lo, stem, len) == 0);
+}
+
+/* may the file hold stem || suffix bytes?  Its key range, then its stem filter */
+static bool
+file_may_hold_stem(tides_db *db, const tides_file_meta *f, const uint8_t *stem, size_t len,
+				   uint32_t suffix)
+{
+	tides_sst  *t;
+	tides_error err;
+	bool		may;
+
+	if (!file_may_hold_prefix(f, stem, len))
+		return false;
+	if (suffix == 0 || tides_table_cache_get(db->tcache, f->number, f->size, &t, &err) != TIDES_OK)
+		return true;
+	may = tides_sst_may_contain_stem(t, stem, len, suffix);
+	tides_table_cache_release(db->tcache, t);
+	return may;
+}
+
+/*
+ * Why "absent" is right.  Every entry whose write returned before the call
+ * is in a memtable or a file of the current superversion (a flush installs
+ * the file before the memtable leaves).  A memtable answers for every key
+ * with the prefix, whatever its seq; a file is ruled out by its key range
+ * or its stem filter, which hold every key it has, tombstones included.
+ * Drops only hide entries, so they cannot make "absent" wrong.
+ */
+tides_status
+tides_stem_absent(tides_db *db, const void *stem, size_t len, bool *absent)
+{
+	tides_superversion *sv;
+	tides_version *v;
+	uint32_t	suffix = db->opts.filter_stem_suffix;
+	uint8_t		stackkey[256];
+	uint8_t    *ikey = stackkey;
+	bool		may = false;
+
+	*absent = false;
+	if (atomic_load(&db->sh->state) != TIDES_STATE_OPEN)
+		return tides_fail(&db->err, TIDES_UNAVAILABLE, "engine is not open");
+	if (len == 0 || len > TIDES_MAX_KEY_LEN)
+		return tides_fail(&db->err, TIDES_INVALID, "bad key length %zu", len);
+	sv = tides_sv_acquire(db);
+	v = sv->version;
+	for (uint32_t i = 0; i < sv->nmem && !may; i++)
+		may = tides_memtable_has_prefix(sv->mems[i], stem, len);
+	for (uint32_t i = 0; i < v->nfiles[0] && !may; i++)
+		may = file_may_hold_stem(db, v->files[0][i], stem, len, suffix);
+	if (!may && len + TIDES_TRAILER > sizeof(stackkey) && (ikey = malloc(len + TIDES_TRAILER)) == NULL)
+		may = true;				/* no memory for the search key: "maybe" */
+	if (!may)
+		tides_ikey_make(ikey, stem, len, TIDES_MAX_SEQ, TIDES_KT_SEEK);
+	for (int l = 1; l < TIDES_MAX_LEVELS && !may; l++)
+	{
+		/* the first file whose largest key reaches stem, and any after it that the run reaches */
+		for (uint32_t i = tides_version_find_file(v, l, ikey, len + TIDES_TRAILER);
+			 i < v->nfiles[l] && !may && file_may_hold_prefix(v->files[l][i], stem, len); i++)
+			may = file_may_hold_stem(db, v->files[l][i], stem, len, suffix);
+	}
+	*absent = !may;
+	if (*absent)
+		tides_count(&db->sh->counters, stem_probes_absent, 1);
+	else
+		tides_count(&db->sh->counters, stem_probes_maybe, 1);
+	if (ikey != stackkey)
+		free(ikey);
+	tides_sv_release(db, sv);
+	return TIDES_OK;
+}

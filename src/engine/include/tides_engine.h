@@ -577,6 +577,18 @@ uint64_t	tides_read_point(tides_db *db);
 tides_status tides_changed_since(tides_db *db, const void *key, size_t klen, uint64_t since,
 								 bool *changed);
 
+/*
+ * tides_stem_absent(stem) sets *absent to true only when the engine holds no
+ * key stem || filter_stem_suffix bytes (no key starting with stem, when
+ * filter_stem_suffix is 0) of any seq -- not even a deletion -- among the
+ * entries of every write that returned before the call.  It searches the
+ * memtables and rules files out by their key ranges and stem filters,
+ * never reading a table block; false means "maybe" (read to know).  A
+ * unique check of a key beyond every key of its tree, or one no filter
+ * lets through, costs no iterator.
+ */
+tides_status tides_stem_absent(tides_db *db, const void *stem, size_t len, bool *absent);
+
 typedef struct tides_iter tides_iter;
 
 typedef struct tides_iter_options
@@ -785,6 +797,8 @@ typedef struct tides_stats
 	uint64_t	reads_changed;		/* ... and "changed" (read again) */
 	uint64_t	flush_placed_files; /* files a flush placed below level 0 (db/flush_place.h) */
 	uint64_t	flush_placed_bytes; /* ... and their bytes (part of flush_bytes_written) */
+	uint64_t	stem_probes_absent; /* tides_stem_absent answers "absent" */
+	uint64_t	stem_probes_maybe;	/* ... and "maybe" */
 	uint32_t	memtable_count;		/* memtable slots in the region */
 	uint64_t	memtable_size;		/* bytes per memtable */
 	uint64_t	memtable_active_bytes;	/* bytes in the memtable taking writes */

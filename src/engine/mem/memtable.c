@@ -298,6 +298,33 @@ tides_memtable_get(const tides_memtable *m, const uint8_t *ukey, size_t ukey_len
 	return true;
 }
 
+/*
+ * Does the memtable hold a key starting with prefix, of any seq?  Every
+ * entry whose write returned is linked.  The first node at or after prefix
+ * in user-key order tells: keys with the prefix are the contiguous run that
+ * starts there.  Without memory for a long search key: true (the caller
+ * treats true as "maybe").
+ */
+bool
+tides_memtable_has_prefix(const tides_memtable *m, const uint8_t *prefix, size_t len)
+{
+	uint8_t		stackbuf[256];
+	uint8_t    *target = stackbuf;
+	const tides_skip_node *n;
+	uint32_t	off;
+
+	if (len + TIDES_TRAILER > sizeof(stackbuf) && (target = malloc(len + TIDES_TRAILER)) == NULL)
+		return true;
+	tides_ikey_make(target, prefix, len, TIDES_MAX_SEQ, TIDES_KT_SEEK);
+	off = tides_skip_seek(&m->list, target, len + TIDES_TRAILER);
+	if (target != stackbuf)
+		free(target);
+	if (off == 0)
+		return false;
+	n = tides_skip_node_at(&m->list, off);
+	return n->key_len - TIDES_TRAILER >= len && memcmp(tides_skip_node_key(n), prefix, len) == 0;
+}
+
 /* ---- iterator */
 
 typedef struct mem_iter

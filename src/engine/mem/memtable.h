@@ -147,6 +147,12 @@ bool		tides_memtable_get(const tides_memtable *m, const uint8_t *ukey, size_t uk
 							   uint64_t max_seq, int *type, uint64_t *seq,
 							   const uint8_t **val, size_t *vlen);
 
+/*
+ * Does any entry linked so far, of any seq, have a key starting with prefix?
+ * (true also when there is no memory for the search: "maybe")
+ */
+bool		tides_memtable_has_prefix(const tides_memtable *m, const uint8_t *prefix, size_t len);
+
 /* iterator over internal keys (caller keeps a reference on m meanwhile) */
 tides_iiter *tides_memtable_iter_new(tides_memtable *m);
 

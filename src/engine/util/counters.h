@@ -42,6 +42,8 @@ typedef struct tides_counters
 	atomic_uint_fast64_t reads_changed;
 	atomic_uint_fast64_t flush_placed_files;
 	atomic_uint_fast64_t flush_placed_bytes;
+	atomic_uint_fast64_t stem_probes_absent;
+	atomic_uint_fast64_t stem_probes_maybe;
 } tides_counters;
 
 /*
