@@ -203,6 +203,16 @@ extern bool tidx_heap_is_tides(Relation heap);
 extern IndexBuildResult *tidx_build(Relation heap, Relation index, IndexInfo *indexInfo);
 extern void tidx_buildempty(Relation index);
 
+/* ---- tidx_sortkey.c: the order-preserving key a build sorts by */
+
+/* how many leading key columns have a fixed width, each one's into widths[] */
+extern int	tidx_sortkey_columns(const TidxDesc *d, uint8 *widths);
+/* key (without its tree) -> sort key, appended to out; and back */
+extern void tidx_sortkey_encode(StringInfo out, const uint8 *key, size_t klen, int ncols,
+								const uint8 *widths);
+extern void tidx_sortkey_decode(StringInfo out, const uint8 *sk, size_t sklen, int ncols,
+								const uint8 *widths);
+
 /* ---- tidx_insert.c */
 
 extern bool tidx_insert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid,

@@ -141,15 +141,18 @@ new_storage(Relation index)
 /*
  * The build sorts, then writes in key order.  The table scan encodes every
  * entry and hands it to a tuplesort (maintenance_work_mem, spilling to
- * temporary files as nbtree's build does) as one bytea: the key without its
- * tree prefix (the same 8 bytes in every entry, which would leave the
- * sort's abbreviated keys nothing to tell apart) || value || the length of
- * that key part (4 bytes, BE).  Keys are distinct (each holds its TID) and
- * none is a prefix of another (self-delimiting columns, fixed-length TID),
- * so bytea order of these strings is the order of their keys.  The length's
- * top bit says the row was not alive (BUILD_NOT_ALIVE): the bytes after the
- * key never decide the order, and a unique build learns there, as the
- * entries come out of the sort, which rows cannot be duplicates.
+ * temporary files as nbtree's build does) as one bytea: the sort key of
+ * the key without its tree prefix (the same 8 bytes in every entry, which
+ * would leave the sort's abbreviated keys nothing to tell apart; the sort
+ * key packs the leading fixed-width columns into their informative bytes,
+ * tidx_sortkey.c) || value || the length of that sort key (4 bytes, BE).
+ * Keys are distinct (each holds its TID) and no sort key is a prefix of
+ * another (self-delimiting columns and codes, fixed-length TID), so bytea
+ * order of these strings is the order of their keys; the writer decodes
+ * each key back and checks that the keys ascend.  The length's top bit says
+ * the row was not alive (BUILD_NOT_ALIVE): the bytes after the key never
+ * decide the order, and a unique build learns there, as the entries come
+ * out of the sort, which rows cannot be duplicates.
  *
  * A parallel build (the workers plan_create_index_workers grants, as for a
  * btree index; PostgreSQL 15 asks only nbtree itself) splits the table scan
@@ -224,6 +227,9 @@ typedef struct BuildState
 	uint64		bytes;			/* keys and values sorted */
 	HTAB	   *not_alive;		/* unique builds: TIDs of rows not alive */
 	StringInfoData key;
+	StringInfoData sk;			/* the sort key; the writer's previous key */
+	int			sk_cols;		/* leading key columns packed in the sort key */
+	uint8		sk_widths[INDEX_MAX_KEYS];
 } BuildState;
 
 /* on success and on error alike: what the build holds outside its memory */
@@ -297,11 +303,14 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	tidx_check_key_size(index, bs->heap, bs->key.len, tid);
 	itup = tidx_entry_value(bs->d, values, isnull, tid);
 	vlen = TIDX_VALUE_LEN(itup);
-	klen = bs->key.len - 8;		/* without the tree */
+	resetStringInfo(&bs->sk);
+	tidx_sortkey_encode(&bs->sk, (const uint8 *) bs->key.data + 8, bs->key.len - 8, bs->sk_cols,
+						bs->sk_widths);
+	klen = bs->sk.len;
 	e = palloc(VARHDRSZ + klen + vlen + 4);
 	SET_VARSIZE(e, VARHDRSZ + klen + vlen + 4);
 	p = (uint8 *) VARDATA(e);
-	memcpy(p, bs->key.data + 8, klen);
+	memcpy(p, bs->sk.data, klen);
 	if (vlen > 0)
 		memcpy(p + klen, itup, vlen);
 	p += klen + vlen;
@@ -314,6 +323,15 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	MemoryContextReset(bs->tmp);
 }
 
+/* a < b, as the engine orders keys (bytes, then length) */
+static bool
+key_below(const StringInfo a, const StringInfo b)
+{
+	int			c = memcmp(a->data, b->data, Min(a->len, b->len));
+
+	return c < 0 || (c == 0 && a->len < b->len);
+}
+
 /* the sorted entries into the tree */
 static void
 write_sorted(BuildState *bs)
@@ -323,6 +341,7 @@ write_sorted(BuildState *bs)
 	uint8		tree[8];
 
 	trt_key_put_tree(tree, bs->d->tree);
+	resetStringInfo(&bs->sk);
 	tuplesort_performsort(bs->sort);
 	if (trt_bulk_load_threshold_kb >= 0 && bs->bytes >= (uint64) trt_bulk_load_threshold_kb * 1024)
 		bs->ingest = trt_ingest_begin(bs->d->tree,
@@ -341,7 +360,12 @@ write_sorted(BuildState *bs)
 		Assert(klen <= len - 4);
 		resetStringInfo(&bs->key);
 		appendBinaryStringInfo(&bs->key, (const char *) tree, 8);
-		appendBinaryStringInfo(&bs->key, (const char *) p, klen);
+		tidx_sortkey_decode(&bs->key, p, klen, bs->sk_cols, bs->sk_widths);
+		/* the order the tree needs: never written out of it (bs->sk keeps the previous key) */
+		if (bs->sk.len > 0 && !key_below(&bs->sk, &bs->key))
+			elog(ERROR, "tides_btree: index build sorted its entries out of key order");
+		resetStringInfo(&bs->sk);
+		appendBinaryStringInfo(&bs->sk, bs->key.data, bs->key.len);
 		if (bs->not_alive && (word & BUILD_NOT_ALIVE))
 		{
 			ItemPointerData tid;
@@ -468,6 +492,8 @@ build_state_init(BuildState *bs, TidxDesc *d, Relation heap, Tuplesortstate *sor
 	bs->sort = sort;
 	bs->tmp = AllocSetContextCreate(CurrentMemoryContext, "tides_btree build", ALLOCSET_DEFAULT_SIZES);
 	initStringInfo(&bs->key);
+	initStringInfo(&bs->sk);
+	bs->sk_cols = tidx_sortkey_columns(d, bs->sk_widths);
 }
 
 /*

@@ -1,0 +1,85 @@
+--
+-- index_build_sortkey: a tides_btree build sorts its entries by a packed
+-- form of their leading fixed-width columns (src/index/tidx_sortkey.c) and
+-- decodes every key back before writing it.  Edge values of each such kind
+-- (the bytes that are packed away: 0, -1, +-255, +-256, the extremes), both
+-- null orders and both directions, a text column after them and an index
+-- whose first column is not packed, each built as files and through the
+-- memtables: every entry must equal its row (tides_verify_index) and a walk
+-- of each index must return the rows in the order a sort gives.
+--
+SET default_table_access_method = tides;
+SET client_min_messages = warning;
+SELECT setseed(0.25);
+
+CREATE TABLE sk (id int, i2 int2, i4 int4, i8 int8, o oid, d date, tm time,
+                 ts timestamp, tz timestamptz, m money, t text COLLATE "C");
+CREATE FUNCTION sk_pick(anyarray) RETURNS anyelement LANGUAGE sql VOLATILE
+  AS $$ SELECT $1[1 + floor(random() * array_length($1, 1))::int] $$;
+INSERT INTO sk
+SELECT g,
+       CASE WHEN random() < 0.6 THEN sk_pick('{-32768,-32767,-257,-256,-255,-1,0,1,127,128,255,256,32767,NULL}'::int2[])
+            ELSE (floor(random() * 65536) - 32768)::int2 END,
+       CASE WHEN random() < 0.6 THEN sk_pick('{-2147483648,-16777216,-65537,-65536,-256,-255,-1,0,1,255,256,65535,65536,16777216,2147483647,NULL}'::int4[])
+            ELSE (floor(random() * 4294967296) - 2147483648)::int4 END,
+       CASE WHEN random() < 0.6 THEN sk_pick('{-9223372036854775808,-4294967296,-256,-1,0,1,255,256,4294967296,9223372036854775807,NULL}'::int8[])
+            ELSE (floor(random() * 1e15) - 5e14)::int8 END,
+       sk_pick('{0,1,255,256,65536,4294967295,NULL}'::oid[]),
+       sk_pick(ARRAY['-infinity', '4713-01-01 BC', '1999-12-31', '2000-01-01', '2000-01-02', '2026-12-03', 'infinity', NULL]::date[]),
+       sk_pick(ARRAY['00:00', '00:00:00.000001', '12:00', '23:59:59.999999', '24:00', NULL]::time[]),
+       CASE WHEN random() < 0.5 THEN sk_pick(ARRAY['-infinity', '2000-01-01 00:00', '1999-12-31 23:59:59.999999', 'infinity', NULL]::timestamp[])
+            ELSE timestamp '2026-12-03 06:00' + random() * interval '40 seconds' END,
+       sk_pick(ARRAY['-infinity', '2000-01-01 00:00+00', '1970-01-01 00:00+00', '2026-12-03 09:00+00', 'infinity', NULL]::timestamptz[]),
+       sk_pick(ARRAY[-92233720368547758.08, -1, 0, 0.01, 2.56, 92233720368547758.07, NULL]::numeric[])::money,
+       sk_pick(ARRAY['', 'a', 'b', 'ab', NULL]::text[])
+FROM generate_series(1, 3000) g;
+
+CREATE FUNCTION sk_check(ix text, cols text)
+RETURNS TABLE (index text, entries_right boolean, walked_index boolean, order_right boolean)
+LANGUAGE plpgsql AS $$
+DECLARE
+  by_index text;
+  by_sort text;
+  plan text := '';
+  line text;
+BEGIN
+  SET LOCAL enable_indexscan = on;
+  SET LOCAL enable_indexonlyscan = on;
+  SET LOCAL enable_seqscan = off;
+  SET LOCAL enable_bitmapscan = off;
+  SET LOCAL enable_sort = off;
+  FOR line IN EXECUTE format('EXPLAIN (COSTS OFF) SELECT id FROM sk ORDER BY %s', cols) LOOP
+    plan := plan || line;
+  END LOOP;
+  EXECUTE format('SELECT md5(string_agg(id::text, '','')) FROM (SELECT id FROM sk ORDER BY %s) s', cols) INTO by_index;
+  SET LOCAL enable_indexscan = off;
+  SET LOCAL enable_indexonlyscan = off;
+  SET LOCAL enable_seqscan = on;
+  SET LOCAL enable_sort = on;
+  EXECUTE format('SELECT md5(string_agg(id::text, '','')) FROM (SELECT id FROM sk ORDER BY %s) s', cols) INTO by_sort;
+  RETURN QUERY SELECT ix,
+    (SELECT count(*) = 0 FROM tides_verify_index(ix::regclass)) AND tides_index_entries(ix::regclass) = 3000,
+    position(' ' || ix || ' ' in plan || ' ') > 0 AND position('Sort' in plan) = 0,
+    by_index = by_sort;
+END $$;
+
+-- each index as files, then through the memtables
+SET tides.bulk_load_threshold = 0;
+CREATE INDEX sk_a ON sk USING tides_btree (i2, i4, i8, id);
+CREATE INDEX sk_b ON sk USING tides_btree (i4 DESC NULLS LAST, d NULLS FIRST, t, id);
+CREATE INDEX sk_c ON sk USING tides_btree (ts, tz DESC, tm, m, o DESC NULLS LAST, id);
+CREATE INDEX sk_d ON sk USING tides_btree (t, i8 DESC, id);
+SELECT * FROM sk_check('sk_a', 'i2, i4, i8, id')
+UNION ALL SELECT * FROM sk_check('sk_b', 'i4 DESC NULLS LAST, d NULLS FIRST, t, id')
+UNION ALL SELECT * FROM sk_check('sk_c', 'ts, tz DESC, tm, m, o DESC NULLS LAST, id')
+UNION ALL SELECT * FROM sk_check('sk_d', 't, i8 DESC, id');
+SET tides.bulk_load_threshold = -1;
+REINDEX TABLE sk;
+SELECT * FROM sk_check('sk_a', 'i2, i4, i8, id')
+UNION ALL SELECT * FROM sk_check('sk_b', 'i4 DESC NULLS LAST, d NULLS FIRST, t, id')
+UNION ALL SELECT * FROM sk_check('sk_c', 'ts, tz DESC, tm, m, o DESC NULLS LAST, id')
+UNION ALL SELECT * FROM sk_check('sk_d', 't, i8 DESC, id');
+RESET tides.bulk_load_threshold;
+DROP TABLE sk;
+DROP FUNCTION sk_check(text, text);
+DROP FUNCTION sk_pick(anyarray);
