@@ -69,14 +69,14 @@ file_may_hold(const tides_file_meta *f, const uint8_t *ukey, size_t klen)
 
 static tides_status
 search_file(tides_db *db, const tides_file_meta *f, const uint8_t *ikey, size_t iklen,
-			get_state *g, tides_error *err)
+			bool use_filter, get_state *g, tides_error *err)
 {
 	tides_sst  *t;
 	tides_status s = tides_table_cache_get(db->tcache, f->number, f->size, &t, err);
 
 	if (s != TIDES_OK)
 		return s;
-	s = tides_sst_get(t, ikey, iklen, sst_found, g, err);
+	s = tides_sst_get_filtered(t, ikey, iklen, use_filter, sst_found, g, err);
 	tides_table_cache_release(db->tcache, t);
 	return s == TIDES_NOT_FOUND ? TIDES_OK : s;
 }
@@ -92,6 +92,7 @@ get_internal(tides_db *db, const tides_snapshot *snap, const void *key, size_t k
 	size_t		iklen = klen + TIDES_TRAILER;
 	tides_error err;
 	tides_status s = TIDES_OK;
+	int			last;
 
 	if (atomic_load(&sh->state) != TIDES_STATE_OPEN)
 		return tides_fail(&db->err, TIDES_UNAVAILABLE, "engine is not open");
@@ -132,14 +133,23 @@ get_internal(tides_db *db, const tides_snapshot *snap, const void *key, size_t k
 		const tides_file_meta *f = sv->version->files[0][i];
 
 		if (f->min_seq <= seq && file_may_hold(f, key, klen))
-			s = search_file(db, f, ikey, iklen, g, &err);
+			s = search_file(db, f, ikey, iklen, true, g, &err);
 	}
-	for (int l = 1; !g->found && s == TIDES_OK && l < TIDES_MAX_LEVELS; l++)
+	/*
+	 * The last level's file is the last place the key can be: a read that
+	 * reached it mostly finds its key there (rows are read by the row ids
+	 * an index gave), so its filter block would only add a read to "may be
+	 * there"; a key not there costs an index and a data block instead.
+	 */
+	last = TIDES_MAX_LEVELS - 1;
+	while (last > 0 && sv->version->nfiles[last] == 0)
+		last--;
+	for (int l = 1; !g->found && s == TIDES_OK && l <= last; l++)
 	{
 		uint32_t	i = tides_version_find_file(sv->version, l, ikey, iklen);
 
 		if (i < sv->version->nfiles[l] && file_may_hold(sv->version->files[l][i], key, klen))
-			s = search_file(db, sv->version->files[l][i], ikey, iklen, g, &err);
+			s = search_file(db, sv->version->files[l][i], ikey, iklen, l < last, g, &err);
 	}
 	if (g->found && tides_dropped_hides(sv->dropped, sv->ndropped, key, klen, g->seq))
 	{

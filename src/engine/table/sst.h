@@ -152,6 +152,14 @@ tides_status tides_sst_get(tides_sst *t, const uint8_t *ikey, size_t iklen,
 						   tides_sst_found_fn found, void *arg, tides_error *err);
 
 /*
+ * The same, asking the filters only if use_filter: a lookup that expects to
+ * find its key in this table (the last level, below which nothing can hold
+ * it) saves the filter block the answer "may be there" would cost.
+ */
+tides_status tides_sst_get_filtered(tides_sst *t, const uint8_t *ikey, size_t iklen, bool use_filter,
+									tides_sst_found_fn found, void *arg, tides_error *err);
+
+/*
  * The most runs whose key ranges a table records (range_prefix_len); the
  * last one recorded extends to the table's end.
  */

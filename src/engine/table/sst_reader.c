@@ -803,6 +803,13 @@ tides_status
 tides_sst_get(tides_sst *t, const uint8_t *ikey, size_t iklen,
 			  tides_sst_found_fn found, void *arg, tides_error *err)
 {
+	return tides_sst_get_filtered(t, ikey, iklen, true, found, arg, err);
+}
+
+tides_status
+tides_sst_get_filtered(tides_sst *t, const uint8_t *ikey, size_t iklen, bool use_filter,
+					   tides_sst_found_fn found, void *arg, tides_error *err)
+{
 	sst_cursor	tmpc;
 	tides_error tmp_err;
 	sst_cursor *c;
@@ -825,7 +832,7 @@ tides_sst_get(tides_sst *t, const uint8_t *ikey, size_t iklen,
 		goto done;
 	}
 	tides_block_iter_seek(&c->top, ikey, iklen);
-	if (t->has_filter)
+	if (t->has_filter && use_filter)
 	{
 		uint64_t	h = tides_filter_hash(ikey, iklen - TIDES_TRAILER);
 
