@@ -16,6 +16,10 @@
  * whole-store iterator, in key order) during the load, at the snapshot after
  * it, after a full compaction and after a crash, and tides_verify finds
  * every level sound (levels 1 and below sorted and disjoint) each time.
+ * Once the load's work is done, no run of small placed files that
+ * compaction_small.c would merge is left (the placed files of a 64 KB
+ * memtable are a fraction of the 128 KB target: without those merges
+ * tree 1 ended as a run of 86 to 125 of them).
  * With placement, flushes placed files (flush_placed_files) holding at least
  * a third of what flushes wrote, and on the append load compaction wrote less
  * than without.  On the queue load it may write more (tree 1's rows, placed
@@ -23,6 +27,7 @@
  * the figures are printed, not asserted.
  */
 #include "harness.h"
+#include "db/compaction.h"
 #include "db/db_impl.h"
 
 #define KB (1ull << 10)
@@ -139,6 +144,56 @@ sound(tides_db *db, const char *when)
 	}
 }
 
+/*
+ * Files below level 0 and their longest run of consecutive files of one
+ * tree smaller than a quarter of the target size, at the bottom of their
+ * range: compaction_small.c merges such runs once they hold a quarter of
+ * the target or 32 files, so with no work left none is that long.
+ */
+static void
+small_files(tides_db *db, uint32_t prefix, uint32_t *files, uint32_t *longest, uint64_t *longest_bytes)
+{
+	tides_shared *sh = db->sh;
+	tides_version *v;
+
+	*files = *longest = 0;
+	*longest_bytes = 0;
+	tides_lock_version(sh);
+	v = sh->current;
+	for (int l = 1; l < TIDES_MAX_LEVELS; l++)
+	{
+		uint32_t	run = 0;
+		uint64_t	bytes = 0;
+
+		*files += v->nfiles[l];
+		for (uint32_t i = 0; i < v->nfiles[l]; i++)
+		{
+			tides_file_meta *f = v->files[l][i];
+			const uint8_t *lo = tides_file_smallest(f);
+			bool		small = f->size < db->opts.target_file_size / 4 &&
+				memcmp(lo, tides_file_largest(f), prefix) == 0 &&
+				!tides_compaction_deeper_data(sh, v, l, f);
+
+			if (small && run > 0 && memcmp(lo, tides_file_smallest(v->files[l][i - 1]), prefix) == 0)
+			{
+				run++;
+				bytes += f->size;
+			}
+			else
+			{
+				run = small;
+				bytes = small ? f->size : 0;
+			}
+			if (run > *longest)
+			{
+				*longest = run;
+				*longest_bytes = bytes;
+			}
+		}
+	}
+	tides_mutex_unlock(&sh->version_mutex);
+}
+
 static void
 store_opts(store *st, uint32_t prefix, const char *tag)
 {
@@ -230,6 +285,16 @@ load(uint32_t prefix, bool queue)
 	CHECK(reads_all(st.db, NULL, ver, when));
 	CHECK(have_snap && reads_all(st.db, &snap, snapver, "at the snapshot"));
 	sound(st.db, when);
+	{
+		uint32_t	files,
+					longest;
+		uint64_t	bytes;
+
+		small_files(st.db, prefix, &files, &longest, &bytes);
+		fprintf(stderr, "test_flush_place: %s: %u files below level 0, longest run of small files %u (%llu bytes)\n",
+				when, files, longest, (unsigned long long) bytes);
+		CHECK(longest < 32 && (longest < 2 || bytes < st.opts.target_file_size / 4));
+	}
 	tides_snapshot_release(st.db, &snap);
 	tides_get_stats(st.db, &ss);
 	h_compact_full(st.db);

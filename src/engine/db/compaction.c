@@ -552,14 +552,17 @@ pick(tides_db *db, tides_compaction *c, bool reserve)
 
 	/*
 	 * Files marked for a dropped prefix first, unless writers are being
-	 * slowed down by level 0; then the levels by score; then deletion-heavy
-	 * files (after the scores, as RocksDB's marked files: they free space
-	 * but nobody waits for them).
+	 * slowed down by level 0; then the levels by score; then runs of small
+	 * files (compaction_small.c) and deletion-heavy files (after the
+	 * scores, as RocksDB's marked files: they make reads cheaper or free
+	 * space, but nobody waits for them).
 	 */
 	if (!l0_urgent)
 		found = (marked = pick_marked(db, v, base, FOR_DROPPED, c)) > 0;
 	if (!found && marked == 0)
 		found = pick_scored(db, v, base, target, c, reserve);
+	if (!found && marked == 0)
+		found = (marked = tides_compaction_pick_small(db, v, c)) > 0;
 	if (!found && marked == 0)
 		found = (marked = pick_marked(db, v, base, FOR_DELETIONS, c)) > 0;
 	if (!found && marked == 0 && l0_urgent)

@@ -1,8 +1,8 @@
 /*
- * compaction.h -- what compaction.c shares with compaction_full.c and
- * compaction_l0.c: the description of one compaction, and the picking,
- * reservation and running steps both the background picker and a full
- * (manual) compaction use.
+ * compaction.h -- what compaction.c shares with compaction_full.c,
+ * compaction_l0.c and compaction_small.c: the description of one
+ * compaction, and the picking, reservation and running steps both the
+ * background picker and a full (manual) compaction use.
  * Everything here except tides_compaction_execute runs with version_mutex
  * held.
  */
@@ -77,6 +77,13 @@ uint32_t	tides_compaction_l0_trigger(const tides_db *db, const tides_version *v,
 
 /* how far that raised it above the configured trigger: the back-pressure thresholds move as far */
 uint32_t	tides_compaction_l0_shift(const tides_db *db, const tides_version *v);
+
+/*
+ * A run of small files of one tree, consecutive in a level at the bottom of
+ * their range, to merge in place (compaction_small.c): c set up with its
+ * inputs.  1: found; 0: none; -1: out of memory.
+ */
+int			tides_compaction_pick_small(tides_db *db, tides_version *v, tides_compaction *c);
 
 /* is one of the files an input of a running compaction? */
 bool		tides_compaction_busy(tides_file_meta **files, uint32_t n);
