@@ -56,8 +56,8 @@ trt_fill_options(tides_options *o)
 		o->slowdown_delay_us = 0;
 	/* a log segment must hold the largest batch: a memtable's worth */
 	o->log_segment_size = Max((uint64) 64 << 20, o->memtable_size / 4);
-	/* the server limits descriptors per process; leave most of them to md.c */
-	o->max_open_files = 64;
+	/* a share of the process's descriptors, counted by fd.c (descriptors.c) */
+	o->max_open_files = trt_table_files_budget();
 	o->prefix_len = TRT_ROW_KEY_LEN;
 	o->filter_stem_suffix = TRT_STEM_SUFFIX_LEN;
 	/* each file tells the key range it holds of every tree: an ascending key's check skips it */

@@ -57,11 +57,14 @@ trt_set_vfs_provider(const TrtVfsProvider *provider)
 	vfs_provider = provider;
 }
 
-/* the vfs every process opens the engine with: NULL (POSIX) unless testing */
+/*
+ * the vfs every process opens the engine with: POSIX unless testing, its
+ * descriptors counted by fd.c (descriptors.c)
+ */
 tides_vfs *
 trt_engine_vfs(void)
 {
-	return vfs_provider != NULL ? vfs_provider->vfs() : NULL;
+	return trt_counted_vfs(vfs_provider != NULL ? vfs_provider->vfs() : NULL);
 }
 
 /* recover the engine (postmaster, before any backend exists) */

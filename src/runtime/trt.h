@@ -284,8 +284,12 @@ extern bool trt_stem_absent(const uint8 *stem, size_t len);
 extern bool trt_read_row(const uint8 *key, size_t klen, char **val, size_t *vlen);
 extern void trt_read_forget(void);
 
-/* the vfs to open the engine with: NULL (POSIX), or a test module's (shmem.c) */
+/* the vfs to open the engine with: POSIX or a test module's, descriptors counted (shmem.c) */
 extern tides_vfs *trt_engine_vfs(void);
+
+/* the engine's descriptors in fd.c's count (descriptors.c) */
+extern tides_vfs *trt_counted_vfs(tides_vfs *base);
+extern uint32 trt_table_files_budget(void);
 
 /*
  * A test file system for the engine, from a separately built test module --
