@@ -24,18 +24,23 @@
  *     deeper holds its keys or is being written there).
  * A run of two or more files is merged, in place (output level = its
  * level), once it holds target_file_size / SMALL_DIVISOR bytes or
- * SMALL_RUN_FILES files; the run stops growing at target_file_size bytes.
+ * SMALL_RUN_FILES files; the run stops growing there, so the outputs hold
+ * a quarter of a file, not a whole one.  A table that deletes its oldest
+ * rows (a queue, the insert benchmark's l.i1) writes each deletion as a
+ * new version of the row, and its compaction into the last level rewrites
+ * every file holding rows it deletes: a few MB of deletions per level-0
+ * compaction, against whole merged files.
  *
  * Progress.  Within one tree the table writer cuts only at the target size
- * (the prefix cut is at tree boundaries), so a merge of n >= 2 files writes
- * ceil(bytes / target) files of which at most the last is small: every
- * merge lowers the level's count of small files, and compaction can never
- * loop on the same run.  A merge started by bytes writes files no run takes
- * again (all but perhaps the last at least target / SMALL_DIVISOR), so a
- * byte of a tree that grows by placed files is rewritten once more; a merge
- * started by the file count (a tree adding a few KB per flush) writes less
- * than target / SMALL_DIVISOR bytes each time, at most once per
- * SMALL_RUN_FILES - 1 flushes.
+ * (the prefix cut is at tree boundaries), and a run holds less than half
+ * the target (it stops growing at a quarter, and its last file is under a
+ * quarter), so a merge of n >= 2 files writes one file: every merge lowers
+ * the level's count of small files, and compaction never loops on a run.
+ * A merge started by bytes writes a file no run takes again, so a byte of
+ * a tree that grows by placed files is rewritten once more; a merge started
+ * by the file count (a tree adding a few KB per flush) writes less than
+ * target / SMALL_DIVISOR bytes, at most once per SMALL_RUN_FILES - 1 of its
+ * flushes.
  *
  * Order.  The run's files are the only files of their level in the run's
  * range, and nothing deeper holds those keys: the output, in the same level
@@ -97,7 +102,7 @@ ripe(const tides_db *db, uint32_t n, uint64_t bytes)
 int
 tides_compaction_pick_small(tides_db *db, tides_version *v, tides_compaction *c)
 {
-	uint64_t	cap = db->opts.target_file_size;
+	uint64_t	cap = db->opts.target_file_size / SMALL_DIVISOR;
 
 	TIDES_ASSERT(tides_mutex_held(&db->sh->version_mutex));
 	for (int l = 1; l < TIDES_MAX_LEVELS; l++)
