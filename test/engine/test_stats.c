@@ -155,6 +155,29 @@ wall_us(void)
 	return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
 }
 
+/*
+ * gets of rows 0..199 of tree (written by put_rows with fill) and of a key
+ * between each and the next: the row is found with its value, the other not
+ */
+static void
+gets_of_rows(uint64_t tree, char fill)
+{
+	for (uint64_t i = 0; i < 200; i++)
+	{
+		uint8_t		k[17];
+		void	   *v = NULL;
+		size_t		vl;
+		size_t		kl = key_of(k, tree, i) + 1;	/* absent, between rows i and i + 1 */
+
+		k[16] = 1;
+		CHECK(tides_get(st.db, NULL, k, kl, &v, &vl) == TIDES_NOT_FOUND);
+		kl = key_of(k, tree, i);
+		CHECK_OK(tides_get(st.db, NULL, k, kl, &v, &vl));
+		CHECK(vl == 200 && ((const char *) v)[15] == fill && strtoull((const char *) v, NULL, 10) == i);
+		free(v);
+	}
+}
+
 /* in the last level a get asks no filter (db/read.c), and still finds right */
 static void
 last_level_gets(void)
@@ -172,20 +195,7 @@ last_level_gets(void)
 	CHECK(done);
 	s0 = stats();
 	CHECK(s0.level_files[TIDES_MAX_LEVELS - 1] > 0 && s0.level_files[0] == 0);
-	for (uint64_t i = 0; i < 200; i++)
-	{
-		uint8_t		k[17];
-		void	   *v = NULL;
-		size_t		vl;
-		size_t		kl = key_of(k, 30, i) + 1;	/* absent, between rows i and i + 1 */
-
-		k[16] = 1;
-		CHECK(tides_get(st.db, NULL, k, kl, &v, &vl) == TIDES_NOT_FOUND);
-		kl = key_of(k, 30, i);
-		CHECK_OK(tides_get(st.db, NULL, k, kl, &v, &vl));
-		CHECK(vl == 200 && ((const char *) v)[15] == 'g' && strtoull((const char *) v, NULL, 10) == i);
-		free(v);
-	}
+	gets_of_rows(30, 'g');
 	s1 = stats();
 	CHECK(s1.bloom_checked == s0.bloom_checked);
 }
@@ -224,19 +234,7 @@ main(int argc, char **argv)
 	/* ---- bloom filters and this process's I/O */
 	s0 = stats();
 	tides_get_process_io(&io0);
-	for (uint64_t i = 0; i < 200; i++)
-	{
-		uint8_t		k[17];
-		void	   *v = NULL;
-		size_t		vl;
-		size_t		kl = key_of(k, 16, i) + 1;	/* absent, between rows i and i + 1 */
-
-		k[16] = 1;
-		CHECK(tides_get(st.db, NULL, k, kl, &v, &vl) == TIDES_NOT_FOUND);
-		kl = key_of(k, 16, i);	/* present */
-		CHECK_OK(tides_get(st.db, NULL, k, kl, &v, &vl));
-		free(v);
-	}
+	gets_of_rows(16, 'a');
 	s1 = stats();
 	tides_get_process_io(&io1);
 	CHECK(s1.bloom_checked - s0.bloom_checked >= 400);
