@@ -962,26 +962,37 @@ class Run:
             out.append("%s:%s" % (t, r.replace("|", "/")))
         return " ".join(out)
 
-    def run(self):
+    def phases(self):
+        """the engine's steps as a generator that yields the name of each
+        step (with what belongs to it: setup before l.i0, the probes after
+        l.i1 and the vacuum) once it is done, so that main() can run the
+        engines' steps side by side"""
         secs = self.prof["secs"]
         steps = env_list("IBENCH_STEPS", STEPS)
         try:
             self.setup()
             self.step_load()
+            yield "l.i0"
             if "l.x" in steps:
                 self.step_index()
+                yield "l.x"
             if "l.i1" in steps:
                 self.step_insert_delete("l.i1", 50, secs["l.i1"])
                 self.min_probe("right after l.i1")
+                yield "l.i1"
             if "l.i2" in steps:
                 self.step_insert_delete("l.i2", 5, secs["l.i2"])
+                yield "l.i2"
             if "qr100" in steps or "qp100" in steps:
                 self.vacuum()
                 self.min_probe("after the vacuum")
+                yield "vacuum"
             if "qr100" in steps:
                 self.step_query("qr100", secs["qr100"])
+                yield "qr100"
             if "qp100" in steps:
                 self.step_query("qp100", secs["qp100"])
+                yield "qp100"
             chk = self.check() if self.mode == "quick" or os.environ.get("IBENCH_CHECK") == "1" else "skipped"
             self.out.extra.setdefault("checks", []).append(
                 {"profile": self.pname, "engine": self.engine, "check": chk, "index_ams": getattr(self, "index_ams", ""),
@@ -1072,6 +1083,67 @@ class Output:
         self.ser_f.close()
 
 
+def advance(run, gen, meta):
+    """run one phase of one engine; False when the engine is finished (or
+    failed: recorded in meta, its cluster removed by the generator)"""
+    key = "%s/%s" % (run.pname, run.engine)
+    t0 = time.time()
+    try:
+        log("--- %s: %s done" % (key, next(gen)))
+        return True
+    except StopIteration:
+        meta.setdefault("loop_dio", {})[key] = getattr(run, "loop_dio", "")
+        return False
+    except Exception as ex:  # keep going with the other engines
+        import traceback
+        traceback.print_exc()
+        log("*** %s failed: %s" % (key, ex))
+        meta.setdefault("failures", []).append("%s: %s" % (key, str(ex)[:500]))
+        run.failed = True
+        return False
+    finally:
+        meta.setdefault("elapsed", {})[key] = round(meta.get("elapsed", {}).get(key, 0) + time.time() - t0, 1)
+
+
+def drive(run, meta):
+    """one engine's steps from start to end"""
+    gen = run.phases()
+    while advance(run, gen, meta):
+        pass
+    return 1 if getattr(run, "failed", False) else 0
+
+
+def drive_interleaved(runs, meta):
+    """every engine's clusters side by side; step by step, each engine runs
+    the step while the others are frozen (memcap's freezer: no background
+    compaction, autovacuum or checkpoint of one engine during another's
+    step), so that every ratio compares steps minutes apart, not the whole
+    run's length: the machine's speed drifts between half hours.  The order
+    within a step alternates, so that neither engine always goes first."""
+    if not all(r.cap.can_freeze() for r in runs):
+        log("no freezer cgroup: engines run one after the other")
+        return max(drive(r, meta) for r in runs)
+    live = [(r, r.phases()) for r in runs]
+    rnd = 0
+    try:
+        while live:
+            order = live if rnd % 2 == 0 else list(reversed(live))
+            done = []
+            for r, g in order:
+                r.cap.thaw()
+                if advance(r, g, meta):
+                    r.cap.freeze()
+                else:
+                    done.append(r)
+            live = [(r, g) for r, g in live if r not in done]
+            rnd += 1
+    finally:  # interrupted: the clusters left are thawed and removed
+        for r, g in live:
+            r.cap.thaw()
+            g.close()
+    return 1 if any(getattr(r, "failed", False) for r in runs) else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mode", default="full", choices=sorted(PROFILES))
@@ -1081,6 +1153,9 @@ def main():
         sys.exit("ibench needs root (memory cgroups, loop devices, initdb as postgres)")
     prefix = "ibench_" if args.mode == "full" else "ibench_quick_"
     durability = os.environ.get("IBENCH_DURABILITY", "relaxed")
+    order = os.environ.get("IBENCH_ORDER", "interleaved")
+    if order not in ("interleaved", "sequential"):
+        sys.exit("IBENCH_ORDER must be interleaved or sequential, not %r" % order)
     clients = env_int("IBENCH_CLIENTS", 2)
     engines = env_list("IBENCH_ENGINES", ENGINES)
     profiles = [p for p in args.profiles.split(",") if p]
@@ -1094,7 +1169,7 @@ def main():
         for s in list(prof["secs"]):
             prof["secs"][s] = env_int("IBENCH_%s_%s_SECS" % (up, s.replace(".", "").upper()), prof["secs"][s])
         profs[p] = prof
-    meta = {"mode": args.mode, "durability": durability, "clients": clients, "engines": engines,
+    meta = {"mode": args.mode, "durability": durability, "order": order, "clients": clients, "engines": engines,
             "profiles": profs, "machine": benchlib.machine_info(os.environ.get("BENCH_DIR") or "/var/tmp"),
             "cgroup": memcap.detect(), "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
             "load_start": loadavg(), "budget_split": {p: {e: split_budget(e, profs[p]["budget_mb"]) for e in engines}
@@ -1104,22 +1179,19 @@ def main():
     t_start = time.time()
     rc = 0
     for p in profiles:
+        log("=== %s profile, engines %s (%s, %d clients, cap %d MB, budget %d MB, %d rows, %s)" %
+            (p, ",".join(engines), durability, clients, profs[p]["cap_mb"], profs[p]["budget_mb"],
+             profs[p]["rows"], order))
+        runs = []
         for e in engines:
-            log("=== %s profile, engine %s (%s, %d clients, cap %d MB, budget %d MB, %d rows)" %
-                (p, e, durability, clients, profs[p]["cap_mb"], profs[p]["budget_mb"], profs[p]["rows"]))
-            t0 = time.time()
-            try:
-                r = Run(args.mode, p, profs[p], e, durability, clients, out)
-                meta["conf"]["%s/%s" % (p, e)] = r.conf
-                r.run()
-                meta.setdefault("loop_dio", {})["%s/%s" % (p, e)] = r.loop_dio
-            except Exception as ex:  # keep going with the other engines
-                import traceback
-                traceback.print_exc()
-                log("*** %s/%s failed: %s" % (p, e, ex))
-                meta.setdefault("failures", []).append("%s/%s: %s" % (p, e, str(ex)[:500]))
-                rc = 1
-            meta.setdefault("elapsed", {})["%s/%s" % (p, e)] = round(time.time() - t0, 1)
+            r = Run(args.mode, p, profs[p], e, durability, clients, out)
+            meta["conf"]["%s/%s" % (p, e)] = r.conf
+            runs.append(r)
+        if order == "sequential":
+            for r in runs:
+                rc |= drive(r, meta)
+        else:
+            rc |= drive_interleaved(runs, meta)
     meta["total_s"] = round(time.time() - t_start, 1)
     meta["load_end"] = loadavg()
     meta["finished"] = time.strftime("%Y-%m-%d %H:%M:%S %Z")

@@ -17,6 +17,15 @@ group.  MemCap.wrap(cmd) returns a command that joins and then execs cmd,
 so `pg_ctl start` run through it starts a postmaster that is inside the
 group from its first page on (shared memory is charged to the group whose
 process first touches it).
+
+The group can also be frozen (freeze/thaw): every member stops where it is
+and keeps its memory, until thawed.  v1 keeps that in a second hierarchy,
+the `freezer` controller (a group of the same name under
+/sys/fs/cgroup/freezer, joined by the same wrapper); v2 in the group's own
+cgroup.freeze.  ibench freezes the clusters that are not being measured, so
+that engines measured step by step, side by side, do not run their
+background work (compaction, autovacuum, checkpoints) during another
+engine's step.
 """
 
 import os
@@ -24,6 +33,7 @@ import time
 
 V1_ROOT = "/sys/fs/cgroup/memory"
 V2_ROOT = "/sys/fs/cgroup"
+V1_FREEZER = "/sys/fs/cgroup/freezer"
 
 
 def detect():
@@ -83,14 +93,53 @@ class MemCap:
             except OSError:
                 pass
         self._peak = 0
+        self.freezer = None
+        if self.kind == "v1" and os.path.exists(os.path.join(V1_FREEZER, "cgroup.procs")):
+            self.freezer = os.path.join(V1_FREEZER, name)
+            if os.path.isdir(self.freezer):
+                _remove_group(self.freezer)
+            os.mkdir(self.freezer)
 
     @property
     def procs_file(self):
         return os.path.join(self.path, "cgroup.procs")
 
     def wrap(self, cmd):
-        """cmd, run by a shell that first moves itself into this group"""
+        """cmd, run by a shell that first moves itself into this group (and
+        into its freezer group, on v1)"""
+        if self.freezer:
+            return ["sh", "-c", 'echo $$ > "$0" && echo $$ > "$1" && shift && exec "$@"',
+                    self.procs_file, os.path.join(self.freezer, "cgroup.procs")] + list(cmd)
         return ["sh", "-c", 'echo $$ > "$0" && exec "$@"', self.procs_file] + list(cmd)
+
+    def can_freeze(self):
+        return self.freezer is not None or self.kind == "v2"
+
+    def _set_frozen(self, frozen):
+        if self.freezer:
+            f, want = os.path.join(self.freezer, "freezer.state"), ("FROZEN" if frozen else "THAWED")
+            _write(f, want)
+            for _ in range(600):  # FREEZING until every member has stopped
+                if _read(f).strip() == want:
+                    return
+                time.sleep(0.01)
+            raise RuntimeError("%s did not become %s" % (self.freezer, want))
+        if self.kind == "v2":
+            _write(os.path.join(self.path, "cgroup.freeze"), "1" if frozen else "0")
+            for _ in range(600):
+                ev = _read(os.path.join(self.path, "cgroup.events"))
+                if ("frozen %d" % int(frozen)) in ev:
+                    return
+                time.sleep(0.01)
+            raise RuntimeError("%s did not %s" % (self.path, "freeze" if frozen else "thaw"))
+        raise RuntimeError("no freezer for %s" % self.path)
+
+    def freeze(self):
+        """stop every member where it is (memory kept) until thaw()"""
+        self._set_frozen(True)
+
+    def thaw(self):
+        self._set_frozen(False)
 
     def pids(self):
         try:
@@ -192,5 +241,35 @@ class MemCap:
                 time.sleep(0.1)
 
     def remove(self):
+        if self.freezer and os.path.isdir(self.freezer):
+            try:
+                self.thaw()
+            except (OSError, RuntimeError):
+                pass
+            _remove_group(self.freezer)
         if os.path.isdir(self.path):
             self._empty_and_remove()
+
+
+def _remove_group(path):
+    """a group with no controller state worth keeping (the v1 freezer's):
+    thawed, members moved to the parent, removed"""
+    try:
+        _write(os.path.join(path, "freezer.state"), "THAWED")
+    except OSError:
+        pass
+    parent = os.path.dirname(path)
+    try:
+        for pid in _read(os.path.join(path, "cgroup.procs")).split():
+            try:
+                _write(os.path.join(parent, "cgroup.procs"), pid)
+            except OSError:
+                pass
+    except OSError:
+        pass
+    for _ in range(50):
+        try:
+            os.rmdir(path)
+            return
+        except OSError:
+            time.sleep(0.1)

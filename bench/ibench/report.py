@@ -400,6 +400,10 @@ def main():
         m.get("nproc"), m.get("cpu"), m.get("ram_gb"), m.get("kernel"), m.get("disk")))
     L.append("- **Load average**: %s at the start, %s at the end (per step below, with the CPU other "
              "processes than this benchmark's used)" % (meta.get("load_start"), meta.get("load_end")))
+    L.append("- **Order**: %s" % (
+        "interleaved: the engines' clusters side by side, each step run by every engine in turn while "
+        "the others are frozen (order alternating between steps)" if meta.get("order", "sequential") == "interleaved"
+        else "sequential: one engine's steps after the other's"))
     L.append("- **Durability**: %s (%s); %s clients, each with its own table; memory cgroup %s" % (
         meta.get("durability"),
         "heap synchronous_commit=off, tides.sync_mode=none" if meta.get("durability") == "relaxed"
