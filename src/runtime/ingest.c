@@ -91,6 +91,8 @@ trt_ingest_begin(uint64 tree, bool permanent)
 	}
 	if (!trt_wal)
 		tides_ingest_set_tag(ti->in, trt_xact_tag());
+	/* the backend parses rows on one CPU; the codec takes another */
+	tides_ingest_set_helper(ti->in, trt_bulk_load_helper);
 	return ti;
 }
 

@@ -36,6 +36,7 @@ int			trt_tablespaces = TRT_TABLESPACES_REFUSE;
 bool		trt_wal = true;
 bool		trt_check_publications = true;
 int			trt_bulk_load_threshold_kb = 32 * 1024;
+bool		trt_bulk_load_helper = true;
 
 static const struct config_enum_entry sync_mode_options[] = {
 	{"none", TIDES_SYNC_NONE, false},
@@ -156,6 +157,11 @@ trt_define_settings(void)
 							"COPY and INSERT into a permanent or unlogged tides table without indexes, or one created or truncated in the same transaction: past this many bytes of rows, the rows are written as sorted table files installed in the bottom level, not through the memtables.  -1 disables it.",
 							&trt_bulk_load_threshold_kb, 32 * 1024, -1, INT_MAX / 2,
 							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
+	DefineCustomBoolVariable("tides.bulk_load_helper",
+							 "Compress a bulk load's table files in a helper thread of the backend.",
+							 "on: while the backend parses and encodes rows, one thread of it compresses and checksums the finished data blocks (the files are the same either way).  off: the backend compresses them itself.",
+							 &trt_bulk_load_helper, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomEnumVariable("tides.tablespaces",
 							 "What a tablespace other than the database's default means for tides storage.",
 							 "refuse: creating or moving a tides table or tides_btree index there fails; "

@@ -630,6 +630,8 @@ extern XLogRecPtr trt_wal_log_batch(tides_batch *b);
 
 /* tides.bulk_load_threshold, in kB: -1 never, else bytes a load writes normally first */
 extern int	trt_bulk_load_threshold_kb;
+/* tides.bulk_load_helper: a bulk load's blocks compressed by a helper thread */
+extern bool trt_bulk_load_helper;
 
 /* ------------------------------------------------------ incarnations (incarnation.c) */
 

@@ -107,6 +107,12 @@ tides_ingest_set_tag(tides_ingest *in, uint64_t tag)
 	in->tag = tag;
 }
 
+void
+tides_ingest_set_helper(tides_ingest *in, bool helper)
+{
+	in->w.helper = helper;
+}
+
 static tides_status
 ingest_add(tides_ingest *in, const void *key, size_t klen, const void *val, size_t vlen,
 		   tides_key_type type)

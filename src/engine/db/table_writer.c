@@ -54,7 +54,11 @@ open_output(tides_table_writer *w)
 		return tides_fail(&w->err, TIDES_NO_MEMORY, "out of memory creating \"%s\"", w->name);
 	}
 	if (w->ingest)
+	{
 		tides_sst_builder_set_ingest(w->builder);
+		if (w->helper)
+			(void) tides_sst_builder_set_helper(w->builder);
+	}
 	return TIDES_OK;
 }
 

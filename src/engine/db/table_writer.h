@@ -19,6 +19,8 @@ typedef struct tides_table_writer
 	uint64_t	target_size;	/* 0: never cut (flush); else also at partitions */
 	bool		ingest;			/* outputs for ingestion (tides_sst_builder_set_ingest) */
 	bool		bottommost;		/* outputs take the bottommost compression */
+	bool		helper;			/* ingest outputs: encode in a helper thread
+								 * (tides_sst_builder_set_helper) */
 	/*
 	 * Also cut where the first range_prefix_len bytes of the user key change
 	 * (one table's rows, one index: the next tree), once the file holds this

@@ -448,6 +448,12 @@ bool		tides_flush_barrier_passed(tides_db *db, uint64_t ticket);
  *   - tides_ingest_abort deletes the files not installed (keeping any a
  *     possibly durable manifest record names; recovery deletes them) and
  *     frees the ingestion; tides_ingest_free after a last install.
+ *   - tides_ingest_set_helper(in, true), before the first put: the files'
+ *     data blocks are compressed by a helper thread of this process, ahead
+ *     of the puts (table/block_pipe.h; the files are the same), for a
+ *     caller that has nothing else to run on another CPU.  Without a
+ *     helper (the default, or when no thread can be started) the puts
+ *     compress.
  *
  * Tags (OWN log mode): an ingestion with a tag is part of that tag's
  * multi-batch unit.  Its install records the tag as pending in the manifest
@@ -471,6 +477,7 @@ tides_status tides_ingest_put(tides_ingest *in, const void *key, size_t klen,
 							  const void *val, size_t vlen);
 tides_status tides_ingest_delete(tides_ingest *in, const void *key, size_t klen);
 void		tides_ingest_set_tag(tides_ingest *in, uint64_t tag);
+void		tides_ingest_set_helper(tides_ingest *in, bool helper);
 tides_status tides_ingest_cut(tides_ingest *in);
 /* entries put and not yet installed, and the bytes of their files so far */
 uint64_t	tides_ingest_pending_entries(const tides_ingest *in);

@@ -100,6 +100,14 @@ tides_sst_builder *tides_sst_builder_new(const tides_table_env *env, int fd,
  */
 void		tides_sst_builder_set_ingest(tides_sst_builder *b);
 
+/*
+ * Encode the data blocks in a helper thread of this process, ahead of the
+ * builder (table/block_pipe.h); before the first entry.  For a builder that
+ * is its process's only CPU-heavy work.  False if no helper could be
+ * started: the builder then encodes them itself, as without the call.
+ */
+bool		tides_sst_builder_set_helper(tides_sst_builder *b);
+
 /* entries must arrive in strictly increasing internal-key order */
 tides_status tides_sst_builder_add(tides_sst_builder *b,
 								   const uint8_t *ikey, size_t iklen,

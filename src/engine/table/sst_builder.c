@@ -28,6 +28,21 @@
  * index partitions small, hence more blocks per partition and fewer
  * partitions per lookup.
  *
+ * Index partitions are cut when the data blocks handed to the encoder
+ * since the last cut would give the partition about meta_target bytes (an
+ * estimate per entry: its separator plus a bound on handle and entry
+ * overhead), decided when a block is handed over: then the partition's
+ * filter is finished too, holding exactly the keys of its blocks.
+ *
+ * Data blocks are encoded through a block pipe (block_pipe.h): at once, or,
+ * for a builder given a helper (tides_sst_builder_set_helper: a load that
+ * is its process's only work), by a helper thread while the builder goes
+ * on with the next block.  A block's index entry needs its file offset and
+ * stored size, so everything after the encoding -- its bytes in the write
+ * buffer, its index entry, the partition it ends -- happens when the
+ * builder takes it back, in order; what depends only on keys (separator,
+ * filter, partition cut) was settled when it was handed over.
+ *
  * Output is gathered in a write buffer and written with large pwrites;
  * nothing is fsynced here.
  */
@@ -38,6 +53,7 @@
 
 #include "util/dbformat.h"
 #include "table/block_builder.h"
+#include "table/block_pipe.h"
 #include "table/compress.h"
 #include "table/filter.h"
 #include "table/format.h"
@@ -45,6 +61,16 @@
 
 #define WRITE_CHUNK (1u << 20)
 #define MAX_ENTRY_LEN ((size_t) 1 << 30)
+/* an index entry's bytes besides its separator: handle, three varints, restart */
+#define PART_ENTRY_EST (TIDES_HANDLE_MAX / 2 + 3 + 4)
+
+/* a data block in the pipe: what its index entry needs once it is encoded */
+typedef struct pending_block
+{
+	tides_buf	sep;			/* its index separator */
+	bool		ends_part;		/* the last block of an index partition */
+	tides_buf	filter;			/* then: that partition's filter block, with trailer */
+} pending_block;
 
 struct tides_sst_builder
 {
@@ -60,14 +86,18 @@ struct tides_sst_builder
 	tides_block_builder part;	/* current index partition */
 	tides_filter_builder filter;
 	bool		use_filter;
-	tides_compressor comp;
+	tides_compressor comp;		/* index partitions' */
 	tides_buf	cbuf;			/* compression output */
+	tides_block_pipe *pipe;		/* data blocks being encoded */
+	pending_block pend[TIDES_BLOCK_PIPE_DEPTH]; /* by block number % depth */
+	uint64_t	blocks_indexed;
+	uint64_t	part_est;		/* estimated bytes of the partition being cut */
 
 	tides_buf	last_key;
 	tides_buf	first_key;
-	tides_buf	sep;
+	tides_buf	sep;			/* the last separator handed over */
 	tides_buf	handle;
-	tides_buf	part_sep;		/* last separator of the current partition */
+	tides_buf	part_sep;		/* the last separator indexed */
 
 	/* key ranges of runs (README "Key ranges"): the finished runs' first and
 	 * last user keys (two slices each), and the current run's first key */
@@ -117,10 +147,33 @@ tides_sst_builder_new(const tides_table_env *env, int fd, const char *fname)
 	tides_buf_init(&b->meta);
 	tides_buf_init(&b->ranges);
 	tides_buf_init(&b->run_first);
+	for (int i = 0; i < TIDES_BLOCK_PIPE_DEPTH; i++)
+	{
+		tides_buf_init(&b->pend[i].sep);
+		tides_buf_init(&b->pend[i].filter);
+	}
+	b->pipe = tides_block_pipe_new(env->compression, env->compression_level, false);
 	b->props.min_seq = UINT64_MAX;
 	tides_error_clear(&b->err);
-	b->status = b->fname ? TIDES_OK : tides_fail(&b->err, TIDES_NO_MEMORY, "out of memory");
+	b->status = b->fname && b->pipe ? TIDES_OK :
+		tides_fail(&b->err, TIDES_NO_MEMORY, "out of memory");
 	return b;
+}
+
+bool
+tides_sst_builder_set_helper(tides_sst_builder *b)
+{
+	tides_block_pipe *p;
+
+	TIDES_ASSERT(b->props.num_data_blocks == 0);
+	if (b->status != TIDES_OK)
+		return false;
+	p = tides_block_pipe_new(b->env.compression, b->env.compression_level, true);
+	if (p == NULL)
+		return false;
+	tides_block_pipe_free(b->pipe);
+	b->pipe = p;
+	return tides_block_pipe_threaded(p);
 }
 
 void
@@ -134,6 +187,12 @@ tides_sst_builder_free(tides_sst_builder *b)
 {
 	if (b == NULL)
 		return;
+	tides_block_pipe_free(b->pipe);	/* first: stops the helper */
+	for (int i = 0; i < TIDES_BLOCK_PIPE_DEPTH; i++)
+	{
+		tides_buf_free(&b->pend[i].sep);
+		tides_buf_free(&b->pend[i].filter);
+	}
 	tides_buf_free(&b->wbuf);
 	tides_block_builder_free(&b->data);
 	tides_block_builder_free(&b->part);
@@ -174,32 +233,12 @@ flush_wbuf(tides_sst_builder *b)
 	return TIDES_OK;
 }
 
-/*
- * Append raw (compressed if asked and worthwhile) with its trailer to dest;
- * *rel and *size receive the block's position in dest and stored size.
- */
+/* append raw (compressed if asked and worthwhile) and its trailer to dest */
 static void
 encode_block(tides_sst_builder *b, const uint8_t *raw, size_t n, bool compress,
 			 tides_buf *dest, uint64_t *rel, uint64_t *size)
 {
-	tides_compression type = TIDES_COMPRESS_NONE;
-	const uint8_t *stored = raw;
-	uint8_t		trailer[TIDES_BLOCK_TRAILER];
-
-	if (compress)
-	{
-		type = tides_compress(&b->comp, raw, n, &b->cbuf);
-		if (type != TIDES_COMPRESS_NONE)
-		{
-			stored = b->cbuf.data;
-			n = b->cbuf.len;
-		}
-	}
-	tides_block_trailer(trailer, stored, n, (uint8_t) type);
-	*rel = dest->len;
-	*size = n;
-	tides_buf_append(dest, stored, n);
-	tides_buf_append(dest, trailer, sizeof(trailer));
+	tides_block_encode(&b->comp, &b->cbuf, raw, n, compress, dest, rel, size);
 }
 
 /* separator between internal keys a < b (b NULL: a successor of a) */
@@ -248,9 +287,26 @@ make_separator(tides_buf *out, const uint8_t *a, size_t alen, const uint8_t *bk,
 	tides_buf_append(out, a, alen);
 }
 
-/* write out the current index partition and its filter, after its data */
+/* the filter of the keys added since the last one, with its trailer, to dest */
 static void
-finish_partition(tides_sst_builder *b)
+append_filter(tides_sst_builder *b, tides_buf *dest)
+{
+	uint8_t		trailer[TIDES_BLOCK_TRAILER];
+	size_t		frel = dest->len;
+
+	tides_filter_builder_finish(&b->filter, dest);
+	if (!dest->oom)
+		tides_block_trailer(trailer, dest->data + frel, dest->len - frel, TIDES_COMPRESS_NONE);
+	tides_buf_append(dest, trailer, sizeof(trailer));
+}
+
+/*
+ * Write out the current index partition and its filter, after its data:
+ * filter is the one finished when its last block was handed over, or NULL
+ * to finish it now (the file's last partition).
+ */
+static void
+finish_partition(tides_sst_builder *b, const tides_buf *filter)
 {
 	const uint8_t *raw;
 	size_t		n;
@@ -264,14 +320,13 @@ finish_partition(tides_sst_builder *b)
 	tides_block_builder_reset(&b->part);
 	if (b->use_filter)
 	{
-		uint8_t		trailer[TIDES_BLOCK_TRAILER];
 		size_t		frel = b->wbuf.len;
 
-		tides_filter_builder_finish(&b->filter, &b->wbuf);
-		fsize = b->wbuf.len - frel;
-		if (!b->wbuf.oom)
-			tides_block_trailer(trailer, b->wbuf.data + frel, fsize, TIDES_COMPRESS_NONE);
-		tides_buf_append(&b->wbuf, trailer, sizeof(trailer));
+		if (filter != NULL)
+			tides_buf_append(&b->wbuf, filter->data, filter->len);
+		else
+			append_filter(b, &b->wbuf);
+		fsize = b->wbuf.len - frel - TIDES_BLOCK_TRAILER;
 		foff = b->wbuf_off + frel;
 	}
 	tides_buf_put_slice(&b->meta, b->part_sep.data, b->part_sep.len);
@@ -297,50 +352,86 @@ builder_oom(const tides_sst_builder *b)
 		tides_block_builder_oom(&b->data);
 }
 
-/* write the current data block and index it; next is the key that follows */
+/* take the oldest block back from the pipe: write it and index it */
 static tides_status
-flush_data_block(tides_sst_builder *b, const uint8_t *next, size_t nlen)
+index_block(tides_sst_builder *b)
 {
-	const uint8_t *raw;
-	size_t		n;
-	uint64_t	rel,
-				size;
+	pending_block *pb = &b->pend[b->blocks_indexed % TIDES_BLOCK_PIPE_DEPTH];
+	const uint8_t *data;
+	size_t		len;
+	uint64_t	size;
 	tides_block_handle h;
 
-	if (tides_block_builder_oom(&b->data))
+	if (!tides_block_pipe_take(b->pipe, &data, &len, &size))
 		return fail_oom(b);
-	raw = tides_block_builder_finish(&b->data, &n);
-	encode_block(b, raw, n, true, &b->wbuf, &rel, &size);
-	h.offset = b->wbuf_off + rel;
+	h.offset = b->wbuf_off + b->wbuf.len;
 	h.size = size;
-	tides_block_builder_reset(&b->data);
-	b->props.num_data_blocks++;
+	tides_buf_append(&b->wbuf, data, len);
+	tides_block_pipe_release(b->pipe);
+	b->blocks_indexed++;
 	b->props.data_bytes += size + TIDES_BLOCK_TRAILER;
 
-	make_separator(&b->sep, b->last_key.data, b->last_key.len, next, nlen);
-	/*
-	 * The index's contract (table/README.md): last <= S < next, and each
-	 * separator above the one before it (part_sep: the previous block's),
-	 * so the partitions and the top index are sorted too.
-	 */
-	TIDES_ASSERT(builder_oom(b) ||
-				 tides_ikey_cmp(b->last_key.data, b->last_key.len, b->sep.data, b->sep.len) <= 0);
-	TIDES_ASSERT(builder_oom(b) || next == NULL ||
-				 tides_ikey_cmp(b->sep.data, b->sep.len, next, nlen) < 0);
-	TIDES_ASSERT(builder_oom(b) || b->props.num_data_blocks == 1 ||
-				 tides_ikey_cmp(b->part_sep.data, b->part_sep.len, b->sep.data, b->sep.len) < 0);
 	tides_buf_reset(&b->handle);
 	tides_handle_encode(&b->handle, h);
-	tides_block_builder_add(&b->part, b->sep.data, b->sep.len, b->handle.data, b->handle.len);
+	tides_block_builder_add(&b->part, pb->sep.data, pb->sep.len, b->handle.data, b->handle.len);
 	tides_buf_reset(&b->part_sep);
-	tides_buf_append(&b->part_sep, b->sep.data, b->sep.len);
-	if (tides_block_builder_estimate(&b->part) >= b->meta_target)
-		finish_partition(b);
+	tides_buf_append(&b->part_sep, pb->sep.data, pb->sep.len);
+	if (pb->ends_part)
+		finish_partition(b, &pb->filter);
 
 	if (builder_oom(b))
 		return fail_oom(b);
 	if (b->wbuf.len >= WRITE_CHUNK)
 		return flush_wbuf(b);
+	return TIDES_OK;
+}
+
+/* hand the current data block to the pipe; next is the key that follows */
+static tides_status
+submit_block(tides_sst_builder *b, const uint8_t *next, size_t nlen)
+{
+	pending_block *pb;
+	const uint8_t *raw;
+	size_t		n;
+
+	if (tides_block_builder_oom(&b->data))
+		return fail_oom(b);
+	if (!tides_block_pipe_room(b->pipe) && index_block(b) != TIDES_OK)
+		return b->status;
+	pb = &b->pend[b->props.num_data_blocks % TIDES_BLOCK_PIPE_DEPTH];
+	make_separator(&pb->sep, b->last_key.data, b->last_key.len, next, nlen);
+	/*
+	 * The index's contract (table/README.md): last <= S < next, and each
+	 * separator above the one before it (sep: the previous block's), so
+	 * the partitions and the top index are sorted too.
+	 */
+	TIDES_ASSERT(pb->sep.oom || builder_oom(b) ||
+				 tides_ikey_cmp(b->last_key.data, b->last_key.len, pb->sep.data, pb->sep.len) <= 0);
+	TIDES_ASSERT(pb->sep.oom || builder_oom(b) || next == NULL ||
+				 tides_ikey_cmp(pb->sep.data, pb->sep.len, next, nlen) < 0);
+	TIDES_ASSERT(pb->sep.oom || builder_oom(b) || b->props.num_data_blocks == 0 ||
+				 tides_ikey_cmp(b->sep.data, b->sep.len, pb->sep.data, pb->sep.len) < 0);
+	raw = tides_block_builder_finish(&b->data, &n);
+	tides_block_pipe_submit(b->pipe, raw, n);
+	tides_block_builder_reset(&b->data);
+	b->props.num_data_blocks++;
+	tides_buf_reset(&b->sep);
+	tides_buf_append(&b->sep, pb->sep.data, pb->sep.len);
+
+	b->part_est += pb->sep.len + PART_ENTRY_EST;
+	pb->ends_part = b->part_est >= b->meta_target;
+	if (pb->ends_part)
+	{
+		b->part_est = 0;
+		tides_buf_reset(&pb->filter);
+		if (b->use_filter)
+			append_filter(b, &pb->filter);
+	}
+	if (pb->sep.oom || pb->filter.oom || builder_oom(b))
+		return fail_oom(b);
+	/* encoded at once: index it now, as if there were no pipe */
+	if (!tides_block_pipe_threaded(b->pipe))
+		return index_block(b);
 	return TIDES_OK;
 }
 
@@ -408,7 +499,7 @@ tides_sst_builder_add(tides_sst_builder *b, const uint8_t *ikey, size_t iklen,
 
 		if (cur >= bs || (cur + entry > bs && cur >= bs - bs / 8))
 		{
-			if (flush_data_block(b, ikey, iklen) != TIDES_OK)
+			if (submit_block(b, ikey, iklen) != TIDES_OK)
 				goto fail;
 		}
 	}
@@ -454,7 +545,8 @@ fail:
 uint64_t
 tides_sst_builder_size(const tides_sst_builder *b)
 {
-	return b->wbuf_off + b->wbuf.len + tides_block_builder_estimate(&b->data) +
+	return b->wbuf_off + b->wbuf.len + tides_block_pipe_raw_bytes(b->pipe) +
+		tides_block_builder_estimate(&b->data) +
 		tides_block_builder_estimate(&b->part) +
 		tides_filter_builder_count(&b->filter) * b->env.bloom_bits_per_key / 8 +
 		TIDES_FOOTER_SIZE;
@@ -622,10 +714,15 @@ tides_sst_builder_finish(tides_sst_builder *b, tides_sst_props *props, tides_err
 		goto fail;
 	b->finished = true;
 
-	if (!tides_block_builder_empty(&b->data) && flush_data_block(b, NULL, 0) != TIDES_OK)
+	if (!tides_block_builder_empty(&b->data) && submit_block(b, NULL, 0) != TIDES_OK)
 		goto fail;
+	while (tides_block_pipe_pending(b->pipe) > 0)
+	{
+		if (index_block(b) != TIDES_OK)
+			goto fail;
+	}
 	if (!tides_block_builder_empty(&b->part))
-		finish_partition(b);
+		finish_partition(b, NULL);
 	if (builder_oom(b))
 	{
 		fail_oom(b);
