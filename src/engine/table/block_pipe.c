@@ -46,6 +46,7 @@ struct tides_block_pipe
 	tides_buf	scratch;
 	bool		compress;
 	bool		threaded;
+	uint32_t	depth;			/* slots in use: DEPTH with a helper, else 1 */
 	pthread_t	helper;
 	pthread_mutex_t mu;
 	pthread_cond_t work;		/* caller -> helper: submitted moved, or stop */
@@ -126,7 +127,7 @@ helper_main(void *arg)
 				return NULL;
 			continue;
 		}
-		s = &p->slots[e % TIDES_BLOCK_PIPE_DEPTH];
+		s = &p->slots[e % p->depth];
 		if (!s->lost)
 			encode_slot(p, s, s->raw.data, s->raw_len);
 		atomic_store(&p->encoded, e + 1);
@@ -193,7 +194,10 @@ tides_block_pipe_new(tides_compression type, int level, bool helper)
 		tides_buf_init(&p->slots[i].raw);
 		tides_buf_init(&p->slots[i].out);
 	}
+	p->depth = helper ? TIDES_BLOCK_PIPE_DEPTH : 1;	/* before the helper reads it */
 	p->threaded = helper && start_helper(p);
+	if (!p->threaded)
+		p->depth = 1;
 	return p;
 }
 
@@ -230,6 +234,12 @@ tides_block_pipe_free(tides_block_pipe *p)
 }
 
 uint32_t
+tides_block_pipe_depth(const tides_block_pipe *p)
+{
+	return p->depth;
+}
+
+uint32_t
 tides_block_pipe_pending(const tides_block_pipe *p)
 {
 	return (uint32_t) (atomic_load(&((tides_block_pipe *) p)->submitted) - p->taken);
@@ -253,7 +263,7 @@ void
 tides_block_pipe_submit(tides_block_pipe *p, const uint8_t *raw, size_t n)
 {
 	uint64_t	sub = atomic_load(&p->submitted);
-	pipe_slot  *s = &p->slots[sub % TIDES_BLOCK_PIPE_DEPTH];
+	pipe_slot  *s = &p->slots[sub % p->depth];
 
 	TIDES_ASSERT(tides_block_pipe_room(p));
 	s->raw_len = n;
@@ -286,7 +296,7 @@ bool
 tides_block_pipe_take(tides_block_pipe *p, const uint8_t **data, size_t *len,
 					  uint64_t *stored_size)
 {
-	pipe_slot  *s = &p->slots[p->taken % TIDES_BLOCK_PIPE_DEPTH];
+	pipe_slot  *s = &p->slots[p->taken % p->depth];
 
 	TIDES_ASSERT(p->taken < atomic_load(&p->submitted));
 	if (p->threaded && atomic_load(&p->encoded) <= p->taken)
@@ -315,7 +325,7 @@ tides_block_pipe_take(tides_block_pipe *p, const uint8_t **data, size_t *len,
 void
 tides_block_pipe_release(tides_block_pipe *p)
 {
-	pipe_slot  *s = &p->slots[p->taken % TIDES_BLOCK_PIPE_DEPTH];
+	pipe_slot  *s = &p->slots[p->taken % p->depth];
 
 	TIDES_ASSERT(p->taken < atomic_load(&p->encoded));	/* take waited for it */
 	p->raw_pending -= s->raw_len;

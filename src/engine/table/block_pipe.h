@@ -56,12 +56,19 @@ tides_block_pipe *tides_block_pipe_new(tides_compression type, int level, bool h
 void		tides_block_pipe_free(tides_block_pipe *p);
 bool		tides_block_pipe_threaded(const tides_block_pipe *p);
 
+/*
+ * Blocks the pipe holds at most: TIDES_BLOCK_PIPE_DEPTH with a helper; 1
+ * without (each block is taken right after it is submitted, and a builder
+ * that flushes or compacts keeps one block's buffers, not DEPTH's)
+ */
+uint32_t	tides_block_pipe_depth(const tides_block_pipe *p);
+
 /* blocks submitted and not yet released */
 uint32_t	tides_block_pipe_pending(const tides_block_pipe *p);
 static inline bool
 tides_block_pipe_room(const tides_block_pipe *p)
 {
-	return tides_block_pipe_pending(p) < TIDES_BLOCK_PIPE_DEPTH;
+	return tides_block_pipe_pending(p) < tides_block_pipe_depth(p);
 }
 
 /* raw bytes of the blocks submitted and not yet taken (for size estimates) */

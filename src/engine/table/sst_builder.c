@@ -89,7 +89,7 @@ struct tides_sst_builder
 	tides_compressor comp;		/* index partitions' */
 	tides_buf	cbuf;			/* compression output */
 	tides_block_pipe *pipe;		/* data blocks being encoded */
-	pending_block pend[TIDES_BLOCK_PIPE_DEPTH]; /* by block number % depth */
+	pending_block pend[TIDES_BLOCK_PIPE_DEPTH]; /* by block number % the pipe's depth */
 	uint64_t	blocks_indexed;
 	uint64_t	part_est;		/* estimated bytes of the partition being cut */
 
@@ -356,7 +356,7 @@ builder_oom(const tides_sst_builder *b)
 static tides_status
 index_block(tides_sst_builder *b)
 {
-	pending_block *pb = &b->pend[b->blocks_indexed % TIDES_BLOCK_PIPE_DEPTH];
+	pending_block *pb = &b->pend[b->blocks_indexed % tides_block_pipe_depth(b->pipe)];
 	const uint8_t *data;
 	size_t		len;
 	uint64_t	size;
@@ -398,7 +398,7 @@ submit_block(tides_sst_builder *b, const uint8_t *next, size_t nlen)
 		return fail_oom(b);
 	if (!tides_block_pipe_room(b->pipe) && index_block(b) != TIDES_OK)
 		return b->status;
-	pb = &b->pend[b->props.num_data_blocks % TIDES_BLOCK_PIPE_DEPTH];
+	pb = &b->pend[b->props.num_data_blocks % tides_block_pipe_depth(b->pipe)];
 	make_separator(&pb->sep, b->last_key.data, b->last_key.len, next, nlen);
 	/*
 	 * The index's contract (table/README.md): last <= S < next, and each
