@@ -40,7 +40,9 @@
  * interprocessor interrupt: woken per block, the helper made a 10M-row COPY
  * no faster (thousands of switches a second, the caller waiting a quarter
  * of the time); per 16 of 32 blocks still no faster; per 128 of 256 (about
- * 1.5 MB of raw and encoded blocks at 4 KiB) it took 17 s instead of 23.
+ * 1.5 MB of raw and encoded blocks at 4 KiB) it took 17 s instead of 23
+ * -- when the second CPU was free; with it busy (the benchmark's loop
+ * devices' kernel workers) the work only moves between busy CPUs.
  */
 #define TIDES_BLOCK_PIPE_DEPTH 256
 #define TIDES_BLOCK_PIPE_BATCH 128
