@@ -98,6 +98,9 @@ SET tides.bulk_load_threshold = -2;
 SET tides.bulk_load_threshold = 'lots';
 SET tides.bulk_load_threshold = '1TB';
 ALTER SYSTEM SET tides.bulk_load_threshold = '';
+-- tides.bulk_load_helper: a boolean
+SET tides.bulk_load_helper = 'twice';
+ALTER SYSTEM SET tides.bulk_load_helper = 2;
 -- tides.check_publications: a boolean only superusers may set
 SET tides.check_publications = 'sometimes';
 ALTER SYSTEM SET tides.check_publications = 2;
