@@ -591,7 +591,8 @@ def run_pgbench(cluster, db, args, duration, clients, pgoptions=None, threads=No
 
 TIDES_STAT_KEYS = ["log_bytes_written", "log_syncs", "flush_bytes_written", "compaction_bytes_written",
                    "compactions", "stall_count", "slowdown_count", "slowdown_us", "cache_hits",
-                   "cache_misses", "user_bytes_written"]
+                   "cache_misses", "user_bytes_written", "publish_waits", "publish_wait_us",
+                   "log_sync_requests"]
 
 
 def measured(cluster, db, work, tables=None, settle=True):
@@ -654,6 +655,7 @@ def measured(cluster, db, work, tables=None, settle=True):
         "device": ("loop:" + cluster.loopdev) if cluster.loopdev else "proc_io",
         "wal_bytes": wal1["wal_bytes"] - wal0["wal_bytes"],
         "wal_fpi": wal1["wal_fpi"] - wal0["wal_fpi"],
+        "wal_syncs": wal1.get("wal_sync", 0) - wal0.get("wal_sync", 0),
         "peak_rss_mb": round(sampler.peak_rss_kb / 1024.0, 1),
         "peak_pss_mb": round(sampler.peak_pss_kb / 1024.0, 1),
         "size_before": size_before,
@@ -661,6 +663,9 @@ def measured(cluster, db, work, tables=None, settle=True):
     })
     for k in TIDES_STAT_KEYS:
         res["tides_" + k] = ts1.get(k, 0) - ts0.get(k, 0)
+    # device flushes of a log (the WAL's and the engine's) per transaction
+    flushes = res["wal_syncs"] + res["tides_log_syncs"]
+    res["commits_per_flush"] = round(txns / flushes, 2) if flushes > 0 else ""
     return res
 
 
@@ -791,10 +796,20 @@ def _fmt(v):
     return v
 
 
+def flush_note(res):
+    """", N commits per log flush" (strict points), ", publish waits ..." (tides)"""
+    s = ""
+    if res.get("durability") == "strict" and res.get("commits_per_flush") != "":
+        s += ", %s commits per log flush" % res["commits_per_flush"]
+    if res.get("tides_publish_waits"):
+        s += ", %d publish waits (%.0f ms)" % (res["tides_publish_waits"], res["tides_publish_wait_us"] / 1000.0)
+    return s
+
+
 COMMON_FIELDS = ["suite", "workload", "scale", "durability", "clients", "protocol", "engine", "index_am", "rep", "duration_s",
                  "tps", "txns", "failed", "lat_avg_ms", "p50_ms", "p95_ms", "p99_ms",
                  "bytes_per_txn", "bytes_per_txn_run", "dev_bytes", "dev_bytes_run", "proc_write_bytes", "device",
-                 "wal_bytes", "wal_fpi",
+                 "wal_bytes", "wal_fpi", "wal_syncs", "commits_per_flush",
                  "size_before", "size_after", "peak_rss_mb", "peak_pss_mb"] + \
                 ["tides_" + k for k in TIDES_STAT_KEYS] + ["elapsed_s", "check", "plan", "note"]
 

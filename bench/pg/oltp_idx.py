@@ -209,7 +209,8 @@ def main():
                                 "duration_s": B.point_duration(duration, clients),
                                 "plan": plans[e.name]})
                     out.row(res)
-                    B.log("  tps %.0f p99 %.2f ms, %.0f B/txn" % (res["tps"], res["p99_ms"], res["bytes_per_txn"]))
+                    B.log("  tps %.0f p99 %.2f ms, %.0f B/txn%s" % (res["tps"], res["p99_ms"], res["bytes_per_txn"],
+                                                                    B.flush_note(res)))
         # the indexes must agree with the table
         for e in engines:
             cl = clusters[e.name]

@@ -186,8 +186,8 @@ def main():
                         if wl != "select-only":
                             res["plan"] = plans(cl, DB)
                         out.row(res)
-                        B.log("  tps %.0f p99 %.2f ms, %.0f B/txn%s" % (
-                            res["tps"], res["p99_ms"], res["bytes_per_txn"],
+                        B.log("  tps %.0f p99 %.2f ms, %.0f B/txn%s%s" % (
+                            res["tps"], res["p99_ms"], res["bytes_per_txn"], B.flush_note(res),
                             ", check " + res["check"] if res.get("check") else ""))
             B.destroy_clusters(clusters)
             clusters = {}

@@ -127,6 +127,9 @@ tides_stats_sql(PG_FUNCTION_ARGS)
 	S(flush_placed_bytes);
 	S(stem_probes_absent);
 	S(stem_probes_maybe);
+	S(publish_waits);
+	S(publish_wait_us);
+	S(log_sync_requests);
 #undef S
 	for (int l = 0; l < TIDES_MAX_LEVELS; l++)
 	{

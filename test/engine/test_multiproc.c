@@ -4,8 +4,10 @@
  * The parent lays out a region in MAP_SHARED memory (test_shared_alloc),
  * recovers the store and forks:
  *
- *   - WRITERS writer processes.  Each owns a key range ("w<n>/..."), so its
- *     own oracle is exact even though everyone writes at once: single puts,
+ *   - WRITERS writer processes (more than the CPUs of a test machine, so
+ *     that writers lose their CPU between reserving and publishing, and
+ *     later writers publish them).  Each owns a key range ("w<n>/...", one
+ *     digit), so its own oracle is exact even though everyone writes at once: single puts,
  *     deletes, multi-entry batches; every read of its own keys (point reads,
  *     bounded iterator walks both ways) must match its oracle; snapshots are
  *     taken, written past, and read much later; and pair batches write two
@@ -31,7 +33,7 @@
 #include <stdatomic.h>
 #include <sys/wait.h>
 
-#define WRITERS 3
+#define WRITERS 9			/* at most 9: the key ranges are "w<digit>/" */
 #define KEYS_PER_WRITER 1500
 #define PAIRS 64
 #define MAX_SNAPS 3

@@ -24,7 +24,7 @@
  * held by another process is not visible to those checks (util/lock.h).
  *
  * What each protects:
- *   write_lock     last_seq, next_lsn, the active memtable pointer and the
+ *   write_lock     last_seq, next_lsn, next_ticket, the active memtable pointer and the
  *                  reservation of its space, writers_paused, writes_closed,
  *                  log_broken_lsn
  *   version_mutex  the current version, manifest file, replay_lsn, skips,
@@ -77,6 +77,7 @@
 #define TIDES_MAX_DROPPED 256
 #define TIDES_MAX_OBSOLETE 8192
 #define TIDES_PUBLISH_SLOTS 64
+#define TIDES_PUBLISH_RING 1024		/* writes between reservation and publication */
 #define TIDES_MAX_COMPACTIONS 32	/* running at once, over all processes */
 
 enum tides_engine_state
@@ -156,20 +157,33 @@ typedef struct tides_shared
 	uint64_t	next_mem_id;
 	bool		writers_paused; /* a memtable switch or log repair is under way */
 	bool		writes_closed;	/* tides_close_writes: every later write fails */
-	uint64_t	log_broken_lsn; /* 0, or the position of a failed log write */
+	_Atomic uint64_t log_broken_lsn;	/* 0, or the position of a failed log write */
 	_Atomic uint64_t sync_poisoned_lsn; /* an fsync failed below this: see write.c */
 	_Atomic uint32_t l0_files;	/* level-0 file count of the current version */
 	_Atomic uint32_t l0_shift;	/* its back-pressure shift (tides_compaction_l0_shift) */
 	_Atomic uint64_t published_seq;
 	_Atomic uint64_t published_lsn;
 	/*
-	 * A writer waiting for its predecessors sleeps on the slot of the log
-	 * position it starts at, and the writer whose record ends there wakes
-	 * that slot only (write.c): not every sleeper at every publish.
+	 * Publication (write.c).  Each reservation takes the next ticket
+	 * (next_ticket, write_lock); a write that has inserted its entries marks
+	 * its ring slot done, and whoever holds `publishing` moves
+	 * published_ticket, published_seq and published_lsn past every done
+	 * write in ticket order.  A writer whose ticket is not yet published
+	 * sleeps on the wait slot of its ticket, which the publisher wakes.
 	 */
+	uint64_t	next_ticket;
+	_Atomic uint64_t published_ticket;	/* every ticket below it is published */
+	_Atomic uint64_t inflight;	/* writes reserved and not yet acknowledged */
+	atomic_bool publishing;
 	struct
 	{
-		atomic_uint epoch;		/* bumped at a publish ending here: a futex word */
+		_Atomic uint64_t done;	/* ticket + 1 once the write's entries are in */
+		uint64_t	end_lsn;
+		uint64_t	last_seq;
+	}			publish_ring[TIDES_PUBLISH_RING];
+	struct
+	{
+		atomic_uint epoch;		/* bumped when a ticket of this slot is published: a futex word */
 		atomic_uint waiters;
 	}			publish_slots[TIDES_PUBLISH_SLOTS];
 

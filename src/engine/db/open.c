@@ -257,6 +257,9 @@ tides_get_stats(tides_db *db, tides_stats *st)
 	COPY(reads_changed);
 	COPY(flush_placed_files);
 	COPY(flush_placed_bytes);
+	COPY(publish_waits);
+	COPY(publish_wait_us);
+	COPY(log_sync_requests);
 #undef COPY
 	st->memtable_count = sh->ropts.memtable_count;
 	for (int i = 0; i < TIDES_MAX_COMPACTIONS; i++)

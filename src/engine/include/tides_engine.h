@@ -806,6 +806,9 @@ typedef struct tides_stats
 	uint64_t	flush_placed_bytes; /* ... and their bytes (part of flush_bytes_written) */
 	uint64_t	stem_probes_absent; /* tides_stem_absent answers "absent" */
 	uint64_t	stem_probes_maybe;	/* ... and "maybe" */
+	uint64_t	publish_waits;		/* writes that slept until an earlier write was published */
+	uint64_t	publish_wait_us;	/* ... from their first sleep to their turn */
+	uint64_t	log_sync_requests;	/* writes that waited for a log fsync (FULL mode); / log_syncs = commits per fsync */
 	uint32_t	memtable_count;		/* memtable slots in the region */
 	uint64_t	memtable_size;		/* bytes per memtable */
 	uint64_t	memtable_active_bytes;	/* bytes in the memtable taking writes */

@@ -44,6 +44,9 @@ typedef struct tides_counters
 	atomic_uint_fast64_t flush_placed_bytes;
 	atomic_uint_fast64_t stem_probes_absent;
 	atomic_uint_fast64_t stem_probes_maybe;
+	atomic_uint_fast64_t publish_waits;
+	atomic_uint_fast64_t publish_wait_us;
+	atomic_uint_fast64_t log_sync_requests;
 } tides_counters;
 
 /*
