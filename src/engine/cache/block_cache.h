@@ -83,6 +83,23 @@ tides_block_view_read(const tides_block_view *v, size_t pos, void *dst, size_t n
 	return true;
 }
 
+/*
+ * [pos, pos + n) of a view as contiguous bytes: a pointer into the piece
+ * when the range lies within one (no copy), else a copy in scratch (n
+ * bytes); NULL if outside the block.  Valid only during the visit.
+ */
+static inline const uint8_t *
+tides_block_view_span(const tides_block_view *v, size_t pos, size_t n, uint8_t *scratch)
+{
+	size_t		mask = ((size_t) 1 << v->piece_shift) - 1;
+
+	if (pos > v->len || n > v->len - pos)
+		return NULL;
+	if ((pos & mask) + n <= mask + 1)
+		return v->pieces[pos >> v->piece_shift] + (pos & mask);
+	return tides_block_view_read(v, pos, scratch, n) ? scratch : NULL;
+}
+
 /* byte pos of a view (pos < len) */
 static inline uint8_t
 tides_block_view_byte(const tides_block_view *v, size_t pos)

@@ -321,11 +321,12 @@ static inline bool
 view_entry(const tides_block_view *v, size_t pos, size_t limit, uint32_t *shared,
 		   uint32_t *unshared, uint32_t *vlen, size_t *kpos)
 {
-	uint8_t		hdr[3 * TIDES_VARINT32_MAX];
-	size_t		n = limit - pos < sizeof(hdr) ? limit - pos : sizeof(hdr);
+	uint8_t		scratch[3 * TIDES_VARINT32_MAX];
+	size_t		n = limit - pos < sizeof(scratch) ? limit - pos : sizeof(scratch);
+	const uint8_t *hdr = tides_block_view_span(v, pos, n, scratch);
 	const uint8_t *p;
 
-	if (!tides_block_view_read(v, pos, hdr, n))
+	if (hdr == NULL)
 		return false;
 	if ((p = tides_decode_varint32(hdr, hdr + n, shared)) == NULL ||
 		(p = tides_decode_varint32(p, hdr + n, unshared)) == NULL ||
@@ -370,6 +371,7 @@ tides_block_view_seek(const tides_block_view *v, bool ikey, const uint8_t *targe
 	while (lo < hi)
 	{
 		uint32_t	mid = lo + (hi - lo + 1) / 2;
+		const uint8_t *k;
 
 		if (!tides_block_view_read(v, restarts + (size_t) mid * 4, b4, 4))
 			return TIDES_VIEW_BAD;
@@ -377,14 +379,14 @@ tides_block_view_seek(const tides_block_view *v, bool ikey, const uint8_t *targe
 		if (pos >= restarts || !view_entry(v, pos, restarts, &shared, &unshared, &vlen, &kpos) ||
 			shared != 0)
 			return TIDES_VIEW_BAD;
+		/* the restart key in place when it lies within one piece */
 		tides_buf_reset(key);
 		if (!tides_buf_reserve(key, unshared) ||
-			!tides_block_view_read(v, kpos, key->data, unshared))
+			(k = tides_block_view_span(v, kpos, unshared, key->data)) == NULL)
 			return TIDES_VIEW_BAD;
-		key->len = unshared;
-		if (ikey && !tides_ikey_valid(key->data, key->len))
+		if (ikey && !tides_ikey_valid(k, unshared))
 			return TIDES_VIEW_BAD;
-		if (view_cmp(ikey, key->data, key->len, target, tlen) < 0)
+		if (view_cmp(ikey, k, unshared, target, tlen) < 0)
 			lo = mid;
 		else
 			hi = mid - 1;
