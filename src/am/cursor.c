@@ -15,6 +15,16 @@
  * pins no memtable for long.  Its view is then no longer one instant of the
  * engine -- as heap's scans, which read each page as it is when they reach
  * it; visibility comes from the caller's snapshot either way.
+ *
+ * A cursor opened with tam_cursor_open_vacant (sequential scans under an
+ * MVCC snapshot) seeks past the tree's vacant ranges (src/runtime/vacant.c)
+ * instead of stepping through them, and records new ones: going forward
+ * from where it began, it keeps the first vid of the current run of vids
+ * holding nothing a snapshot can see -- stubs, absent vids and the versions
+ * its caller did not report as possibly alive (tam_cursor_note_live) --
+ * and when a live version or the end closes a run that known ranges do not
+ * mostly cover, it records the run, cut at the settled mark it read before
+ * its first engine view.
  */
 #include "postgres.h"
 
@@ -29,7 +39,18 @@ struct TamCursor
 	bool		pending;		/* the iterator is on the next entry to return */
 	bool		stubs;			/* return stubs too */
 	TamTupleBuf buf;
+	uint64		lo_vid;
+	uint64		hi_vid;			/* exclusive */
+	/* vacant ranges (tam_cursor_open_vacant) */
+	bool		recording;		/* stepping forward from lo_vid: runs are exact */
+	int			nvacant;
+	TrtVidRange vacant[TRT_VACANT_RANGES];
+	uint64		settled;		/* trt_vids_settled_below before the first view */
+	uint64		run_lo;			/* where the current run of vacant vids began */
 };
+
+/* a run is recorded when at least this many of its vids are in no known range */
+#define TAM_VACANT_MIN_NEW 32
 
 TamCursor *
 tam_cursor_open(uint64 tree, Oid relid, uint64 lo_vid, uint64 hi_vid)
@@ -41,6 +62,8 @@ tam_cursor_open(uint64 tree, Oid relid, uint64 lo_vid, uint64 hi_vid)
 	tam_bulk_before_read(tree, lo_vid, hi_vid);
 	c->tree = tree;
 	c->relid = relid;
+	c->lo_vid = lo_vid;
+	c->hi_vid = Min(hi_vid, TRT_VID_MAX + 1);
 	tam_tuple_buf_init(&c->buf, CurrentMemoryContext);
 	trt_row_key(lower, tree, lo_vid);
 	if (hi_vid > TRT_VID_MAX)
@@ -49,6 +72,131 @@ tam_cursor_open(uint64 tree, Oid relid, uint64 lo_vid, uint64 hi_vid)
 		trt_row_key(upper, tree, hi_vid);
 	c->w = trt_iter_open(lower, sizeof(lower), upper, sizeof(upper), "scan a table");
 	return c;
+}
+
+/*
+ * A cursor for a scan under an MVCC snapshot: it jumps over vacant ranges
+ * and records new ones, for which its caller must report every version it
+ * gets that is not dead to all (tam_cursor_note_live).
+ */
+TamCursor *
+tam_cursor_open_vacant(uint64 tree, Oid relid, uint64 lo_vid, uint64 hi_vid)
+{
+	uint64		settled;
+	TrtVidRange vacant[TRT_VACANT_RANGES];
+	int			n;
+	TamCursor  *c;
+
+	Assert(!RecoveryInProgress());
+	/* before the engine view: rows below it that the view lacks never come */
+	settled = trt_vids_settled_below(tree);
+	n = trt_vacant_load(tree, vacant);
+	c = tam_cursor_open(tree, relid, lo_vid, hi_vid);
+	c->recording = true;
+	c->settled = settled;
+	c->run_lo = lo_vid;
+	c->nvacant = n;
+	memcpy(c->vacant, vacant, n * sizeof(TrtVidRange));
+	return c;
+}
+
+/* the vid of the entry the iterator is on */
+static uint64
+current_vid(TamCursor *c)
+{
+	size_t		klen;
+	const uint8 *k = tides_iter_key(c->w->it, &klen);
+
+	return klen == TRT_ROW_KEY_LEN ? trt_row_key_vid(k) : 0;
+}
+
+/* the known vacant range holding vid, or NULL */
+static const TrtVidRange *
+vacant_at(TamCursor *c, uint64 vid)
+{
+	for (int i = 0; i < c->nvacant; i++)
+		if (c->vacant[i].lo <= vid && vid < c->vacant[i].hi)
+			return &c->vacant[i];
+	return NULL;
+}
+
+static void position_at(TamCursor *c, uint64 vid, ScanDirection dir);
+
+/* if the next step would enter a vacant range, seek past it instead */
+static void
+jump_vacant(TamCursor *c, ScanDirection dir)
+{
+	const TrtVidRange *r;
+	uint64		next;
+
+	if (c->nvacant == 0 || c->pending)
+		return;
+	if (c->started && !tides_iter_valid(c->w->it))
+		return;
+	if (ScanDirectionIsBackward(dir))
+	{
+		if (!c->started)
+			next = c->hi_vid - 1;
+		else if ((next = current_vid(c)) == 0)
+			return;
+		else
+			next--;
+		/* a range from vid 0 has nothing before it to seek to: step through */
+		if ((r = vacant_at(c, next)) != NULL && r->lo > 0)
+		{
+			position_at(c, r->lo - 1, dir);
+			trt_vacant_count_jump();
+		}
+		return;
+	}
+	next = c->started ? current_vid(c) + 1 : c->lo_vid;
+	if ((r = vacant_at(c, next)) != NULL)
+	{
+		/* past hi_vid the iterator's bound leaves it invalid: the end */
+		position_at(c, r->hi, dir);
+		trt_vacant_count_jump();
+	}
+}
+
+/* vids of [lo, hi) in known ranges */
+static uint64
+covered(TamCursor *c, uint64 lo, uint64 hi)
+{
+	uint64		n = 0;
+
+	for (int i = 0; i < c->nvacant; i++)
+	{
+		uint64		a = Max(lo, c->vacant[i].lo),
+					b = Min(hi, c->vacant[i].hi);
+
+		if (a < b)
+			n += b - a;
+	}
+	return n;
+}
+
+/* the run of vacant vids from run_lo ends at end (exclusive) */
+static void
+close_run(TamCursor *c, uint64 end)
+{
+	uint64		hi = Min(end, c->settled);
+
+	if (hi > c->run_lo && hi - c->run_lo - covered(c, c->run_lo, hi) >= TAM_VACANT_MIN_NEW)
+		trt_vacant_add(c->tree, c->run_lo, hi);
+}
+
+/*
+ * The caller's judgement of the version the cursor last returned: it may
+ * be visible to some snapshot now or later (not dead to all).
+ */
+void
+tam_cursor_note_live(TamCursor *c, uint64 vid)
+{
+	if (!c->recording)
+		return;
+	Assert(vid >= c->run_lo);
+	close_run(c, vid);
+	c->run_lo = vid + 1;
 }
 
 static TamTuple *
@@ -113,8 +261,18 @@ tam_cursor_next(TamCursor *c, ScanDirection dir)
 {
 	TamTuple *t;
 
-	while ((t = step(c, dir)) != NULL && TAM_IS_STUB(t) && !c->stubs)
-		;
+	if (ScanDirectionIsBackward(dir))
+		c->recording = false;
+	do
+	{
+		jump_vacant(c, dir);
+		t = step(c, dir);
+	} while (t != NULL && TAM_IS_STUB(t) && !c->stubs);
+	if (t == NULL && c->recording)
+	{
+		close_run(c, c->hi_vid);
+		c->recording = false;
+	}
 	return t;
 }
 
@@ -127,6 +285,14 @@ tam_cursor_include_stubs(TamCursor *c)
 /* position so that the next tam_cursor_next(dir) returns vid (or the next one in dir) */
 void
 tam_cursor_seek(TamCursor *c, uint64 vid, ScanDirection dir)
+{
+	/* the run before vid was not walked */
+	c->recording = false;
+	position_at(c, vid, dir);
+}
+
+static void
+position_at(TamCursor *c, uint64 vid, ScanDirection dir)
 {
 	uint8		key[TRT_ROW_KEY_LEN];
 

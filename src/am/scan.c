@@ -47,6 +47,7 @@ typedef struct TamScanDescData
 	/* parallel: the block being scanned */
 	BlockNumber cur_block;
 	bool		want_stubs;		/* cursors return stubs (tam_scan_next_root) */
+	GlobalVisState *vacant_test;	/* cursors use vacant ranges: what is dead to all */
 	bool		ranged;			/* lo_vid/hi_vid set by tam_scan_set_block_range */
 	bool		parallel_started;
 	ParallelBlockTableScanWorkerData pbw;
@@ -270,6 +271,31 @@ parallel_next_block(TamScanDesc s)
 
 static bool open_next_range_in_cxt(TamScanDesc s);
 
+/*
+ * Sequential and TID-range scans under an MVCC snapshot jump over vacant
+ * ranges and record new ones (src/runtime/vacant.c); other snapshots may
+ * see what those ranges hold, and a hot standby cannot know them.
+ */
+static bool
+uses_vacant_ranges(TamScanDesc s)
+{
+	return (s->base.rs_flags & (SO_TYPE_SEQSCAN | SO_TYPE_TIDRANGESCAN)) &&
+		s->base.rs_snapshot != NULL && s->base.rs_snapshot->snapshot_type == SNAPSHOT_MVCC &&
+		!s->want_stubs && !RecoveryInProgress();
+}
+
+static TamCursor *
+open_cursor(TamScanDesc s, uint64 lo, uint64 hi)
+{
+	Relation	rel = s->base.rs_rd;
+
+	s->vacant_test = NULL;
+	if (!uses_vacant_ranges(s))
+		return tam_cursor_open(s->tree, RelationGetRelid(rel), lo, hi);
+	s->vacant_test = GlobalVisTestFor(rel);
+	return tam_cursor_open_vacant(s->tree, RelationGetRelid(rel), lo, hi);
+}
+
 /* the cursor for the next unit of work; false when the scan is done */
 static bool
 open_next_range(TamScanDesc s)
@@ -291,16 +317,15 @@ open_next_range_in_cxt(TamScanDesc s)
 		if (s->cur_block != InvalidBlockNumber)
 			return false;		/* the one range was done */
 		s->cur_block = 0;
-		s->cursor = tam_cursor_open(s->tree, RelationGetRelid(s->base.rs_rd), s->lo_vid, s->hi_vid);
+		s->cursor = open_cursor(s, s->lo_vid, s->hi_vid);
 	}
 	else
 	{
 		s->cur_block = parallel_next_block(s);
 		if (s->cur_block == InvalidBlockNumber)
 			return false;
-		s->cursor = tam_cursor_open(s->tree, RelationGetRelid(s->base.rs_rd),
-									  block_first_vid(s->cur_block),
-									  block_first_vid((uint64) s->cur_block + 1));
+		s->cursor = open_cursor(s, block_first_vid(s->cur_block),
+								block_first_vid((uint64) s->cur_block + 1));
 	}
 	if (s->want_stubs)
 		tam_cursor_include_stubs(s->cursor);
@@ -335,6 +360,9 @@ next_visible(TamScanDesc s, ScanDirection dir, TupleTableSlot *slot)
 			continue;
 		}
 		visible = tam_visible(t, snap);
+		/* a version dead to all belongs to a vacant run; any other ends one */
+		if (s->vacant_test != NULL && (visible || !tam_surely_dead(t, s->vacant_test, false)))
+			tam_cursor_note_live(s->cursor, t->vid);
 		tam_ssi_conflict_out(visible, rel, t, snap);
 		if (visible && passes_keys(s, t))
 		{

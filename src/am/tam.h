@@ -278,6 +278,9 @@ extern void tam_seq_reader_free(TamSeqReader *r);
 typedef struct TamCursor TamCursor;
 
 extern TamCursor *tam_cursor_open(uint64 tree, Oid relid, uint64 lo_vid, uint64 hi_vid);
+/* for MVCC scans: jumps over vacant ranges, records new ones (cursor.c) */
+extern TamCursor *tam_cursor_open_vacant(uint64 tree, Oid relid, uint64 lo_vid, uint64 hi_vid);
+extern void tam_cursor_note_live(TamCursor *c, uint64 vid);
 /* also return stubs (VACUUM, the visibility map, lossy bitmap pages) */
 extern void tam_cursor_include_stubs(TamCursor *c);
 extern TamTuple *tam_cursor_next(TamCursor *c, ScanDirection dir);

@@ -142,6 +142,8 @@ tides_stats_sql(PG_FUNCTION_ARGS)
 	/* writes that waited for flush or compaction (engine.c), and how long */
 	put_stat(rsinfo, "write_stalls", pg_atomic_read_u64(&trt_shared->write_stalls));
 	put_stat(rsinfo, "write_stall_us", pg_atomic_read_u64(&trt_shared->write_stall_us));
+	put_stat(rsinfo, "vacant_ranges", pg_atomic_read_u64(&trt_shared->vacant_ranges));
+	put_stat(rsinfo, "vacant_jumps", pg_atomic_read_u64(&trt_shared->vacant_jumps));
 	return (Datum) 0;
 }
 

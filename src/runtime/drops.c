@@ -205,6 +205,7 @@ drop_tree(uint64 tree)
 	tides_batch_delete(b, dkey, dklen);
 	trt_write_batch(b);
 	trt_forget_vid_counter(tree);
+	trt_vacant_forget(tree);
 	return true;
 }
 

@@ -39,6 +39,7 @@ trt_shmem_request(void)
 	RequestAddinShmemSpace(mul_size(trt_row_lock_stripes, sizeof(LWLockPadded)));
 	RequestAddinShmemSpace(trt_trees_shmem_size());
 	RequestAddinShmemSpace(trt_waiting_rows_shmem_size());
+	RequestAddinShmemSpace(trt_vacant_shmem_size());
 	RequestNamedLWLockTranche("tides", 5);
 	RequestNamedLWLockTranche("tides_row", trt_row_lock_stripes);
 }
@@ -162,9 +163,12 @@ trt_shmem_startup(void)
 		trt_shared->stats_reset = GetCurrentTimestamp();
 		pg_atomic_init_u64(&trt_shared->write_stalls, 0);
 		pg_atomic_init_u64(&trt_shared->write_stall_us, 0);
+		pg_atomic_init_u64(&trt_shared->vacant_ranges, 0);
+		pg_atomic_init_u64(&trt_shared->vacant_jumps, 0);
 	}
 	trt_trees_shmem_init();
 	trt_waiting_rows_shmem_init();
+	trt_vacant_shmem_init();
 	/* a test file system's shared state, before recovery opens the engine over it */
 	if (vfs_provider != NULL)
 		vfs_provider->shmem_startup();

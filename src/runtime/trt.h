@@ -225,6 +225,14 @@ typedef struct TrtShared
 	 */
 	pg_atomic_uint64 write_stalls;
 	pg_atomic_uint64 write_stall_us;
+
+	/*
+	 * Vacant ranges (vacant.c): how many scans recorded, how many jumps
+	 * over one scans made; tides_stats() reports them as vacant_ranges and
+	 * vacant_jumps.
+	 */
+	pg_atomic_uint64 vacant_ranges;
+	pg_atomic_uint64 vacant_jumps;
 } TrtShared;
 
 extern TrtShared *trt_shared;
@@ -405,8 +413,34 @@ extern void trt_schedule_relation_drop(Relation rel);
 /* the same for a tides_btree index (DROP INDEX, or DROP TABLE taking it along) */
 extern void trt_schedule_index_drop(Relation index);
 
-/* hand out n consecutive vids of a tree */
+/*
+ * hand out n consecutive vids of a tree; the backend holds the tree's vids
+ * from the first it took until its transaction ends (trt_vids_release)
+ */
 extern uint64 trt_alloc_vids(uint64 tree, uint32 n);
+extern void trt_vids_release(void);
+/* a vid below which every row id ever to be written has been written (vids.c) */
+extern uint64 trt_vids_settled_below(uint64 tree);
+
+/*
+ * Vacant ranges (vacant.c): row ids of a tree where no snapshot taken from
+ * now on can find a version -- every version there is dead to all or a
+ * stub, every other vid will never be written.  Sequential scans under an
+ * MVCC snapshot jump over them and report new ones.  Shared memory only:
+ * a crash restart starts without any.
+ */
+#define TRT_VACANT_RANGES 16
+typedef struct TrtVidRange
+{
+	uint64		lo;
+	uint64		hi;				/* exclusive */
+} TrtVidRange;
+extern int	trt_vacant_load(uint64 tree, TrtVidRange *out);
+extern void trt_vacant_add(uint64 tree, uint64 lo, uint64 hi);
+extern void trt_vacant_forget(uint64 tree);
+extern void trt_vacant_count_jump(void);
+extern Size trt_vacant_shmem_size(void);
+extern void trt_vacant_shmem_init(void);
 
 /* start to_tree's numbering at from_tree's high-water mark */
 extern void trt_copy_vid_counter(uint64 from_tree, uint64 to_tree);

@@ -15,10 +15,24 @@
  * entries), which also holds the page count of the relation's visibility
  * map fork (src/am/vm.c).  The suspect mark ('S') is the row id below which
  * a crash may have lost rows whose index entries survived (src/am/vacuum.c).
+ *
+ * Held row ids.  A vid is handed out before its row reaches the engine, and
+ * the row may wait long after (deferred rows, bulk loads, an update's new
+ * version written with its old one).  A scan that finds no row at a vid
+ * may call it vacant for good (src/runtime/vacant.c) only if no backend can
+ * still write it, so each backend publishes, in a slot of its own, the
+ * trees it took vids of in its transaction and the first vid it took of
+ * each -- inside the counter's lock, before the vid exists -- and withdraws
+ * them when the transaction ends, when every row it wrote has been
+ * written or dropped.  trt_vids_settled_below answers with a vid below
+ * which every row id ever to be written has been written.
  */
 #include "postgres.h"
 
+#include "access/twophase.h"
 #include "access/xlog.h"
+#include "miscadmin.h"
+#include "storage/proc.h"
 #include "storage/shmem.h"
 #include "utils/hsearch.h"
 
@@ -41,23 +55,155 @@ static LWLock *counters_lock = NULL;
 #define FIRST_CHUNK 1024
 #define MAX_CHUNK (1u << 20)
 
+/*
+ * One backend's held row ids (above), written only by that backend: `lo`
+ * before `tree`, so a reader that finds its tree reads that hold's lo or a
+ * later one's (the earlier hold is withdrawn then).  A backend holding vids
+ * of more trees than it has entries holds every tree from vid 0.
+ */
+#define HELD_TREES 8
+#define HELD_ANY UINT64_MAX		/* the entry stands for every tree */
+
+typedef struct VidHolds
+{
+	pg_atomic_uint64 tree[HELD_TREES];	/* 0: unused */
+	pg_atomic_uint64 lo[HELD_TREES];
+} VidHolds;
+
+static VidCounter *counter_for(uint64 tree);
+
+static VidHolds *vid_holds = NULL;
+static int	n_vid_holds = 0;
+static uint64 my_held[HELD_TREES];	/* what this backend's entries say */
+static int	my_nheld = 0;
+static bool my_holds_fresh = false; /* entries a dead predecessor left are cleared */
+
 /* ---- the shared hash of counters */
+
+static int
+vid_holds_slots(void)
+{
+	/* as many as PGPROCs (InitProcGlobal) */
+	return MaxBackends + NUM_AUXILIARY_PROCS + max_prepared_xacts;
+}
 
 Size
 trt_trees_shmem_size(void)
 {
-	return hash_estimate_size(trt_max_relations, sizeof(VidCounter));
+	return add_size(hash_estimate_size(trt_max_relations, sizeof(VidCounter)),
+					mul_size(vid_holds_slots(), sizeof(VidHolds)));
 }
 
 void
 trt_trees_shmem_init(void)
 {
 	HASHCTL		info;
+	bool		found;
 
 	info.keysize = sizeof(uint64);
 	info.entrysize = sizeof(VidCounter);
 	vid_counters = ShmemInitHash("tides vid counters", trt_max_relations, trt_max_relations,
 								 &info, HASH_ELEM | HASH_BLOBS);
+	n_vid_holds = vid_holds_slots();
+	vid_holds = ShmemInitStruct("tides held row ids", mul_size(n_vid_holds, sizeof(VidHolds)), &found);
+	if (!found)
+		for (int i = 0; i < n_vid_holds; i++)
+			for (int j = 0; j < HELD_TREES; j++)
+			{
+				pg_atomic_init_u64(&vid_holds[i].tree[j], 0);
+				pg_atomic_init_u64(&vid_holds[i].lo[j], 0);
+			}
+}
+
+/* ---- held row ids (above) */
+
+static VidHolds *
+my_holds(void)
+{
+	Assert(MyProc != NULL && MyProc->pgprocno < n_vid_holds);
+	return &vid_holds[MyProc->pgprocno];
+}
+
+/*
+ * Before vid `next` of tree is handed out, with the counter's lock held:
+ * publish the hold unless this backend holds the tree (from a lower vid:
+ * the counter only grows) or every tree already.
+ */
+static void
+hold_vids(uint64 tree, uint64 next)
+{
+	VidHolds   *h = my_holds();
+	int			i;
+
+	if (!my_holds_fresh)
+	{
+		for (i = 0; i < HELD_TREES; i++)
+			pg_atomic_write_u64(&h->tree[i], 0);
+		my_holds_fresh = true;
+	}
+	for (i = 0; i < my_nheld; i++)
+		if (my_held[i] == tree || my_held[i] == HELD_ANY)
+			return;
+	if (my_nheld == HELD_TREES)
+	{
+		/* out of entries: the first one stands for every tree, from 0 */
+		pg_atomic_write_u64(&h->lo[0], 0);
+		pg_write_barrier();
+		pg_atomic_write_u64(&h->tree[0], HELD_ANY);
+		my_held[0] = HELD_ANY;
+		return;
+	}
+	pg_atomic_write_u64(&h->lo[i], next);
+	pg_write_barrier();
+	pg_atomic_write_u64(&h->tree[i], tree);
+	my_held[i] = tree;
+	my_nheld++;
+}
+
+/* the transaction's rows are all written or dropped (xact.c), or the backend exits */
+void
+trt_vids_release(void)
+{
+	VidHolds   *h;
+
+	if (my_nheld == 0)
+		return;
+	h = my_holds();
+	/* after the writes: a reader that finds the entry gone sees them */
+	pg_memory_barrier();
+	for (int i = 0; i < my_nheld; i++)
+		pg_atomic_write_u64(&h->tree[i], 0);
+	my_nheld = 0;
+}
+
+/*
+ * A vid of tree below which every row id that will ever be written has
+ * been written: rows at lower vids that an engine view taken after this
+ * call does not show will never exist.  Not in recovery (the primary's
+ * backends hold the vids replay will write).
+ */
+uint64
+trt_vids_settled_below(uint64 tree)
+{
+	VidCounter *c = counter_for(tree);
+	uint64		settled;
+
+	/* every vid handed out before this read had its hold published */
+	SpinLockAcquire(&c->mutex);
+	settled = c->next;
+	SpinLockRelease(&c->mutex);
+	pg_memory_barrier();
+	for (int i = 0; i < n_vid_holds; i++)
+		for (int j = 0; j < HELD_TREES; j++)
+		{
+			uint64		t = pg_atomic_read_u64(&vid_holds[i].tree[j]);
+
+			if (t != tree && t != HELD_ANY)
+				continue;
+			pg_read_barrier();
+			settled = Min(settled, pg_atomic_read_u64(&vid_holds[i].lo[j]));
+		}
+	return settled;
 }
 
 static LWLock *
@@ -130,6 +276,7 @@ trt_alloc_vids(uint64 tree, uint32 n)
 	SpinLockAcquire(&c->mutex);
 	if (c->next + n <= c->reserved)
 	{
+		hold_vids(tree, c->next);
 		v = c->next;
 		c->next += n;
 		SpinLockRelease(&c->mutex);
@@ -160,6 +307,7 @@ trt_alloc_vids(uint64 tree, uint32 n)
 	}
 	/* D6: every vid handed out is below a durable reservation */
 	Assert(c->next + n <= c->reserved);
+	hold_vids(tree, c->next);
 	v = c->next;
 	c->next += n;
 	SpinLockRelease(&c->mutex);

@@ -174,6 +174,7 @@ static void
 withdraw_at_exit(int code, Datum arg)
 {
 	withdraw_waiting_rows();
+	trt_vids_release();
 }
 
 bool
@@ -586,6 +587,7 @@ trt_xact_callback(XactEvent event)
 			xact_wrote = xact_sealed = xact_force_durable = false;
 			trt_backup_xact_end();
 			trt_read_forget();
+			trt_vids_release();
 			break;
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:
@@ -594,6 +596,7 @@ trt_xact_callback(XactEvent event)
 			xact_wrote = xact_sealed = xact_force_durable = false;
 			trt_backup_xact_end();
 			trt_read_forget();
+			trt_vids_release();
 			break;
 		default:
 			break;
