@@ -592,7 +592,7 @@ def run_pgbench(cluster, db, args, duration, clients, pgoptions=None, threads=No
 TIDES_STAT_KEYS = ["log_bytes_written", "log_syncs", "flush_bytes_written", "compaction_bytes_written",
                    "compactions", "stall_count", "slowdown_count", "slowdown_us", "cache_hits",
                    "cache_misses", "user_bytes_written", "publish_waits", "publish_wait_us",
-                   "log_sync_requests"]
+                   "log_sync_requests", "vacant_ranges", "vacant_jumps"]
 
 
 def measured(cluster, db, work, tables=None, settle=True):

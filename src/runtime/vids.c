@@ -203,6 +203,8 @@ trt_vids_settled_below(uint64 tree)
 			pg_read_barrier();
 			settled = Min(settled, pg_atomic_read_u64(&vid_holds[i].lo[j]));
 		}
+	/* a withdrawn hold's rows are published: the caller's view comes after */
+	pg_read_barrier();
 	return settled;
 }
 
