@@ -76,39 +76,6 @@ worth_pruning(Relation rel, int walked, TransactionId first_updater)
 }
 
 /*
- * The member of the chain rooted at root that an MVCC snapshot sees, taken
- * from the row ids its last updater left (src/runtime/tips.c) instead of a
- * walk from the root; NULL when neither is it.  A member is taken only if
- * it names root as its chain's root and the snapshot sees it: an MVCC
- * snapshot sees at most one member of a chain (each member's xmin is the
- * updater in the xmax of the one before, and command ids order one
- * transaction's own), so it is the member the walk would return.  Not
- * under SERIALIZABLE, whose conflict checks the walk makes on every member
- * it passes.
- */
-static TamTuple *
-from_tips(Relation rel, uint64 tree, uint64 root, Snapshot snapshot, TamTupleBuf *buf)
-{
-	uint64		vids[2];
-	int			n = trt_tips_get(tree, root, vids);
-
-	for (int i = 0; i < n; i++)
-	{
-		TamTuple   *t;
-
-		if (vids[i] == root)
-			continue;
-		t = tam_fetch_entry(tree, vids[i], RelationGetRelid(rel), buf);
-		if (t == NULL || TAM_IS_STUB(t) || !HeapTupleHeaderIsHeapOnly(t->htup.t_data) ||
-			t->meta.link != root)
-			continue;
-		if (tam_visible(t, snapshot))
-			return t;
-	}
-	return NULL;
-}
-
-/*
  * heap_hot_search_buffer for tides.  Starting at *tid -- a root, or on a
  * later call (first_call false) the member returned last -- return the
  * first member of the chain visible to snapshot, with *tid set to it, or
@@ -134,18 +101,6 @@ tam_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 		return NULL;
 	if (!first_call || snapshot->snapshot_type != SNAPSHOT_MVCC)
 		reader = NULL;
-	else if (!IsolationIsSerializable())
-	{
-		TamTuple   *t = from_tips(rel, tree, start, snapshot, buf);
-
-		if (t != NULL)
-		{
-			*tid = t->htup.t_self;
-			if (all_dead)
-				*all_dead = false;
-			return t;
-		}
-	}
 	for (;;)
 	{
 		uint64		vid = start;

@@ -700,17 +700,6 @@ tam_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot, CommandId
 	root_vid = tam_root_vid(t);
 	tam_row_write(&r, t, new_vid, heaptup, &newmeta);
 	tam_row_close(&r);
-	/*
-	 * Readers of the chain try these before walking it (hot.c, from_tips),
-	 * so they seldom walk far enough to prune it: its updaters do, every
-	 * TAM_PRUNE_WALK updates, as a long walk would.
-	 */
-	if (hot)
-	{
-		trt_tips_set(r.tree, root_vid, new_vid, r.vid);
-		if (newmeta.hot_depth % TAM_PRUNE_WALK == 0)
-			tam_hot_prune_opt(rel, r.tree, root_vid);
-	}
 	/* the root's bit covers the whole chain, the new version included */
 	tam_vm_clear_chain(rel, r.vid, root_vid);
 	tam_vm_clear(rel, new_vid);

@@ -40,7 +40,6 @@ trt_shmem_request(void)
 	RequestAddinShmemSpace(trt_trees_shmem_size());
 	RequestAddinShmemSpace(trt_waiting_rows_shmem_size());
 	RequestAddinShmemSpace(trt_vacant_shmem_size());
-	RequestAddinShmemSpace(trt_tips_shmem_size());
 	RequestNamedLWLockTranche("tides", 5);
 	RequestNamedLWLockTranche("tides_row", trt_row_lock_stripes);
 }
@@ -170,7 +169,6 @@ trt_shmem_startup(void)
 	trt_trees_shmem_init();
 	trt_waiting_rows_shmem_init();
 	trt_vacant_shmem_init();
-	trt_tips_shmem_init();
 	/* a test file system's shared state, before recovery opens the engine over it */
 	if (vfs_provider != NULL)
 		vfs_provider->shmem_startup();

@@ -439,16 +439,6 @@ extern int	trt_vacant_load(uint64 tree, TrtVidRange *out);
 extern void trt_vacant_add(uint64 tree, uint64 lo, uint64 hi);
 extern void trt_vacant_forget(uint64 tree);
 extern void trt_vacant_count_jump(void);
-
-/*
- * Chain tips (tips.c): the newest row ids an updater left under a HOT
- * chain's root (the version it wrote, the one it replaced), a hint that a
- * reader checks against what it reads; up to two, newest first.
- */
-extern void trt_tips_set(uint64 tree, uint64 root, uint64 newest, uint64 previous);
-extern int	trt_tips_get(uint64 tree, uint64 root, uint64 out[2]);
-extern Size trt_tips_shmem_size(void);
-extern void trt_tips_shmem_init(void);
 extern Size trt_vacant_shmem_size(void);
 extern void trt_vacant_shmem_init(void);
 
