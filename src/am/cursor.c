@@ -47,6 +47,7 @@ struct TamCursor
 	TrtVidRange vacant[TRT_VACANT_RANGES];
 	uint64		settled;		/* trt_vids_settled_below before the first view */
 	uint64		run_lo;			/* where the current run of vacant vids began */
+	uint64		jumps;			/* seeks past a vacant range, counted at close */
 };
 
 /* a run is recorded when at least this many of its vids are in no known range */
@@ -145,7 +146,7 @@ jump_vacant(TamCursor *c, ScanDirection dir)
 		if ((r = vacant_at(c, next)) != NULL && r->lo > 0)
 		{
 			position_at(c, r->lo - 1, dir);
-			trt_vacant_count_jump();
+			c->jumps++;
 		}
 		return;
 	}
@@ -154,7 +155,7 @@ jump_vacant(TamCursor *c, ScanDirection dir)
 	{
 		/* past hi_vid the iterator's bound leaves it invalid: the end */
 		position_at(c, r->hi, dir);
-		trt_vacant_count_jump();
+		c->jumps++;
 	}
 }
 
@@ -310,6 +311,8 @@ tam_cursor_close(TamCursor *c)
 {
 	if (c == NULL)
 		return;
+	if (c->jumps > 0)
+		trt_vacant_count_jumps(c->jumps);
 	trt_iter_free(c->w);
 	tam_tuple_buf_free(&c->buf);
 	pfree(c);

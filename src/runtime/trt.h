@@ -421,6 +421,8 @@ extern uint64 trt_alloc_vids(uint64 tree, uint32 n);
 extern void trt_vids_release(void);
 /* a vid below which every row id ever to be written has been written (vids.c) */
 extern uint64 trt_vids_settled_below(uint64 tree);
+/* the number of PGPROCs, for arrays of per-backend slots (xact.c) */
+extern int	trt_proc_slots(void);
 
 /*
  * Vacant ranges (vacant.c): row ids of a tree where no snapshot taken from
@@ -438,7 +440,7 @@ typedef struct TrtVidRange
 extern int	trt_vacant_load(uint64 tree, TrtVidRange *out);
 extern void trt_vacant_add(uint64 tree, uint64 lo, uint64 hi);
 extern void trt_vacant_forget(uint64 tree);
-extern void trt_vacant_count_jump(void);
+extern void trt_vacant_count_jumps(uint64 n);
 extern Size trt_vacant_shmem_size(void);
 extern void trt_vacant_shmem_init(void);
 

@@ -122,7 +122,8 @@ trt_vacant_load(uint64 tree, TrtVidRange *out)
 		return 0;
 	n = s->n;
 	memcpy(out, s->r, n * sizeof(TrtVidRange));
-	s->used = pg_atomic_fetch_add_u64(&vacant->clock, 1);
+	/* only changes move the clock: loads by many scans share no counter */
+	s->used = pg_atomic_read_u64(&vacant->clock);
 	SpinLockRelease(&s->mutex);
 	return n;
 }
@@ -245,8 +246,9 @@ trt_vacant_forget(uint64 tree)
 	}
 }
 
+/* a cursor's jumps, added once when it closes */
 void
-trt_vacant_count_jump(void)
+trt_vacant_count_jumps(uint64 n)
 {
-	pg_atomic_fetch_add_u64(&trt_shared->vacant_jumps, 1);
+	pg_atomic_fetch_add_u64(&trt_shared->vacant_jumps, n);
 }

@@ -29,9 +29,7 @@
  */
 #include "postgres.h"
 
-#include "access/twophase.h"
 #include "access/xlog.h"
-#include "miscadmin.h"
 #include "storage/proc.h"
 #include "storage/shmem.h"
 #include "utils/hsearch.h"
@@ -80,18 +78,11 @@ static bool my_holds_fresh = false; /* entries a dead predecessor left are clear
 
 /* ---- the shared hash of counters */
 
-static int
-vid_holds_slots(void)
-{
-	/* as many as PGPROCs (InitProcGlobal) */
-	return MaxBackends + NUM_AUXILIARY_PROCS + max_prepared_xacts;
-}
-
 Size
 trt_trees_shmem_size(void)
 {
 	return add_size(hash_estimate_size(trt_max_relations, sizeof(VidCounter)),
-					mul_size(vid_holds_slots(), sizeof(VidHolds)));
+					mul_size(trt_proc_slots(), sizeof(VidHolds)));
 }
 
 void
@@ -104,7 +95,7 @@ trt_trees_shmem_init(void)
 	info.entrysize = sizeof(VidCounter);
 	vid_counters = ShmemInitHash("tides vid counters", trt_max_relations, trt_max_relations,
 								 &info, HASH_ELEM | HASH_BLOBS);
-	n_vid_holds = vid_holds_slots();
+	n_vid_holds = trt_proc_slots();
 	vid_holds = ShmemInitStruct("tides held row ids", mul_size(n_vid_holds, sizeof(VidHolds)), &found);
 	if (!found)
 		for (int i = 0; i < n_vid_holds; i++)

@@ -110,17 +110,17 @@ static WaitingRows *waiting_rows = NULL;
 static int	n_waiting_rows = 0;
 static uint64 my_waiting_tree = 0;	/* what this backend's slot says */
 
-static int
-waiting_rows_slots(void)
+/* slots indexed by PGPROC number: as many as InitProcGlobal makes (vids.c too) */
+int
+trt_proc_slots(void)
 {
-	/* as many as PGPROCs (InitProcGlobal) */
 	return MaxBackends + NUM_AUXILIARY_PROCS + max_prepared_xacts;
 }
 
 Size
 trt_waiting_rows_shmem_size(void)
 {
-	return mul_size(waiting_rows_slots(), sizeof(WaitingRows));
+	return mul_size(trt_proc_slots(), sizeof(WaitingRows));
 }
 
 void
@@ -128,7 +128,7 @@ trt_waiting_rows_shmem_init(void)
 {
 	bool		found;
 
-	n_waiting_rows = waiting_rows_slots();
+	n_waiting_rows = trt_proc_slots();
 	waiting_rows = ShmemInitStruct("tides waiting rows", trt_waiting_rows_shmem_size(), &found);
 	if (!found)
 		for (int i = 0; i < n_waiting_rows; i++)
