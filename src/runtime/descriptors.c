@@ -129,6 +129,19 @@ counted_list_dir(tides_vfs *v, const char *path, void (*fn) (const char *name, v
 	return r;
 }
 
+/* a mapping holds no descriptor of its own: straight through */
+static void *
+counted_map(tides_vfs *v, int fd, uint64_t len)
+{
+	return BASE(v)->map(BASE(v), fd, len);
+}
+
+static void
+counted_unmap(tides_vfs *v, void *addr, uint64_t len)
+{
+	BASE(v)->unmap(BASE(v), addr, len);
+}
+
 /* the vfs this process's engine uses over `base` (NULL: POSIX) */
 tides_vfs *
 trt_counted_vfs(tides_vfs *base)
@@ -153,7 +166,9 @@ trt_counted_vfs(tides_vfs *base)
 				.rename = counted_rename,
 				.mkdir = counted_mkdir,
 				.sync_dir = counted_sync_dir,
-				.list_dir = counted_list_dir
+				.list_dir = counted_list_dir,
+				.map = base->map != NULL ? counted_map : NULL,
+				.unmap = base->map != NULL ? counted_unmap : NULL
 		};
 	}
 	return &counted_vfs;

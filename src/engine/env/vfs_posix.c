@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -171,10 +172,27 @@ px_list_dir(tides_vfs *v, const char *path, void (*fn) (const char *, void *), v
 	return 0;
 }
 
+static void *
+px_map(tides_vfs *v, int fd, uint64_t len)
+{
+	void	   *p;
+
+	(void) v;
+	p = mmap(NULL, (size_t) len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void
+px_unmap(tides_vfs *v, void *addr, uint64_t len)
+{
+	(void) v;
+	munmap(addr, (size_t) len);
+}
+
 static tides_vfs posix_vfs = {
 	NULL, px_open, px_close, px_pread, px_pwrite, px_fsync, px_allocate,
 	px_truncate, px_file_size, px_unlink, px_rename, px_mkdir, px_sync_dir,
-	px_list_dir
+	px_list_dir, px_map, px_unmap
 };
 
 tides_vfs *

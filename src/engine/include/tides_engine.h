@@ -85,6 +85,19 @@ struct tides_vfs
 	/* calls fn(name, arg) for each entry of a directory */
 	int			(*list_dir) (tides_vfs *v, const char *path,
 							 void (*fn) (const char *name, void *arg), void *arg);
+
+	/*
+	 * Optional (NULL: not offered).  map() shares bytes [0, len) of an open
+	 * file read-write with the kernel's page cache (MAP_SHARED): a store
+	 * into the mapping is in the file, for every process and across this
+	 * one's death, as a pwrite's bytes are, and the file's fsync makes it
+	 * durable.  Only for files at least len long whose blocks are allocated
+	 * (a store cannot fail later for want of space).  NULL on failure, and
+	 * the caller falls back to pwrite.  A vfs that must see every write (to
+	 * inject faults, or to keep unsynced bytes apart) leaves both NULL.
+	 */
+	void	   *(*map) (tides_vfs *v, int fd, uint64_t len);
+	void		(*unmap) (tides_vfs *v, void *addr, uint64_t len);
 };
 
 tides_vfs  *tides_vfs_posix(void);

@@ -13,7 +13,16 @@
 #include "util/buf.h"
 #include "util/coding.h"
 
-#define ZERO_CHUNK (1u << 20)
+/*
+ * Segments are zero-filled in pieces of this size.  The page cache keeps a
+ * file's pages in folios as large as the writes that created them, and a
+ * small pwrite into a large folio walks all of its block buffers twice
+ * (write_begin, commit): 130-byte records cost 2.0-2.9 us each in a
+ * segment zero-filled by 1 MiB writes, 0.7-0.9 us by 16-64 KiB ones (ext4,
+ * Linux 6.18).  This matters where records are still pwritten (a vfs
+ * without map); mapped stores do not care.
+ */
+#define ZERO_CHUNK (1u << 16)
 #define SPARE_SEGMENTS 2
 
 void
@@ -41,15 +50,25 @@ tides_log_attach(tides_log *log, tides_log_shared *sh, tides_vfs *vfs,
 		log->fds[i].fd = -1;
 }
 
+/* close a cached descriptor, and let go of its mapping */
+static void
+drop_slot(tides_log *log, int i)
+{
+	TIDES_ASSERT(log->fds[i].fd >= 0);
+	if (log->fds[i].map != NULL)
+		log->vfs->unmap(log->vfs, log->fds[i].map, log->sh->segment_size);
+	log->vfs->close(log->vfs, log->fds[i].fd);
+	log->fds[i].fd = -1;
+	log->fds[i].map = NULL;
+	log->fds[i].unmappable = false;
+}
+
 void
 tides_log_detach(tides_log *log)
 {
 	for (int i = 0; i < TIDES_LOG_FDS; i++)
 		if (log->fds[i].fd >= 0)
-		{
-			log->vfs->close(log->vfs, log->fds[i].fd);
-			log->fds[i].fd = -1;
-		}
+			drop_slot(log, i);
 }
 
 void
@@ -64,15 +83,12 @@ forget_fd(tides_log *log, uint64_t segment)
 {
 	for (int i = 0; i < TIDES_LOG_FDS; i++)
 		if (log->fds[i].fd >= 0 && log->fds[i].segment == segment)
-		{
-			log->vfs->close(log->vfs, log->fds[i].fd);
-			log->fds[i].fd = -1;
-		}
+			drop_slot(log, i);
 }
 
-/* descriptor of a segment, opened on demand; negative errno on failure */
+/* cache slot of a segment's descriptor, opened on demand; negative errno on failure */
 static int
-segment_fd(tides_log *log, uint64_t segment, char *path, size_t pathcap)
+segment_slot(tides_log *log, uint64_t segment, char *path, size_t pathcap)
 {
 	int			victim = -1;
 	int			fd;
@@ -84,7 +100,7 @@ segment_fd(tides_log *log, uint64_t segment, char *path, size_t pathcap)
 		if (log->fds[i].fd >= 0 && log->fds[i].segment == segment)
 		{
 			log->fds[i].used = log->clock;
-			return log->fds[i].fd;
+			return i;
 		}
 		if (victim < 0 || log->fds[i].fd < 0 ||
 			(log->fds[victim].fd >= 0 && log->fds[i].used < log->fds[victim].used))
@@ -94,11 +110,42 @@ segment_fd(tides_log *log, uint64_t segment, char *path, size_t pathcap)
 	if (fd < 0)
 		return fd;
 	if (log->fds[victim].fd >= 0)
-		log->vfs->close(log->vfs, log->fds[victim].fd);
+		drop_slot(log, victim);
 	log->fds[victim].fd = fd;
 	log->fds[victim].segment = segment;
 	log->fds[victim].used = log->clock;
-	return fd;
+	return victim;
+}
+
+/* descriptor of a segment, opened on demand; negative errno on failure */
+static int
+segment_fd(tides_log *log, uint64_t segment, char *path, size_t pathcap)
+{
+	int			i = segment_slot(log, segment, path, pathcap);
+
+	return i < 0 ? i : log->fds[i].fd;
+}
+
+/*
+ * The whole segment mapped for writes, made on first use; NULL: write with
+ * pwrite.  Only a file of the full segment size is mapped: a store past its
+ * end would raise SIGBUS where pwrite would extend it (a segment recycled
+ * from a run with a smaller tides segment size).  Its blocks are allocated
+ * and zero-filled (create_segment), or were written before (recycled), so a
+ * store never needs space the file system might not have.
+ */
+static uint8_t *
+slot_map(tides_log *log, int i)
+{
+	if (log->fds[i].map == NULL && !log->fds[i].unmappable)
+	{
+		uint64_t	size = log->sh->segment_size;
+
+		if (log->vfs->map != NULL && log->vfs->file_size(log->vfs, log->fds[i].fd) >= (int64_t) size)
+			log->fds[i].map = log->vfs->map(log->vfs, log->fds[i].fd, size);
+		log->fds[i].unmappable = log->fds[i].map == NULL;
+	}
+	return log->fds[i].map;
 }
 
 static tides_status
@@ -210,7 +257,8 @@ tides_log_write(tides_log *log, uint64_t lsn, const uint8_t *rec, size_t len, ti
 {
 	char		path[1024];
 	uint64_t	seg = tides_log_segment_of(log->sh, lsn);
-	int			fd;
+	int			slot;
+	uint8_t    *map;
 	int64_t		w;
 
 	/*
@@ -220,12 +268,26 @@ tides_log_write(tides_log *log, uint64_t lsn, const uint8_t *rec, size_t len, ti
 	TIDES_ASSERT(len >= TIDES_REC_HEADER && tides_rec_lsn(rec) == lsn);
 	TIDES_ASSERT(lsn % log->sh->segment_size + len <= log->sh->segment_size);
 	TIDES_ASSERT(tides_log_segment_ready(log->sh, seg));
-	fd = segment_fd(log, seg, path, sizeof(path));
-	if (fd < 0)
-		return tides_fail_io(err, fd, "open log segment", path);
-	w = log->vfs->pwrite(log->vfs, fd, rec, len, lsn % log->sh->segment_size);
-	if (w < 0)
-		return tides_fail_io(err, (int) w, "write log segment", path);
+	slot = segment_slot(log, seg, path, sizeof(path));
+	if (slot < 0)
+		return tides_fail_io(err, slot, "open log segment", path);
+	map = slot_map(log, slot);
+	if (map != NULL)
+	{
+		/*
+		 * Into the page cache without a system call.  Other processes'
+		 * fsyncs find the pages dirty (the store's write fault marked them),
+		 * and see the bytes once written_lsn, published after this
+		 * returns, covers them.
+		 */
+		memcpy(map + lsn % log->sh->segment_size, rec, len);
+	}
+	else
+	{
+		w = log->vfs->pwrite(log->vfs, log->fds[slot].fd, rec, len, lsn % log->sh->segment_size);
+		if (w < 0)
+			return tides_fail_io(err, (int) w, "write log segment", path);
+	}
 	tides_count(log->counters, log_bytes_written, len);
 	return TIDES_OK;
 }

@@ -9,7 +9,11 @@
  * fewer than 20 bytes remain) and starts at the next segment.
  *
  * Space is reserved under the engine's write lock (db/write.c), then each
- * writer pwrite()s its own record without locks.  Records are published in
+ * writer copies its own record into the segment without locks: through the
+ * segment's shared mapping when the vfs offers one (vfs->map: a memcpy into
+ * the page cache, no system call; see tides_log_write), else by pwrite().
+ * Either way the bytes are in the kernel when the write returns, so they
+ * outlive the process that wrote them.  Records are published in
  * position order: written_lsn (all bytes below were handed to the kernel)
  * only advances past a record when every earlier record has been written.
  *
@@ -61,6 +65,8 @@ typedef struct tides_log
 		uint64_t	segment;
 		int			fd;
 		uint64_t	used;		/* LRU clock */
+		uint8_t    *map;		/* the whole segment, mapped for writes (NULL: not yet) */
+		bool		unmappable; /* map refused or the file too short: pwrite */
 	}			fds[TIDES_LOG_FDS];
 	uint64_t	clock;
 } tides_log;
