@@ -179,7 +179,8 @@ some_len(void)
 
 /*
  * Records stored through the segments' shared mappings (the POSIX vfs maps
- * them): replayed exactly; those of a writer killed by SIGKILL, which never
+ * them): replayed exactly; only the segment being written stays mapped;
+ * those of a writer killed by SIGKILL, which never
  * unmapped or closed anything, are all there; recycled segments are mapped
  * again under their new numbers.
  */
@@ -206,7 +207,11 @@ mapped_writes(got *g)
 	while (next_pos < 3 * SEG + SEG / 3)
 		append_record(some_len());
 	for (int i = 0; i < TIDES_LOG_FDS; i++)
+	{
+		/* only the segment being written stays mapped */
+		CHECK(lg.fds[i].map == NULL || lg.fds[i].segment == next_pos / SEG);
 		mapped |= lg.fds[i].fd >= 0 && lg.fds[i].map != NULL;
+	}
 	CHECK(mapped);
 	replay(0, NULL, 0, g, &end, &damaged);
 	expect_records(g, 0, nrecs, "mapped writes");

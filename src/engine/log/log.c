@@ -141,6 +141,17 @@ slot_map(tides_log *log, int i)
 	{
 		uint64_t	size = log->sh->segment_size;
 
+		/*
+		 * One handle writes at rising positions, so it is done with every
+		 * earlier segment: let their mappings go (the pages stay in the page
+		 * cache; the process stops counting them as its own memory).
+		 */
+		for (int j = 0; j < TIDES_LOG_FDS; j++)
+			if (log->fds[j].map != NULL && log->fds[j].segment < log->fds[i].segment)
+			{
+				log->vfs->unmap(log->vfs, log->fds[j].map, size);
+				log->fds[j].map = NULL;
+			}
 		if (log->vfs->map != NULL && log->vfs->file_size(log->vfs, log->fds[i].fd) >= (int64_t) size)
 			log->fds[i].map = log->vfs->map(log->vfs, log->fds[i].fd, size);
 		log->fds[i].unmappable = log->fds[i].map == NULL;
