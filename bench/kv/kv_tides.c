@@ -229,6 +229,8 @@ tides_kv_open(const kv_config *cfg, char *err, size_t errlen)
 	d->opts.level0_stop_trigger = cfg->l0_stop;
 	d->opts.compression = cfg->compression == KV_COMP_LZ4 ?
 		TIDES_COMPRESS_LZ4 : TIDES_COMPRESS_NONE;
+	/* the last level as the others, as RocksDB is set (the engine's default is LZ4 there) */
+	d->opts.bottommost_compression = d->opts.compression;
 	d->opts.sync_mode = TIDES_SYNC_NONE;
 	{
 		const char *s = getenv("BENCH_TIDES_SYNC");

@@ -45,6 +45,30 @@ test_crc(void)
 	CHECK(tides_crc32c_extend(tides_crc32c("1234", 4), "56789", 5) == 0xE3069283u);
 	CHECK(tides_crc_unmask(tides_crc_mask(0x12345678u)) == 0x12345678u);
 	CHECK(tides_crc_mask(0x12345678u) != 0x12345678u);
+	/* three streams joined (long buffers) against one (pg_comp_crc32c) */
+	{
+		static uint8_t buf[3 * 8192 * 2 + 3 * 256 * 3 + 64];
+		tides_rand	r;
+
+		tides_rand_seed(&r, test_seed);
+		for (size_t i = 0; i < sizeof(buf); i++)
+			buf[i] = (uint8_t) tides_rand_next(&r);
+		for (int round = 0; round < 3000; round++)
+		{
+			size_t		off = tides_rand_uniform(&r, 64);
+			size_t		len = round < 64 ? (size_t) 3 * 256 - 32 + round : /* around the cut-over */
+				tides_rand_uniform(&r, sizeof(buf) - off + 1);
+			uint32_t	start = (uint32_t) tides_rand_next(&r);
+
+			if (tides_crc32c_raw(start, buf + off, len) != pg_comp_crc32c(start, buf + off, len))
+			{
+				fprintf(stderr, "crc32c: %zu bytes at offset %zu differ (seed %llu)\n", len, off,
+						(unsigned long long) test_seed);
+				test_failures++;
+				break;
+			}
+		}
+	}
 }
 
 static void

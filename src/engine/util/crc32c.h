@@ -1,11 +1,12 @@
 /*
  * crc32c.h -- CRC-32C (Castagnoli) for every checksum the engine stores.
  *
- * The implementation is PostgreSQL's own (pg_comp_crc32c from libpgport,
- * which picks SSE4.2 at run time).  Inside the server the symbol comes from
- * the postgres binary; standalone engine programs link libpgport_shlib.a.
- * We declare the one function pointer ourselves so that no PostgreSQL header
- * is needed here.
+ * The answer is PostgreSQL's (pg_comp_crc32c from libpgport, which picks
+ * SSE4.2 at run time); buffers of 768 bytes and more are summed three
+ * streams at a time (crc32c.c), about three times as fast on x86-64.
+ * Inside the server the symbol comes from the postgres binary; standalone
+ * engine programs link libpgport_shlib.a.  We declare the one function
+ * pointer ourselves so that no PostgreSQL header is needed here.
  *
  * Stored checksums are "masked" (rotated and offset, as LevelDB does) so that
  * a checksum computed over data that itself contains checksums stays strong.
@@ -18,11 +19,14 @@
 
 extern uint32_t (*pg_comp_crc32c) (uint32_t crc, const void *data, size_t len);
 
+/* the CRC register after data, from crc (no inversions): pg_comp_crc32c's contract */
+uint32_t	tides_crc32c_raw(uint32_t crc, const void *data, size_t len);
+
 /* continue a crc over more data; start with crc = 0 */
 static inline uint32_t
 tides_crc32c_extend(uint32_t crc, const void *data, size_t len)
 {
-	return pg_comp_crc32c(crc ^ 0xFFFFFFFFu, data, len) ^ 0xFFFFFFFFu;
+	return tides_crc32c_raw(crc ^ 0xFFFFFFFFu, data, len) ^ 0xFFFFFFFFu;
 }
 
 static inline uint32_t
