@@ -29,6 +29,7 @@
 #include "storage/proc.h"
 #include "tcop/tcopprot.h"
 #include "utils/memutils.h"
+#include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
 #include "runtime/trt.h"
@@ -200,6 +201,7 @@ trt_worker_main(Datum arg)
 	MemoryContext work_cxt;
 	tides_db   *db;
 	int			backoff_ms = 0;
+	TimestampTz retry_at = 0;
 
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
@@ -228,6 +230,26 @@ trt_worker_main(Datum arg)
 		 * wait for us to absorb their proc-signal barriers.
 		 */
 		CHECK_FOR_INTERRUPTS();
+
+		/*
+		 * After a failure, the back-off is waited out even when the latch is
+		 * set: writers stalled on this work set it at every retry, and a
+		 * failing flush would otherwise be retried, and logged, as often as
+		 * they ask (thousands of times a second on a full disk).
+		 */
+		if (retry_at != 0)
+		{
+			long		left = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), retry_at);
+
+			if (left > 0)
+			{
+				(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, left,
+								 PG_WAIT_EXTENSION);
+				ResetLatch(MyLatch);
+				continue;
+			}
+			retry_at = 0;
+		}
 		old = MemoryContextSwitchTo(work_cxt);
 		if (ConfigReloadPending)
 		{
@@ -255,6 +277,7 @@ trt_worker_main(Datum arg)
 			if (st != TIDES_IO_ERROR || tides_errmsg(db)[0])
 				ereport(LOG, (errmsg("tides %s work failed: %s", kind_name[kind], tides_errmsg(db))));
 			backoff_ms = backoff_ms ? Min(backoff_ms * 2, 10000) : 100;
+			retry_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), backoff_ms);
 			timeout = backoff_ms;
 		}
 		else

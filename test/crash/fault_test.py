@@ -8,9 +8,17 @@ while a control file names them; a real full disk comes from a size-limited
 tmpfs mounted on pg_tides/ (skipped where mounting is not permitted).
 
 Scenarios (each one test):
-  log-write-eio     pwrite of the log fails with EIO: the statement fails
-                    with an I/O error naming the segment; the server stays
-                    up; writes resume when the fault clears
+  disk-full-writes  the disk fills (SSTable and log writes, allocations and
+                    creations fail with ENOSPC): statements go on into the
+                    memtables and the log segments made ahead, until one
+                    must wait for a flush (or a segment) that cannot be
+                    made: it fails at once with "disk full" (53100) naming
+                    the file, its rows stay invisible, the flush worker
+                    backs off, the server stays up; writes resume when
+                    space returns.  (A record is stored through a mapping
+                    of a segment whose blocks exist, so the store itself
+                    cannot fail with an errno; a failing pwrite of the log
+                    is test/engine/test_fault.c's case.)
   log-fsync-eio     (full mode) fdatasync of the log fails: the COMMIT fails
                     with an I/O error; commits resume (after the memtable is
                     flushed, as the engine's rule says)
@@ -46,6 +54,21 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 class Scenario(Exception):
     pass
+
+
+def fill(path):
+    """Append zeros to path until the file system is full; bytes written."""
+    written = 0
+    with open(path, "ab") as f:
+        chunk = b"\0" * (1 << 20)
+        try:
+            while True:
+                f.write(chunk)
+                f.flush()
+                written += len(chunk)
+        except OSError:
+            pass
+    return written
 
 
 class Faults:
@@ -168,14 +191,46 @@ class Faults:
 
     # ---- scenarios
 
-    def log_write_eio(self):
+    def disk_full_writes(self):
+        """The disk fills (SSTable and log writes, allocations, creations fail
+        with ENOSPC).  Writes go on into the memtables and into the log
+        segments made ahead of need, until one needs a flush or a segment that
+        cannot be made: it fails, at once, with "disk full" naming the file."""
         self.insert_retry("t", 100)
-        self.set_fault("write .log EIO")
-        msg = self.expect_error("INSERT INTO t VALUES (-1, 'never')", "58030", ["write log segment", "Input/output error"])
+        hits_before = len(self.hits())
+        logged = self.c.new_log().count("tides flush work failed")
+        self.set_fault("write .sst ENOSPC", "write .log ENOSPC", "alloc .log ENOSPC", "open .log ENOSPC")
+        t_fault = time.time()
+        for i in range(60):
+            first = self.next_id
+            t0 = time.time()
+            ok, out = self.insert("t", 5000, pad=2000)
+            if not ok:
+                break
+        else:
+            raise Scenario("60 statements (600 MB of rows) succeeded with the disk full")
+        took = time.time() - t0
+        m = re.search(r"ERROR:\s+([0-9A-Z]{5}):\s*(.*)", out)
+        if not m or m.group(1) != "53100" or "No space left on device" not in m.group(2) \
+                or not re.search(r"\.sst|log segment", m.group(2)):
+            raise Scenario("statement %d failed without a disk-full error naming a file: %s"
+                           % (i + 1, out[:300]))
+        if took > 10:
+            raise Scenario("the failing statement took %.1f s: it waited for work that kept failing" % took)
         self.alive()
+        n = int(self.c.scalar("SELECT count(*) FROM t WHERE id BETWEEN %d AND %d" % (first, first + 4999), db="f"))
+        if n:
+            raise Scenario("%d rows of the failed statement are visible" % n)
+        # the flush worker backs off instead of retrying at every writer's wake-up
+        time.sleep(2)
+        retries = self.c.new_log().count("tides flush work failed") - logged
+        if retries > 10:
+            raise Scenario("the flush worker logged %d failures in %.0f s" % (retries, time.time() - t_fault))
         self.clear_fault()
         tries = self.insert_retry("t", 100)
-        return "error: %s; writes resumed after %d tries" % (msg, tries)
+        return "statement %d failed in %.2f s: %s %s; %d flush failures logged, %d faults hit; " \
+               "writes resumed after %d tries" % (i + 1, took, m.group(1), m.group(2), retries,
+                                                  len(self.hits()) - hits_before, tries)
 
     def log_fsync_eio(self):
         self.sql("ALTER SYSTEM SET tides.sync_mode = 'full'; SELECT pg_reload_conf();")
@@ -314,30 +369,29 @@ class Faults:
             self.sql("SELECT tides_flush()")
             # fill the file system, then give back 256 kB
             filler = os.path.join(tides_dir, "filler")
-            written = 0
-            with open(filler, "wb") as f:
-                chunk = b"\0" * (1 << 20)
-                try:
-                    while True:
-                        f.write(chunk)
-                        f.flush()
-                        written += len(chunk)
-                except OSError:
-                    pass
+            written = fill(filler)
             os.truncate(filler, max(0, written - (256 << 10)))
             ok_rows = 0
             first_err = ""
+
+            def note(ok, out):
+                nonlocal first_err
+                # writes themselves may fail (every memtable full and the flush
+                # failing, or the next log segment cannot be created): that
+                # error must say the disk is full
+                if not ok and not first_err:
+                    first_err = out
+                    if "No space left on device" not in out or "53100" not in out:
+                        raise Scenario("a write failed without a disk-full error: %s" % out)
             for i in range(20):      # 8 MB of rows: more than the free space
                 ok, out = self.insert("t", 1000, pad=400)
-                if ok:
-                    ok_rows += 1000
-                elif not first_err:
-                    first_err = out
-            if first_err:
-                # writes themselves may fail (e.g. the next log segment cannot be
-                # created): that error must say so
-                if "No space left on device" not in first_err or "53100" not in first_err:
-                    raise Scenario("a write failed without a disk-full error: %s" % first_err)
+                note(ok, out)
+                ok_rows += 1000 if ok else 0
+            # meanwhile the engine may have freed space of its own (log
+            # segments no longer needed): fill that too, and give the
+            # memtable something a flush must write
+            fill(filler)
+            note(*self.insert("t", 10))
             msg = self.expect_error("SELECT tides_flush()", "53100", ["No space left on device"])
             self.alive()
             self.check_acked()
@@ -381,7 +435,7 @@ def main():
     c.psql("CREATE EXTENSION tidesam; CREATE TABLE t (id int PRIMARY KEY, v text) USING tides;"
            "CREATE TABLE r (id int PRIMARY KEY, v text) USING tides;", db="f")
     scenarios = [
-        ("log-write-eio", fx.log_write_eio),
+        ("disk-full-writes", fx.disk_full_writes),
         ("log-fsync-eio", fx.log_fsync_eio),
         ("flush-enospc", fx.flush_enospc),
         ("compact-enospc", fx.compact_enospc),

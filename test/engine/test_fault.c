@@ -680,6 +680,115 @@ shutdown_after_failed_fsync(void)
 	free(st.dir);
 }
 
+/* one 1 KB entry under key i; the status of tides_write */
+static tides_status
+put_one(int i)
+{
+	tides_batch *b = tides_batch_new();
+	char		k[32];
+	uint8_t		v[1024];
+	tides_status s;
+
+	memset(v, i & 0xff, sizeof(v));
+	tides_batch_put(b, k, (size_t) sprintf(k, "stall/%06d", i), v, sizeof(v));
+	s = tides_write(st.db, b, NULL);
+	tides_batch_free(b);
+	return s;
+}
+
+static void
+expect_cause(tides_status s, const char *why, const char *when)
+{
+	const char *msg = tides_errmsg(st.db);
+
+	if (s != TIDES_NO_SPACE || strstr(msg, why) == NULL || strstr(msg, ".sst") == NULL ||
+		strstr(msg, "No space left on device") == NULL)
+		FAILF("%s: %s \"%s\", want NO_SPACE naming the table file", when, tides_status_name(s), msg);
+}
+
+/*
+ * A writer stalled on background work that keeps failing gets the work's
+ * failure, not TIDES_BUSY forever: every memtable full while the last
+ * flush failed, and level 0 at its stop trigger while the last compaction
+ * failed.  The failure stands until the work succeeds again.
+ */
+static void
+stalls_fail_with_cause(void)
+{
+	static const scenario sc = {"stalled writes fail with the cause", 0, NULL, 0, false, false, 0, false, false};
+	tides_fault_rule r;
+	tides_stats stats;
+	tides_status s = TIDES_OK;
+	bool		did;
+	int			i = 0;
+
+	cur_sc = &sc;
+	mode = TIDES_SYNC_NONE;
+	memset(&st, 0, sizeof(st));
+	tides_options_default(&st.opts);
+	st.opts.memtable_size = 64 << 10;
+	st.opts.memtable_count = 2;
+	st.opts.block_cache_size = 1 << 20;
+	st.opts.meta_size = 2 << 20;
+	st.opts.log_segment_size = 1 << 20;
+	st.opts.level0_compaction_trigger = 2;
+	st.opts.level0_slowdown_trigger = 3;
+	st.opts.level0_stop_trigger = 3;
+	st.opts.slowdown_delay_us = 0;
+	st.opts.sync_mode = TIDES_SYNC_NONE;
+	st.dir = fast_tmpdir("stall");
+	vf = tides_vfs_fault_new(NULL, test_seed);
+	st.vfs = tides_vfs_fault_vfs(vf);
+	CHECK_OK(store_open(&st));
+	memset(&r, 0, sizeof(r));
+	r.ops = TIDES_FAULT_WRITE;
+	r.pattern = ".sst";
+	r.err = ENOSPC;
+
+	/* memtables: fill them all, then the flush fails */
+	while (i < 1000 && (s = put_one(i)) == TIDES_OK)
+		i++;
+	CHECK(s == TIDES_BUSY);		/* no flush has failed yet: wait */
+	tides_vfs_fault_add_rule(vf, &r);
+	CHECK(tides_flush_work(st.db, &did) == TIDES_NO_SPACE);
+	expect_cause(put_one(i), "all memtables are full and the last flush failed", "write after a failed flush");
+	tides_vfs_fault_clear_rules(vf);
+	expect_cause(put_one(i), "last flush failed", "write before the retried flush");
+	CHECK_OK(tides_flush_work(st.db, &did));
+	CHECK(did);
+	CHECK_OK(put_one(i));
+
+	/*
+	 * level 0: flush files up to the stop trigger (each spans the same two
+	 * keys, so no flush can place its file below level 0), then compaction
+	 * fails
+	 */
+	for (int round = 0; round < 20 && (s = put_one(0)) == TIDES_OK && (s = put_one(999)) == TIDES_OK; round++)
+	{
+		(void) tides_seal_memtable(st.db);
+		do
+			CHECK_OK(tides_flush_work(st.db, &did));
+		while (did);
+	}
+	CHECK(s == TIDES_BUSY);
+	tides_get_stats(st.db, &stats);
+	CHECK(stats.level_files[0] >= 3);
+	tides_vfs_fault_add_rule(vf, &r);
+	CHECK(tides_compact_work(st.db, &did) == TIDES_NO_SPACE);
+	expect_cause(put_one(i), "level 0 has too many files and the last compaction failed",
+				 "write after a failed compaction");
+	tides_vfs_fault_clear_rules(vf);
+	CHECK_OK(tides_compact_work(st.db, &did));
+	CHECK(did);
+	CHECK_OK(put_one(i));
+
+	store_crash(&st);
+	tides_vfs_fault_free(vf);
+	if (test_failures == 0)
+		test_rmdir(st.dir);
+	free(st.dir);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -722,6 +831,8 @@ main(int argc, char **argv)
 		manifest_roll_failure();
 	if (only == NULL || strstr("shutdown after a failed log fsync", only) != NULL)
 		shutdown_after_failed_fsync();
+	if (only == NULL || strstr("stalled writes fail with the cause", only) != NULL)
+		stalls_fail_with_cause();
 	free(txns);
 	return test_finish("test_fault");
 }

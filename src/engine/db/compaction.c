@@ -1030,7 +1030,7 @@ tides_compaction_execute(tides_db *db, tides_compaction *cp, bool *did)
 			for (uint32_t i = 0; i < w.noutputs; i++)
 				tides_count(&sh->counters, compaction_entries_written, w.outputs[i].entries);
 		}
-		atomic_store(&sh->bg_error, TIDES_OK);
+		tides_note_work(sh, &sh->compact_failure, NULL);
 		*did = true;
 		tides_db_wakeup(db, TIDES_WORK_MAINT);
 	}
@@ -1043,7 +1043,9 @@ tides_compaction_execute(tides_db *db, tides_compaction *cp, bool *did)
 		 */
 		if (!written)
 			tides_table_writer_discard(&w);
-		atomic_store(&sh->bg_error, s);
+		if (w.err.code == TIDES_OK)
+			tides_fail(&w.err, s, "compaction failed");
+		tides_note_work(sh, &sh->compact_failure, &w.err);
 		tides_db_fail(db, &w.err);
 	}
 	tides_edit_free(&e);

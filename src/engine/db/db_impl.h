@@ -12,7 +12,7 @@
  *                  version_mutex -> sv_lock (rw)
  *                  version_mutex -> log prepare/sync mutexes
  *   leaves (nothing is taken while one is held): the metadata heap's lock,
- *   obsolete_lock, the block cache's locks
+ *   obsolete_lock, failure_lock, the block cache's locks
  *
  * flush_mutex is only ever tried (trylock), so it cannot deadlock; the
  * order still holds.  No path holds write_lock while it takes sv_lock
@@ -37,6 +37,7 @@
  *   tag_lock       the open-tag table
  *   obsolete_lock  the obsolete-file list (a leaf, like the heap lock and the
  *                  block cache's locks)
+ *   failure_lock   flush_failure, compact_failure (a leaf)
  *
  * Reader protocol: pin the current superversion and read seq =
  * published_seq together, under sv_lock held shared (tides_sv_acquire_at).
@@ -218,7 +219,15 @@ typedef struct tides_shared
 	uint64_t   *pending;		/* heap array */
 	uint32_t	compact_cursor[TIDES_MAX_LEVELS];	/* round-robin file index */
 	tides_running_compaction running[TIDES_MAX_COMPACTIONS];	/* output claims */
-	_Atomic tides_status bg_error;	/* last background failure, cleared on success */
+	/*
+	 * The last failure of flush and of compaction work (code TIDES_OK once
+	 * one succeeds), kept so that a writer stalled on that work fails with
+	 * its cause -- a full disk, an I/O error, naming the file -- instead of
+	 * waiting for work that keeps failing (write.c).  Under failure_lock.
+	 */
+	tides_spinlock failure_lock;
+	tides_error flush_failure;
+	tides_error compact_failure;
 
 	/* ---- superversion (sv_lock) */
 	tides_rwlock sv_lock;
@@ -349,6 +358,12 @@ tides_status tides_recover(tides_db *db, tides_recovery_info *info, tides_error 
 
 /* record err in the handle and return its code */
 tides_status tides_db_fail(tides_db *db, const tides_error *err);
+/*
+ * Background work's outcome, for writers stalled on it: err NULL clears
+ * *slot (the work succeeded), else *slot becomes err.  A TIDES_BUSY outcome
+ * (nothing could run) changes nothing.
+ */
+void		tides_note_work(tides_shared *sh, tides_error *slot, const tides_error *err);
 
 /* the obsolete-file callback for version/file unref */
 void		tides_db_note_obsolete(void *arg, uint64_t file_number);

@@ -245,7 +245,7 @@ tides_flush_work(tides_db *db, bool *did)
 			tides_count(&sh->counters, flush_entries_written, pw.outputs[i].entries);
 		tides_count(&sh->counters, flush_placed_files, placed_files);
 		tides_count(&sh->counters, flush_placed_bytes, placed_bytes);
-		atomic_store(&sh->bg_error, TIDES_OK);
+		tides_note_work(sh, &sh->flush_failure, NULL);
 		*did = true;
 	}
 	else
@@ -261,7 +261,9 @@ tides_flush_work(tides_db *db, bool *did)
 			tides_table_writer_discard(&w);
 			tides_table_writer_discard(&pw);
 		}
-		atomic_store(&sh->bg_error, s);
+		if (w.err.code == TIDES_OK)
+			tides_fail(&w.err, s, "flush failed");
+		tides_note_work(sh, &sh->flush_failure, &w.err);
 		tides_db_fail(db, &w.err);
 	}
 	tides_table_writer_free(&w);

@@ -133,7 +133,9 @@ tides_region_init(void *region, size_t size, const tides_options *o)
 	tides_spin_init(&sh->obsolete_lock);
 	tides_spin_init(&sh->tag_lock);
 	atomic_init(&sh->next_file_number, 1);
-	atomic_init(&sh->bg_error, TIDES_OK);
+	tides_spin_init(&sh->failure_lock);
+	tides_error_clear(&sh->flush_failure);
+	tides_error_clear(&sh->compact_failure);
 	for (int i = 0; i < TIDES_MAX_SNAPSHOTS; i++)
 		atomic_init(&sh->snapshots[i], 0);
 

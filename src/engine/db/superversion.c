@@ -17,6 +17,25 @@ tides_db_fail(tides_db *db, const tides_error *err)
 }
 
 void
+tides_note_work(tides_shared *sh, tides_error *slot, const tides_error *err)
+{
+	TIDES_ASSERT(slot == &sh->flush_failure || slot == &sh->compact_failure);
+	if (err != NULL && err->code == TIDES_BUSY)
+		return;
+	tides_spin_lock(&sh->failure_lock);
+	if (err == NULL)
+		tides_error_clear(slot);
+	else
+	{
+		*slot = *err;
+		/* a failure without a message still says what failed */
+		if (slot->code == TIDES_OK)
+			slot->code = TIDES_IO_ERROR;
+	}
+	tides_spin_unlock(&sh->failure_lock);
+}
+
+void
 tides_db_wakeup(tides_db *db, int kind)
 {
 	if (db->opts.wakeup != NULL)

@@ -494,6 +494,30 @@ note_stall(tides_db *db, tides_status s)
 	db->stall_began_us = 0;
 }
 
+/*
+ * A writer that must wait for flush (every memtable full) or compaction
+ * (level 0 at its stop trigger) gets TIDES_BUSY, and its caller retries,
+ * while that work succeeds.  Once the work's last attempt has failed, the
+ * wait could last until an operator frees space: the write fails now with
+ * that failure's status and message (a full disk names the file, and is
+ * SQLSTATE 53100 to PostgreSQL, as it is for heap).  Writes succeed again
+ * once the work, retried by its worker, does.
+ */
+static tides_status
+stall_or_fail(tides_db *db, const tides_error *failure, const char *why, const char *work)
+{
+	tides_shared *sh = db->sh;
+	tides_error last;
+
+	tides_spin_lock(&sh->failure_lock);
+	last = *failure;
+	tides_spin_unlock(&sh->failure_lock);
+	if (last.code == TIDES_OK)
+		return tides_fail(&db->err, TIDES_BUSY, "%s; waiting for %s", why, work);
+	TIDES_ASSERT(last.code != TIDES_BUSY);
+	return tides_fail(&db->err, last.code, "%s and the last %s failed: %s", why, work, last.msg);
+}
+
 static tides_status
 apply_backpressure(tides_db *db)
 {
@@ -505,7 +529,7 @@ apply_backpressure(tides_db *db)
 	if (l0 >= db->opts.level0_stop_trigger + shift)
 	{
 		tides_db_wakeup(db, TIDES_WORK_COMPACT);
-		return TIDES_BUSY;
+		return stall_or_fail(db, &sh->compact_failure, "level 0 has too many files", "compaction");
 	}
 	if (l0 >= db->opts.level0_slowdown_trigger + shift && db->opts.slowdown_delay_us > 0)
 	{
@@ -621,7 +645,7 @@ reserve_write(tides_db *db, write_op *w)
 			{
 				tides_spin_unlock(&sh->write_lock);
 				tides_db_wakeup(db, TIDES_WORK_FLUSH);
-				return tides_fail(&db->err, TIDES_BUSY, "all memtables are full; waiting for flush");
+				return stall_or_fail(db, &sh->flush_failure, "all memtables are full", "flush");
 			}
 			sh->writers_paused = true;
 			s = switch_memtable(db, fresh);
@@ -843,10 +867,7 @@ write_batch(tides_db *db, write_op *w, uint64_t *lsn_out)
 
 	s = apply_backpressure(db);
 	if (s != TIDES_OK)
-	{
-		tides_fail(&db->err, s, "level 0 has too many files; waiting for compaction");
-		goto out;
-	}
+		goto out;				/* db->err says why */
 	s = reserve_write(db, w);
 	if (s != TIDES_OK)
 		goto out;
