@@ -245,6 +245,30 @@ workload(int n, bool armed)
 	}
 }
 
+/*
+ * A small store on a fresh fault vfs for scenario sc in sync mode m (not yet
+ * opened): memtables of memtable_size, the other options small too.
+ */
+static void
+store_setup(const scenario *sc, int m, uint64_t memtable_size, uint32_t memtables, const char *dirname)
+{
+	cur_sc = sc;
+	mode = m;
+	errors_seen = 0;
+	ntxns = 0;
+	memset(&st, 0, sizeof(st));
+	tides_options_default(&st.opts);
+	st.opts.memtable_size = memtable_size;
+	st.opts.memtable_count = memtables;
+	st.opts.block_cache_size = 1 << 20;
+	st.opts.meta_size = 2 << 20;
+	st.opts.log_segment_size = 1 << 20;
+	st.opts.sync_mode = (tides_sync_mode) m;
+	st.dir = fast_tmpdir(dirname);
+	vf = tides_vfs_fault_new(NULL, test_seed);
+	st.vfs = tides_vfs_fault_vfs(vf);
+}
+
 /* every acknowledged transaction reads back in full */
 static void
 check_visible(const char *when)
@@ -332,16 +356,7 @@ run_scenario(const scenario *sc, int m)
 	bool		healthy = false;
 	uint64_t	injected;
 
-	cur_sc = sc;
-	mode = m;
-	errors_seen = 0;
-	ntxns = 0;
-	memset(&st, 0, sizeof(st));
-	tides_options_default(&st.opts);
-	st.opts.memtable_size = 64 << 10;
-	st.opts.memtable_count = 3;
-	st.opts.block_cache_size = 1 << 20;
-	st.opts.meta_size = 2 << 20;
+	store_setup(sc, m, 64 << 10, 3, "fault");
 	st.opts.log_segment_size = 64 << 10;
 	st.opts.target_file_size = 64 << 10;
 	st.opts.level_base_size = 64 << 10;
@@ -350,11 +365,7 @@ run_scenario(const scenario *sc, int m)
 	st.opts.level0_slowdown_trigger = 6;
 	st.opts.level0_stop_trigger = 10;
 	st.opts.slowdown_delay_us = 0;
-	st.opts.sync_mode = (tides_sync_mode) m;
 	st.opts.block_size = 1024;
-	st.dir = fast_tmpdir("fault");
-	vf = tides_vfs_fault_new(NULL, test_seed);
-	st.vfs = tides_vfs_fault_vfs(vf);
 	if (!sc->early && store_open(&st) != TIDES_OK)
 	{
 		FAILF("open failed");
@@ -500,20 +511,9 @@ manifest_roll_failure(void)
 				quiet = 0;
 	tides_status s;
 
-	cur_sc = &sc;
-	mode = TIDES_SYNC_NONE;
-	memset(&st, 0, sizeof(st));
-	tides_options_default(&st.opts);
-	st.opts.memtable_size = 64 << 10;
-	st.opts.memtable_count = 2;
-	st.opts.block_cache_size = 1 << 20;
+	store_setup(&sc, TIDES_SYNC_NONE, 64 << 10, 2, "roll");
 	st.opts.meta_size = 8 << 20;
 	st.opts.max_open_tags = 16384;
-	st.opts.log_segment_size = 1 << 20;
-	st.opts.sync_mode = TIDES_SYNC_NONE;
-	st.dir = fast_tmpdir("roll");
-	vf = tides_vfs_fault_new(NULL, test_seed);
-	st.vfs = tides_vfs_fault_vfs(vf);
 	CHECK_OK(store_open(&st));
 	/* many open tags make every flush edit big (it lists them) */
 	for (; tag <= 6000; tag++)
@@ -628,20 +628,7 @@ shutdown_after_failed_fsync(void)
 	tides_fault_rule r;
 	tides_status s;
 
-	cur_sc = &sc;
-	mode = TIDES_SYNC_NONE;
-	ntxns = 0;
-	memset(&st, 0, sizeof(st));
-	tides_options_default(&st.opts);
-	st.opts.memtable_size = 256 << 10;
-	st.opts.memtable_count = 2;
-	st.opts.block_cache_size = 1 << 20;
-	st.opts.meta_size = 2 << 20;
-	st.opts.log_segment_size = 1 << 20;
-	st.opts.sync_mode = TIDES_SYNC_NONE;
-	st.dir = fast_tmpdir("shutdown");
-	vf = tides_vfs_fault_new(NULL, test_seed);
-	st.vfs = tides_vfs_fault_vfs(vf);
+	store_setup(&sc, TIDES_SYNC_NONE, 256 << 10, 2, "shutdown");
 	CHECK_OK(store_open(&st));
 	workload(30, false);
 	memset(&r, 0, sizeof(r));
@@ -722,23 +709,11 @@ stalls_fail_with_cause(void)
 	bool		did;
 	int			i = 0;
 
-	cur_sc = &sc;
-	mode = TIDES_SYNC_NONE;
-	memset(&st, 0, sizeof(st));
-	tides_options_default(&st.opts);
-	st.opts.memtable_size = 64 << 10;
-	st.opts.memtable_count = 2;
-	st.opts.block_cache_size = 1 << 20;
-	st.opts.meta_size = 2 << 20;
-	st.opts.log_segment_size = 1 << 20;
+	store_setup(&sc, TIDES_SYNC_NONE, 64 << 10, 2, "stall");
 	st.opts.level0_compaction_trigger = 2;
 	st.opts.level0_slowdown_trigger = 3;
 	st.opts.level0_stop_trigger = 3;
 	st.opts.slowdown_delay_us = 0;
-	st.opts.sync_mode = TIDES_SYNC_NONE;
-	st.dir = fast_tmpdir("stall");
-	vf = tides_vfs_fault_new(NULL, test_seed);
-	st.vfs = tides_vfs_fault_vfs(vf);
 	CHECK_OK(store_open(&st));
 	memset(&r, 0, sizeof(r));
 	r.ops = TIDES_FAULT_WRITE;
