@@ -235,7 +235,8 @@ trt_worker_main(Datum arg)
 		 * After a failure, the back-off is waited out even when the latch is
 		 * set: writers stalled on this work set it at every retry, and a
 		 * failing flush would otherwise be retried, and logged, as often as
-		 * they ask (thousands of times a second on a full disk).
+		 * they ask (about 50 times a second on a full disk, before the
+		 * engine made those writers fail instead of wait).
 		 */
 		if (retry_at != 0)
 		{
