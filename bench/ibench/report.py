@@ -422,8 +422,9 @@ def main():
         L.append("- check %s/%s: %s; index methods: %s; generating a row costs the server %s us" % (
             c["profile"], c["engine"], c["check"], c.get("index_ams"), c.get("gen_us_per_row")))
     for v in meta.get("min_probe_ms", []):
+        first = ("first in a new session %s ms, then " % v["first_ms"]) if "first_ms" in v else ""
         L.append("- `SELECT min(transactionid)` (finding the lowest PK, as every l.i1/l.i2 transaction does) on "
-                 "%s/%s %s: %s ms" % (v["profile"], v["engine"], v["when"], v["ms"]))
+                 "%s/%s %s: %s%s ms" % (v["profile"], v["engine"], v["when"], first, v["ms"]))
     for v in meta.get("vacuum", []):
         L.append("- VACUUM ANALYZE + settle before the query steps, %s/%s: %s s, %s MB written" % (
             v["profile"], v["engine"], v["secs"], v["write_mb"]))

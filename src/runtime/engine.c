@@ -40,8 +40,8 @@ trt_fill_options(tides_options *o)
 	o->bottommost_compression = (tides_compression) trt_guc_bottommost_compression;
 	o->bottommost_compression_level = trt_compression_level;
 	o->level0_slowdown_trigger = trt_l0_slowdown;
-	/* more level-0 files per compaction while the base level is large (compaction.c) */
-	o->level0_tiered = true;	/* level 0 as sorted runs (engine compaction_l0.c) */
+	/* level 0 as sorted runs: it goes down once it holds half the base level (compaction_l0.c) */
+	o->level0_tiered = true;
 	o->level0_stop_trigger = Max(trt_l0_stop, trt_l0_slowdown);
 
 	/*
