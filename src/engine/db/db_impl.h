@@ -360,8 +360,8 @@ tides_status tides_recover(tides_db *db, tides_recovery_info *info, tides_error 
 tides_status tides_db_fail(tides_db *db, const tides_error *err);
 /*
  * Background work's outcome, for writers stalled on it: err NULL clears
- * *slot (the work succeeded), else *slot becomes err.  A TIDES_BUSY outcome
- * (nothing could run) changes nothing.
+ * *slot (the work succeeded), else *slot becomes err, which must carry a
+ * failure's code.  A TIDES_BUSY outcome (nothing could run) changes nothing.
  */
 void		tides_note_work(tides_shared *sh, tides_error *slot, const tides_error *err);
 

@@ -20,18 +20,15 @@ void
 tides_note_work(tides_shared *sh, tides_error *slot, const tides_error *err)
 {
 	TIDES_ASSERT(slot == &sh->flush_failure || slot == &sh->compact_failure);
+	/* a failure has its code: stalled writers fail with it (write.c) */
+	TIDES_ASSERT(err == NULL || err->code != TIDES_OK);
 	if (err != NULL && err->code == TIDES_BUSY)
 		return;
 	tides_spin_lock(&sh->failure_lock);
 	if (err == NULL)
 		tides_error_clear(slot);
 	else
-	{
 		*slot = *err;
-		/* a failure without a message still says what failed */
-		if (slot->code == TIDES_OK)
-			slot->code = TIDES_IO_ERROR;
-	}
 	tides_spin_unlock(&sh->failure_lock);
 }
 

@@ -340,6 +340,8 @@ mi_seek(tides_iiter *it, const uint8_t *k, size_t n)
 	mem_iter   *mi = (mem_iter *) it;
 
 	mi->pos = tides_skip_seek(&mi->m->list, k, n);
+	if (mi->pos != 0)
+		tides_skip_prefetch_next(&mi->m->list, mi->pos);
 }
 
 static void
@@ -348,6 +350,8 @@ mi_first(tides_iiter *it)
 	mem_iter   *mi = (mem_iter *) it;
 
 	mi->pos = tides_skip_first(&mi->m->list);
+	if (mi->pos != 0)
+		tides_skip_prefetch_next(&mi->m->list, mi->pos);
 }
 
 static void
@@ -364,6 +368,8 @@ mi_next(tides_iiter *it)
 	mem_iter   *mi = (mem_iter *) it;
 
 	mi->pos = tides_skip_next(&mi->m->list, mi->pos);
+	if (mi->pos != 0)
+		tides_skip_prefetch_next(&mi->m->list, mi->pos);
 }
 
 static void

@@ -132,4 +132,24 @@ tides_skip_next(const tides_skiplist *sl, uint32_t off)
 	return atomic_load_explicit(&tides_skip_node_at(sl, off)->next[0], memory_order_acquire);
 }
 
+/*
+ * Start loading the node after `off` (its header, key and the start of its
+ * value): a walk in key order (a flush, a scan) then takes that node's
+ * cache miss while it handles this one, instead of after it.  A hint only:
+ * the successor may change before the walk gets there.
+ */
+static inline void
+tides_skip_prefetch_next(const tides_skiplist *sl, uint32_t off)
+{
+	uint32_t	next = atomic_load_explicit(&tides_skip_node_at(sl, off)->next[0], memory_order_relaxed);
+
+	if (next != 0)
+	{
+		const uint8_t *p = (const uint8_t *) tides_skip_node_at(sl, next);
+
+		__builtin_prefetch(p);
+		__builtin_prefetch(p + 64);
+	}
+}
+
 #endif
