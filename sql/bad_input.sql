@@ -29,6 +29,7 @@ SET tides.metadata_size = '16MB';
 SET tides.compaction_workers = 1;
 SET tides.l0_slowdown_files = 12;
 SET tides.l0_stop_files = 20;
+SET tides.delayed_write_rate = '16MB';
 SET tides.max_relations = 16384;
 SET tides.wal = off;
 -- sighup settings cannot be changed with SET either
@@ -77,6 +78,9 @@ ALTER SYSTEM SET tides.l0_slowdown_files = 3;
 ALTER SYSTEM SET tides.l0_slowdown_files = 1001;
 ALTER SYSTEM SET tides.l0_stop_files = 3;
 ALTER SYSTEM SET tides.l0_stop_files = 1001;
+ALTER SYSTEM SET tides.delayed_write_rate = -1;
+ALTER SYSTEM SET tides.delayed_write_rate = '2TB';
+ALTER SYSTEM SET tides.delayed_write_rate = 'fast';
 ALTER SYSTEM SET tides.max_relations = 127;
 ALTER SYSTEM SET tides.max_relations = 16777217;
 ALTER SYSTEM SET tides.max_relations = 'many';

@@ -43,6 +43,7 @@ trt_fill_options(tides_options *o)
 	/* level 0 as sorted runs: it goes down once it holds half the base level (compaction_l0.c) */
 	o->level0_tiered = true;
 	o->level0_stop_trigger = Max(trt_l0_stop, trt_l0_slowdown);
+	o->delayed_write_rate = (uint64) trt_delayed_write_rate_kb << 10;
 
 	/*
 	 * The startup process never delays its own writes.  Until a standby is
@@ -53,7 +54,7 @@ trt_fill_options(tides_options *o)
 	 * (redo_make_room in wal.c).
 	 */
 	if (AmStartupProcess())
-		o->slowdown_delay_us = 0;
+		o->delayed_write_rate = 0;
 	/* a log segment must hold the largest batch: a memtable's worth */
 	o->log_segment_size = Max((uint64) 64 << 20, o->memtable_size / 4);
 	/* a share of the process's descriptors, counted by fd.c (descriptors.c) */

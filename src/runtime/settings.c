@@ -30,6 +30,7 @@ int			trt_guc_bottommost_compression = TIDES_COMPRESS_ZSTD;
 int			trt_compaction_workers = 1;
 int			trt_l0_slowdown = 12;
 int			trt_l0_stop = 20;
+int			trt_delayed_write_rate_kb = 16 * 1024;
 int			trt_max_relations = 16384;
 int			trt_row_lock_stripes = 4096;
 int			trt_tablespaces = TRT_TABLESPACES_REFUSE;
@@ -152,6 +153,11 @@ trt_define_settings(void)
 							"At least 4, the level-0 files that start a compaction.",
 							&trt_l0_stop, 20, 4, 1000,
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("tides.delayed_write_rate",
+							"Write rate per second, all writers together, at tides.l0_slowdown_files level-0 files.",
+							"Halved with each further level-0 file, so that compaction catches up before tides.l0_stop_files; 0 never delays writes.",
+							&trt_delayed_write_rate_kb, 16 * 1024, 0, INT_MAX / 2,
+							PGC_POSTMASTER, GUC_UNIT_KB, NULL, NULL, NULL);
 	DefineCustomIntVariable("tides.bulk_load_threshold",
 							"Rows a transaction writes into one table before the rest goes into table files directly.",
 							"COPY and INSERT into a permanent or unlogged tides table without indexes, or one created or truncated in the same transaction: past this many bytes of rows, the rows are written as sorted table files installed in the bottom level, not through the memtables.  -1 disables it.",

@@ -46,6 +46,7 @@ extern int	trt_guc_bottommost_compression;
 extern int	trt_compaction_workers;
 extern int	trt_l0_slowdown;
 extern int	trt_l0_stop;
+extern int	trt_delayed_write_rate_kb;
 extern int	trt_max_relations;
 extern int	trt_row_lock_stripes;
 extern int	trt_tablespaces;

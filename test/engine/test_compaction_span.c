@@ -181,7 +181,7 @@ test_load(bool partitioned)
 	st.opts.level0_compaction_trigger = 4;
 	st.opts.level0_slowdown_trigger = 100;
 	st.opts.level0_stop_trigger = 200;
-	st.opts.slowdown_delay_us = 0;
+	st.opts.delayed_write_rate = 0;
 	st.dir = test_tmpdir("span");
 	memset(version, 0, sizeof(version));
 	meta_value = 0;

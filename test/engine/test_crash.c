@@ -673,7 +673,7 @@ run_mode(int m, const char *name, int points)
 	st.opts.level0_compaction_trigger = 2;
 	st.opts.level0_slowdown_trigger = 6;
 	st.opts.level0_stop_trigger = 10;
-	st.opts.slowdown_delay_us = 0;
+	st.opts.delayed_write_rate = 0;
 	st.opts.max_open_tags = 256;
 	st.opts.sync_mode = (tides_sync_mode) m;
 	st.opts.sync_interval_ms = 1;

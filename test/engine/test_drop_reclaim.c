@@ -307,7 +307,7 @@ base_opts(tides_options *o)
 	o->level0_compaction_trigger = 1;
 	o->level0_slowdown_trigger = 100;
 	o->level0_stop_trigger = 200;
-	o->slowdown_delay_us = 0;
+	o->delayed_write_rate = 0;
 	o->wakeup = on_wakeup;
 }
 

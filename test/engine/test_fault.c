@@ -364,7 +364,7 @@ run_scenario(const scenario *sc, int m)
 	st.opts.level0_compaction_trigger = 2;
 	st.opts.level0_slowdown_trigger = 6;
 	st.opts.level0_stop_trigger = 10;
-	st.opts.slowdown_delay_us = 0;
+	st.opts.delayed_write_rate = 0;
 	st.opts.block_size = 1024;
 	if (!sc->early && store_open(&st) != TIDES_OK)
 	{
@@ -713,7 +713,7 @@ stalls_fail_with_cause(void)
 	st.opts.level0_compaction_trigger = 2;
 	st.opts.level0_slowdown_trigger = 3;
 	st.opts.level0_stop_trigger = 3;
-	st.opts.slowdown_delay_us = 0;
+	st.opts.delayed_write_rate = 0;
 	CHECK_OK(store_open(&st));
 	memset(&r, 0, sizeof(r));
 	r.ops = TIDES_FAULT_WRITE;

@@ -212,7 +212,7 @@ store_opts(store *st, uint32_t prefix, const char *tag)
 	st->opts.level0_compaction_trigger = 4;
 	st->opts.level0_slowdown_trigger = 100;
 	st->opts.level0_stop_trigger = 200;
-	st->opts.slowdown_delay_us = 0;
+	st->opts.delayed_write_rate = 0;
 	st->opts.level0_tiered = test_seed % 2 == 1;
 	st->opts.range_prefix_len = prefix;
 	st->dir = test_tmpdir(tag);

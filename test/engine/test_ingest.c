@@ -67,7 +67,7 @@ small_options(tides_options *o)
 	o->level0_compaction_trigger = 3;
 	o->level0_slowdown_trigger = 8;
 	o->level0_stop_trigger = 14;
-	o->slowdown_delay_us = 0;
+	o->delayed_write_rate = 0;
 	o->max_open_files = 16;
 	o->max_open_tags = 256;
 	o->sync_mode = TIDES_SYNC_NONE;

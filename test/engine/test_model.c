@@ -1031,7 +1031,7 @@ main(int argc, char **argv)
 	st.opts.level0_compaction_trigger = 4;
 	st.opts.level0_slowdown_trigger = 8;
 	st.opts.level0_stop_trigger = 12;
-	st.opts.slowdown_delay_us = 0;
+	st.opts.delayed_write_rate = 0;
 	st.opts.max_open_files = 16;
 	st.opts.sync_mode = TIDES_SYNC_NONE;
 	st.opts.filter_stem_suffix = 2;

@@ -651,7 +651,7 @@ main(int argc, char **argv)
 	st.opts.level0_compaction_trigger = 3;
 	st.opts.level0_slowdown_trigger = 8;
 	st.opts.level0_stop_trigger = 16;
-	st.opts.slowdown_delay_us = 100;
+	st.opts.delayed_write_rate = 1 << 20;	/* paced writers share one clock across processes */
 	st.opts.sync_mode = TIDES_SYNC_FULL;
 	st.opts.block_size = 1024;
 	/* level 0 as sorted runs (merges in place beside moves down) for even seeds */

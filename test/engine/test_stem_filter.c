@@ -358,7 +358,7 @@ main(int argc, char **argv)
 	st.opts.level0_compaction_trigger = 4;
 	st.opts.level0_slowdown_trigger = 40;
 	st.opts.level0_stop_trigger = 60;
-	st.opts.slowdown_delay_us = 0;
+	st.opts.delayed_write_rate = 0;
 	st.opts.sync_mode = TIDES_SYNC_NONE;
 	st.opts.prefix_len = 14;
 	st.opts.filter_stem_suffix = SUFFIX;

@@ -535,6 +535,7 @@ tides.compaction_workers = 'many'
 tides.index_method = 'hash'
 tides.trust_strxfrm = 'perhaps'
 tides.l0_slowdown_files = 3
+tides.delayed_write_rate = 0
 tides.no_such_setting = 1
 EOF
         echo "-- server start with invalid tides.* settings"

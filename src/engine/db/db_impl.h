@@ -162,6 +162,7 @@ typedef struct tides_shared
 	_Atomic uint64_t sync_poisoned_lsn; /* an fsync failed below this: see write.c */
 	_Atomic uint32_t l0_files;	/* level-0 file count of the current version */
 	_Atomic uint32_t l0_shift;	/* its back-pressure shift (tides_compaction_l0_shift) */
+	_Atomic uint64_t delay_until;	/* the paced writers' shared clock (write.c), tides_now_us() */
 	_Atomic uint64_t published_seq;
 	_Atomic uint64_t published_lsn;
 	/*

@@ -38,7 +38,7 @@ tides_options_default(tides_options *o)
 	o->level0_stop_trigger = 20;
 	o->level_base_size = 256ull << 20;
 	o->level_size_ratio = 10;
-	o->slowdown_delay_us = 1000;
+	o->delayed_write_rate = 16ull << 20;
 	o->log_segment_size = 64ull << 20;
 	o->sync_mode = TIDES_SYNC_FULL;
 	o->sync_interval_ms = 200;

@@ -184,7 +184,12 @@ typedef struct tides_options
 	uint32_t	level0_stop_trigger;		/* L0 files that stall writers (20) */
 	uint64_t	level_base_size;	/* smallest level target (256 MiB) */
 	uint32_t	level_size_ratio;	/* fanout between levels (10) */
-	uint32_t	slowdown_delay_us;	/* delay per write while slowed (1000) */
+	/*
+	 * From level0_slowdown_trigger L0 files on, writes are paced to this
+	 * many bytes per second (batch arena bytes, all writers together),
+	 * halved with each further L0 file; 0: never delayed (16 MiB/s).
+	 */
+	uint64_t	delayed_write_rate;
 
 	uint64_t	log_segment_size;	/* log segment bytes (64 MiB) */
 	tides_sync_mode sync_mode;		/* (FULL) */
