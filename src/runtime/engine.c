@@ -307,6 +307,8 @@ trt_try_write_batch(tides_batch *b)
 
 	if (trt_deferred_entries > 0)
 		trt_xact_flush_deferred();
+	/* optional work (kills): never paced, dropped when the engine is busy */
+	tides_batch_unpaced(b);
 	s = trt_engine_write(trt_engine(), b, true, NULL);
 	if (s == TIDES_BUSY)
 		return false;

@@ -267,7 +267,12 @@ extern uint64 trt_write_batch_now(tides_batch *b);
  * One attempt, for a write that may be dropped: false (nothing written)
  * when the engine is busy.  A backend must not wait for a free memtable
  * while its own open iterators may pin the memtables the wait is for: an
- * index scan deleting the dead entries it passed waited so forever.
+ * index scan deleting the dead entries it passed waited so forever.  Nor
+ * is it paced at level 0's slowdown trigger (tides_batch_unpaced): a scan
+ * that killed the entries of rows an ANALYZE's snapshot had kept alive
+ * wrote a thousand batches of them, 5 ms each at the paced rate, and the
+ * insert benchmark's writers, each waiting on such a scan, went seconds
+ * without a commit.
  */
 extern bool trt_try_write_batch(tides_batch *b);
 

@@ -13,7 +13,8 @@
  *     debt for the writes after it;
  *   - slowdown_count and slowdown_us count the writes that slept and for
  *     how long;
- *   - below the trigger, and with delayed_write_rate 0 at it, nothing waits.
+ *   - below the trigger, with delayed_write_rate 0, and for batches marked
+ *     tides_batch_unpaced, nothing waits.
  */
 #include "harness.h"
 #include "db/db_impl.h"
@@ -36,9 +37,12 @@ now_s(void)
 	return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
 }
 
-/* `total` bytes of values in batches of `per` entries; returns the seconds taken */
+/*
+ * `total` bytes of values in batches of `per` entries (marked with
+ * tides_batch_unpaced if `unpaced`); returns the seconds taken
+ */
 static double
-write_rows(tides_db *db, uint32_t per, uint64_t total)
+write_batches(tides_db *db, uint32_t per, uint64_t total, bool unpaced)
 {
 	tides_batch *b = tides_batch_new();
 	uint8_t		k[H_ROW_KEY_LEN],
@@ -52,14 +56,24 @@ write_rows(tides_db *db, uint32_t per, uint64_t total)
 		CHECK_OK(tides_batch_put(b, k, sizeof(k), v, sizeof(v)));
 		if (tides_batch_count(b) >= per)
 		{
+			if (unpaced)
+				tides_batch_unpaced(b);
 			CHECK_OK(tides_write(db, b, NULL));
 			tides_batch_clear(b);
 		}
 	}
+	if (unpaced)
+		tides_batch_unpaced(b);
 	if (tides_batch_count(b) > 0)
 		CHECK_OK(tides_write(db, b, NULL));
 	tides_batch_free(b);
 	return now_s() - t0;
+}
+
+static double
+write_rows(tides_db *db, uint32_t per, uint64_t total)
+{
+	return write_batches(db, per, total, false);
 }
 
 /* flush memtables until level 0 holds n files */
@@ -175,6 +189,14 @@ main(int argc, char **argv)
 			(unsigned long long) (TOTAL / KB), big, after);
 	CHECK(big < 0.3);
 	CHECK(after < 0.4);
+
+	/* batches marked unpaced (a scan's kills) are not delayed, and the mark goes with a clear */
+	s0 = stats(st.db);
+	fast = write_batches(st.db, 1, TOTAL, true);
+	s1 = stats(st.db);
+	CHECK(s1.slowdown_count == s0.slowdown_count);
+	CHECK(fast < 0.5 * least);
+	CHECK(write_rows(st.db, 1, 40 * VLEN) > 0 && stats(st.db).slowdown_count > s1.slowdown_count);
 	close_store(&st);
 
 	/* rate 0: never delayed */

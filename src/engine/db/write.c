@@ -569,6 +569,7 @@ pace_write(tides_db *db, uint64_t bytes, uint32_t over)
 	tides_count(&sh->counters, slowdown_us, tides_now_us() - now);
 }
 
+/* bytes: the batch's, to pace at the slowdown trigger; 0: not paced (tides_batch_unpaced) */
 static tides_status
 apply_backpressure(tides_db *db, uint64_t bytes)
 {
@@ -582,7 +583,7 @@ apply_backpressure(tides_db *db, uint64_t bytes)
 		tides_db_wakeup(db, TIDES_WORK_COMPACT);
 		return stall_or_fail(db, &sh->compact_failure, "level 0 has too many files", "compaction");
 	}
-	if (l0 >= db->opts.level0_slowdown_trigger + shift && db->opts.delayed_write_rate > 0)
+	if (l0 >= db->opts.level0_slowdown_trigger + shift && db->opts.delayed_write_rate > 0 && bytes > 0)
 		pace_write(db, bytes, l0 - (db->opts.level0_slowdown_trigger + shift));
 	return TIDES_OK;
 }
@@ -911,7 +912,7 @@ write_batch(tides_db *db, write_op *w, uint64_t *lsn_out)
 		goto out;
 	}
 
-	s = apply_backpressure(db, w->bytes);
+	s = apply_backpressure(db, b->unpaced ? 0 : w->bytes);
 	if (s != TIDES_OK)
 		goto out;				/* db->err says why */
 	s = reserve_write(db, w);

@@ -23,6 +23,7 @@ batch_reset(tides_batch *b)
 	b->arena_bytes = 0;
 	b->max_key_len = 0;
 	b->defer_sync = false;
+	b->unpaced = false;
 }
 
 tides_batch *
@@ -114,6 +115,12 @@ void
 tides_batch_defer_sync(tides_batch *b)
 {
 	b->defer_sync = true;
+}
+
+void
+tides_batch_unpaced(tides_batch *b)
+{
+	b->unpaced = true;
 }
 
 bool

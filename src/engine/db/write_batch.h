@@ -43,6 +43,7 @@ struct tides_batch
 	uint64_t	arena_bytes;	/* memtable bytes needed at height 1 */
 	uint32_t	max_key_len;
 	bool		defer_sync;		/* see tides_batch_defer_sync */
+	bool		unpaced;		/* see tides_batch_unpaced */
 };
 
 /* the payload (what follows the record header) */

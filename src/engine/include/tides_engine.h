@@ -308,6 +308,16 @@ void		tides_batch_set_tag(tides_batch *b, uint64_t tag, bool seal);
 void		tides_batch_defer_sync(tides_batch *b);
 
 /*
+ * Writes at the slowdown trigger are paced (delayed_write_rate); a batch
+ * marked with this is not: one that only removes what others wrote and
+ * saves later work -- a scan's deletions of entries it found dead, which
+ * are bounded by the deletions that were paced, and which a reader makes
+ * in the middle of a query.  Level 0's stop trigger still answers
+ * TIDES_BUSY.  The mark is cleared with the batch.
+ */
+void		tides_batch_unpaced(tides_batch *b);
+
+/*
  * What a batch carries: its tag, whether it seals it, and the defer_sync
  * mark (a cleared batch: 0, false, false).  False, with nothing set, for a
  * batch that ran out of memory.  Lets a caller tell whether two batches may
