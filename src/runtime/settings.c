@@ -154,7 +154,7 @@ trt_define_settings(void)
 							&trt_l0_stop, 20, 4, 1000,
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("tides.delayed_write_rate",
-							"Write rate per second, all writers together, at tides.l0_slowdown_files level-0 files.",
+							"Write rate per second of each writing process at tides.l0_slowdown_files level-0 files.",
 							"Halved with each further level-0 file, so that compaction catches up before tides.l0_stop_files; 0 never delays writes.",
 							&trt_delayed_write_rate_kb, 16 * 1024, 0, INT_MAX / 2,
 							PGC_POSTMASTER, GUC_UNIT_KB, NULL, NULL, NULL);

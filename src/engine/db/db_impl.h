@@ -162,7 +162,6 @@ typedef struct tides_shared
 	_Atomic uint64_t sync_poisoned_lsn; /* an fsync failed below this: see write.c */
 	_Atomic uint32_t l0_files;	/* level-0 file count of the current version */
 	_Atomic uint32_t l0_shift;	/* its back-pressure shift (tides_compaction_l0_shift) */
-	_Atomic uint64_t delay_until;	/* the paced writers' shared clock (write.c), tides_now_us() */
 	_Atomic uint64_t published_seq;
 	_Atomic uint64_t published_lsn;
 	/*
@@ -289,6 +288,7 @@ struct tides_db
 	tides_log	log;
 	tides_error err;
 	tides_rand	rnd;
+	int64_t		pace_debt_us;	/* what this process's writes still owe the pacing (write.c) */
 	tides_filter_fn filter;
 	void	   *filter_arg;
 	tides_partition_fn partition;

@@ -521,52 +521,50 @@ stall_or_fail(tides_db *db, const tides_error *failure, const char *why, const c
 /* a paced write sleeps at most this long, and not at all for less than the minimum */
 #define PACE_MAX_SLEEP_US 100000
 #define PACE_MIN_SLEEP_US 50
+/* what oversleeping may save later writes */
+#define PACE_MAX_CREDIT_US 1000
 
 /*
- * Pace a write of `bytes` at `over` files past the slowdown trigger: all
- * writers share one clock, sh->delay_until, on which each reserves its
- * bytes' time at the rate for `over` (delayed_write_rate halved per file)
- * and waits until its slot begins.  So writers together go at that rate
- * whatever the size of their batches -- a transaction of sixty one-entry
- * writes pays for its bytes, not sixty fixed delays (which, at 1 ms each,
- * stopped the insert benchmark's writers for seconds at a time) -- and the
- * deeper level 0 gets, the slower they go, until compaction keeps up.  A
- * slot that begins in less than PACE_MIN_SLEEP_US is taken at once (its
- * debt stays on the clock for the next writer).  A wait is cut at
- * PACE_MAX_SLEEP_US, and the clock never runs further ahead than that: a
- * batch whose bytes need longer at a low rate would otherwise leave its
- * debt behind for every later write, until each slept the maximum (ibench
- * l.i1: transactions of 5 s, no rows for 9 s) -- level 0's stop trigger is
- * the hard bound, not the pacing.
+ * Pace a write of `bytes` at `over` files past the slowdown trigger: the
+ * writing process owes the bytes' time at the rate for `over`
+ * (delayed_write_rate halved per file) and sleeps it off -- in one sleep of
+ * at most PACE_MAX_SLEEP_US, the rest carried to its next writes (db->
+ * pace_debt_us, per process; a debt under PACE_MIN_SLEEP_US waits for more,
+ * and a sleep the system made longer than asked is credited).
+ * So a writer goes at that rate whatever the size of its batches -- a
+ * transaction of sixty one-entry writes pays for its bytes, not sixty
+ * fixed delays (at 1 ms each, the insert benchmark's writers stopped for
+ * seconds at a time) -- and the deeper level 0 gets, the slower writers
+ * go, until compaction keeps up.  The debt is each process's own: one
+ * clock shared by all writers let a large batch (VACUUM's) put the clock
+ * seconds ahead, and every small write after it, whoever made it, waited
+ * the longest sleep (ibench l.i1: DELETEs of 50 rows taking 2 s, no commit
+ * for 10 s).  Several writers together go at that rate each; the halving
+ * per file bounds them.  Level 0's stop trigger is the hard bound.
  */
 static void
 pace_write(tides_db *db, uint64_t bytes, uint32_t over)
 {
 	tides_shared *sh = db->sh;
 	uint64_t	rate = over >= 63 ? 0 : db->opts.delayed_write_rate >> over;
-	uint64_t	need = rate == 0 ? PACE_MAX_SLEEP_US : bytes * 1000000u / rate;
-	uint64_t	now = tides_now_us();
-	uint64_t	prev = atomic_load_explicit(&sh->delay_until, memory_order_relaxed);
-	uint64_t	start;
-	uint64_t	wait;
+	uint64_t	start,
+				slept;
+	int64_t		wait;
 
-	do
-	{
-		start = prev > now ? prev : now;
-		/* a wait is cut, and so is the debt the clock keeps */
-		if (start > now + PACE_MAX_SLEEP_US)
-			start = now + PACE_MAX_SLEEP_US;
-	}
-	while (!atomic_compare_exchange_weak_explicit(&sh->delay_until, &prev, start + need,
-												  memory_order_relaxed, memory_order_relaxed));
-	wait = start - now;
-	TIDES_ASSERT(wait <= PACE_MAX_SLEEP_US);
-	if (wait < PACE_MIN_SLEEP_US)
+	db->pace_debt_us += rate == 0 ? PACE_MAX_SLEEP_US : (int64_t) (bytes * 1000000u / rate);
+	if (db->pace_debt_us < PACE_MIN_SLEEP_US)
 		return;
+	wait = db->pace_debt_us < PACE_MAX_SLEEP_US ? db->pace_debt_us : PACE_MAX_SLEEP_US;
 	tides_db_wakeup(db, TIDES_WORK_COMPACT);
+	start = tides_now_us();
 	usleep((useconds_t) wait);
+	slept = tides_now_us() - start;
+	/* a sleep longer than asked is credited, a little: the next bytes owe less */
+	db->pace_debt_us -= (int64_t) slept;
+	if (db->pace_debt_us < -PACE_MAX_CREDIT_US)
+		db->pace_debt_us = -PACE_MAX_CREDIT_US;
 	tides_count(&sh->counters, slowdown_count, 1);
-	tides_count(&sh->counters, slowdown_us, tides_now_us() - now);
+	tides_count(&sh->counters, slowdown_us, slept);
 }
 
 /* bytes: the batch's, to pace at the slowdown trigger; 0: not paced (tides_batch_unpaced) */
@@ -583,7 +581,9 @@ apply_backpressure(tides_db *db, uint64_t bytes)
 		tides_db_wakeup(db, TIDES_WORK_COMPACT);
 		return stall_or_fail(db, &sh->compact_failure, "level 0 has too many files", "compaction");
 	}
-	if (l0 >= db->opts.level0_slowdown_trigger + shift && db->opts.delayed_write_rate > 0 && bytes > 0)
+	if (l0 < db->opts.level0_slowdown_trigger + shift || db->opts.delayed_write_rate == 0)
+		db->pace_debt_us = 0;	/* compaction caught up: nothing is owed */
+	else if (bytes > 0)
 		pace_write(db, bytes, l0 - (db->opts.level0_slowdown_trigger + shift));
 	return TIDES_OK;
 }

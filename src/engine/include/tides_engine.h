@@ -185,9 +185,9 @@ typedef struct tides_options
 	uint64_t	level_base_size;	/* smallest level target (256 MiB) */
 	uint32_t	level_size_ratio;	/* fanout between levels (10) */
 	/*
-	 * From level0_slowdown_trigger L0 files on, writes are paced to this
-	 * many bytes per second (batch arena bytes, all writers together),
-	 * halved with each further L0 file; 0: never delayed (16 MiB/s).
+	 * From level0_slowdown_trigger L0 files on, each writing process is
+	 * paced to this many bytes per second (batch arena bytes), halved with
+	 * each further L0 file; 0: never delayed (16 MiB/s).
 	 */
 	uint64_t	delayed_write_rate;
 
