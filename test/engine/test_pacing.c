@@ -3,7 +3,7 @@
  * to a byte rate (db/write.c, pace_write), not delayed per write.
  *
  * A store whose level 0 holds a fixed number of files (flushed, never
- * compacted: a single-process test has no workers) at and past
+ * compacted: the test runs no background work) at and past
  * level0_slowdown_trigger.  Checked, with delayed_write_rate 1 MiB/s:
  *   - 256 KiB written as one-entry batches and as 8 KiB batches take
  *     about the same time, at least their bytes at the rate -- a fixed
