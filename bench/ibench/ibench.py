@@ -270,6 +270,16 @@ class CappedCluster(benchlib.Cluster):
         base = super()._as_pg(cmd)
         return self.cap.wrap(base) if self.cap else base
 
+    def destroy(self):
+        # a cluster the interleaved driver froze cannot stop: thaw it first
+        # (a run interrupted by SIGTERM waited for pg_ctl stop forever)
+        if self.cap is not None:
+            try:
+                self.cap.thaw()
+            except (OSError, RuntimeError):
+                pass
+        super().destroy()
+
     def sql(self, q, db="ib"):
         return self.psql(q, db=db)
 
@@ -1151,7 +1161,10 @@ def drive_interleaved(runs, meta):
             rnd += 1
     finally:  # interrupted: the clusters left are thawed and removed
         for r, g in live:
-            r.cap.thaw()
+            try:
+                r.cap.thaw()
+            except (OSError, RuntimeError):
+                pass			# its group went with a cluster already removed
             g.close()
     return 1 if any(getattr(r, "failed", False) for r in runs) else 0
 
