@@ -32,18 +32,9 @@ static uint32_t model[NTREES + 1][NROWS];
 static void
 commit(tides_db *db)
 {
-	tides_status s;
-
 	if (batch_n == 0)
 		return;
-	for (int tries = 0; (s = tides_write(db, batch, NULL)) == TIDES_BUSY && tries < 10000; tries++)
-	{
-		bool		did;
-
-		CHECK_OK(tides_flush_work(db, &did));
-	}
-	CHECK_OK(s);
-	tides_batch_clear(batch);
+	h_write_retrying(db, batch, false);
 	batch_n = 0;
 }
 

@@ -886,18 +886,9 @@ run(tides_db *db, tides_compaction *c, tides_table_writer *w)
 		rules.progress = progress;
 		rules.progress_arg = &pc;
 	}
-	tides_lock_version(sh);
-	if (sh->ndropped > 0 && (dropped = malloc(sh->ndropped * sizeof(*dropped))) != NULL)
-	{
-		memcpy(dropped, sh->dropped, sh->ndropped * sizeof(*dropped));
-		rules.dropped = dropped;
-		rules.ndropped = sh->ndropped;
-	}
-	else if (sh->ndropped > 0)
-		dropped_oom = true;
 	/* every listed prefix is applied; those below the next id not listed are retired */
-	c->dropped_seen = sh->next_dropped_id;
-	tides_mutex_unlock(&sh->version_mutex);
+	dropped_oom = !tides_dropped_take(sh, &dropped, &rules.ndropped, &c->dropped_seen);
+	rules.dropped = dropped;
 
 	if (snaps == NULL || dropped_oom)
 		s = tides_fail(&w->err, TIDES_NO_MEMORY, "out of memory starting a compaction");

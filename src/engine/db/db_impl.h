@@ -462,6 +462,17 @@ typedef struct tides_dropped_state
 
 tides_status tides_dropped_reconcile(tides_db *db, tides_dropped_state *out, tides_error *err);
 
+/*
+ * For a flush or a compaction about to run (db/maint.c): the prefixes
+ * listed now, copied into *copy (malloc'd, NULL if none; the caller frees
+ * it) with their number in *n, and in *seen the id below which the job's
+ * output will hold no hidden key (every listed prefix is applied; those
+ * below it not listed are retired).  Takes and releases version_mutex.
+ * false: no memory for the copy (the job must not run without it).
+ */
+bool		tides_dropped_take(tides_shared *sh, tides_dropped_prefix **copy, uint32_t *n,
+							   uint64_t *seen);
+
 /* a monotonic clock in microseconds (intervals) */
 uint64_t	tides_now_us(void);
 

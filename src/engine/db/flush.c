@@ -162,18 +162,9 @@ tides_flush_work(tides_db *db, bool *did)
 	rules.filter = db->filter;
 	rules.filter_arg = db->filter_arg;
 	rules.deeper_may_hold = deeper_always;
-	tides_lock_version(sh);
-	if (sh->ndropped > 0 && (dropped = malloc(sh->ndropped * sizeof(*dropped))) != NULL)
-	{
-		memcpy(dropped, sh->dropped, sh->ndropped * sizeof(*dropped));
-		rules.dropped = dropped;
-		rules.ndropped = sh->ndropped;
-	}
-	else if (sh->ndropped > 0)
-		dropped_oom = true;
 	/* the output holds no key of a prefix listed now (maint.c checks later ones) */
-	dropped_seen = sh->next_dropped_id;
-	tides_mutex_unlock(&sh->version_mutex);
+	dropped_oom = !tides_dropped_take(sh, &dropped, &rules.ndropped, &dropped_seen);
+	rules.dropped = dropped;
 
 	memset(&plan, 0, sizeof(plan));
 	tides_table_writer_init(&w, db, 0);

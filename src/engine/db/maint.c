@@ -253,6 +253,26 @@ deleted_by(const tides_edit *e, int level, uint64_t number)
 	return false;
 }
 
+bool
+tides_dropped_take(tides_shared *sh, tides_dropped_prefix **copy, uint32_t *n, uint64_t *seen)
+{
+	bool		ok = true;
+
+	*copy = NULL;
+	*n = 0;
+	tides_lock_version(sh);
+	if (sh->ndropped > 0 && (*copy = malloc(sh->ndropped * sizeof(**copy))) != NULL)
+	{
+		memcpy(*copy, sh->dropped, sh->ndropped * sizeof(**copy));
+		*n = sh->ndropped;
+	}
+	else if (sh->ndropped > 0)
+		ok = false;
+	*seen = sh->next_dropped_id;
+	tides_mutex_unlock(&sh->version_mutex);
+	return ok;
+}
+
 tides_status
 tides_dropped_reconcile(tides_db *db, tides_dropped_state *out, tides_error *err)
 {
