@@ -84,6 +84,10 @@ PROFILES = {
             ("insert-3idx", "relaxed", 4),
             ("insert-3idx", "relaxed", 16),
             ("insert-3idx", "strict", 4),
+            # the prepared protocol: parse and plan no longer hide the engine's cost
+            ("point-lookup", "relaxed", 4, "prepared"),
+            ("update-indexed", "relaxed", 4, "prepared"),
+            ("insert-3idx", "relaxed", 4, "prepared"),
         ],
     },
     "quick": {

@@ -49,6 +49,11 @@ PROFILES = {
             ("tpcb-like", "nofit", "relaxed", 4),
             ("simple-update", "nofit", "relaxed", 4),
             ("select-only", "nofit", "relaxed", 4),
+            # the prepared protocol: parse and plan no longer hide the engine's cost
+            ("tpcb-like", "fit", "relaxed", 4, "prepared"),
+            ("tpcb-like", "fit", "relaxed", 16, "prepared"),
+            ("tpcb-like", "fit", "strict", 16, "prepared"),
+            ("select-only", "fit", "relaxed", 4, "prepared"),
         ],
     },
     "quick": {
