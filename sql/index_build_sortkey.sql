@@ -6,7 +6,10 @@
 -- null orders and both directions, a text column after them and an index
 -- whose first column is not packed, each built as files and through the
 -- memtables: every entry must equal its row (tides_verify_index) and a walk
--- of each index must return the rows in the order a sort gives.
+-- of each index must return the rows in the order a sort gives.  Dates and
+-- timestamps are packed as distances from the build's transaction start:
+-- the second table holds values at, just before and just after it (and at
+-- the byte boundaries of the distance), built in that same transaction.
 --
 SET default_table_access_method = tides;
 SET client_min_messages = warning;
@@ -80,6 +83,32 @@ UNION ALL SELECT * FROM sk_check('sk_b', 'i4 DESC NULLS LAST, d NULLS FIRST, t, 
 UNION ALL SELECT * FROM sk_check('sk_c', 'ts, tz DESC, tm, m, o DESC NULLS LAST, id')
 UNION ALL SELECT * FROM sk_check('sk_d', 't, i8 DESC, id');
 RESET tides.bulk_load_threshold;
+DROP TABLE sk;
+
+-- around the origin: now() is the build's transaction start
+BEGIN;
+CREATE TABLE sk (id int, ts timestamp, tz timestamptz, d date);
+INSERT INTO sk
+SELECT g,
+       localtimestamp + sk_pick('{0,1,-1,255,-255,256,-256,-257,65535,-65536,16777216,-16777217,4294967296,-4294967297,NULL}'::int8[]) * interval '1 microsecond'
+                      + (CASE WHEN random() < 0.3 THEN (random() - 0.5) * 7200 ELSE 0 END) * interval '1 second',
+       CASE WHEN random() < 0.1 THEN sk_pick(ARRAY['-infinity', 'infinity', NULL]::timestamptz[])
+            ELSE now() + sk_pick('{0,1,-1,255,-256,65536,-65537,NULL}'::int8[]) * interval '1 microsecond'
+                       + (CASE WHEN random() < 0.3 THEN (random() - 0.5) * 1e6 ELSE 0 END) * interval '1 second' END,
+       CASE WHEN random() < 0.1 THEN sk_pick(ARRAY['-infinity', 'infinity', NULL]::date[])
+            ELSE current_date + sk_pick('{0,1,-1,255,-256,65536,-65537,NULL}'::int[]) END
+FROM generate_series(1, 3000) g;
+SET LOCAL tides.bulk_load_threshold = 0;
+CREATE INDEX sk_e ON sk USING tides_btree (ts, id);
+CREATE INDEX sk_f ON sk USING tides_btree (tz DESC, id);
+SET LOCAL tides.bulk_load_threshold = -1;
+CREATE INDEX sk_g ON sk USING tides_btree (d NULLS FIRST, ts DESC, id);
+CREATE INDEX sk_h ON sk USING tides_btree (d DESC NULLS LAST, tz, id);
+COMMIT;
+SELECT * FROM sk_check('sk_e', 'ts, id')
+UNION ALL SELECT * FROM sk_check('sk_f', 'tz DESC, id')
+UNION ALL SELECT * FROM sk_check('sk_g', 'd NULLS FIRST, ts DESC, id')
+UNION ALL SELECT * FROM sk_check('sk_h', 'd DESC NULLS LAST, tz, id');
 DROP TABLE sk;
 DROP FUNCTION sk_check(text, text);
 DROP FUNCTION sk_pick(anyarray);

@@ -29,6 +29,7 @@
 #include "nodes/execnodes.h"
 #include "tcop/utility.h"
 #include "lib/stringinfo.h"
+#include "datatype/timestamp.h"
 #include "utils/pg_locale.h"
 #include "utils/rel.h"
 
@@ -205,13 +206,21 @@ extern void tidx_buildempty(Relation index);
 
 /* ---- tidx_sortkey.c: the order-preserving key a build sorts by */
 
-/* how many leading key columns have a fixed width, each one's into widths[] */
-extern int	tidx_sortkey_columns(const TidxDesc *d, uint8 *widths);
+/* the leading key columns of a fixed width that the sort key packs */
+typedef struct TidxSortKey
+{
+	int			ncols;
+	uint8		widths[INDEX_MAX_KEYS];	/* each one's encoded width: 2, 4 or 8 */
+	uint64		origins[INDEX_MAX_KEYS];	/* each one's origin, an encoded value */
+} TidxSortKey;
+
+/* the columns of d, with dates and timestamps measured from near */
+extern void tidx_sortkey_init(TidxSortKey *sk, const TidxDesc *d, TimestampTz near);
 /* key (without its tree) -> sort key, appended to out; and back */
-extern void tidx_sortkey_encode(StringInfo out, const uint8 *key, size_t klen, int ncols,
-								const uint8 *widths);
-extern void tidx_sortkey_decode(StringInfo out, const uint8 *sk, size_t sklen, int ncols,
-								const uint8 *widths);
+extern void tidx_sortkey_encode(StringInfo out, const uint8 *key, size_t klen,
+								const TidxSortKey *sk);
+extern void tidx_sortkey_decode(StringInfo out, const uint8 *skey, size_t sklen,
+								const TidxSortKey *sk);
 
 /* ---- tidx_insert.c */
 

@@ -183,6 +183,7 @@ typedef struct BuildShared
 	bool		isunique;
 	bool		isconcurrent;
 	int			nsorts;			/* requested workers + the leader: each one's memory share */
+	TimestampTz sortkey_near;	/* origin of the sort key's dates and timestamps */
 	ConditionVariable done_cv;
 	slock_t		mutex;
 	/* filled in as participants finish */
@@ -228,8 +229,7 @@ typedef struct BuildState
 	HTAB	   *not_alive;		/* unique builds: TIDs of rows not alive */
 	StringInfoData key;
 	StringInfoData sk;			/* the sort key; the writer's previous key */
-	int			sk_cols;		/* leading key columns packed in the sort key */
-	uint8		sk_widths[INDEX_MAX_KEYS];
+	TidxSortKey skey;			/* how the sort key packs the leading columns */
 } BuildState;
 
 /* on success and on error alike: what the build holds outside its memory */
@@ -304,8 +304,7 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	itup = tidx_entry_value(bs->d, values, isnull, tid);
 	vlen = TIDX_VALUE_LEN(itup);
 	resetStringInfo(&bs->sk);
-	tidx_sortkey_encode(&bs->sk, (const uint8 *) bs->key.data + 8, bs->key.len - 8, bs->sk_cols,
-						bs->sk_widths);
+	tidx_sortkey_encode(&bs->sk, (const uint8 *) bs->key.data + 8, bs->key.len - 8, &bs->skey);
 	klen = bs->sk.len;
 	e = palloc(VARHDRSZ + klen + vlen + 4);
 	SET_VARSIZE(e, VARHDRSZ + klen + vlen + 4);
@@ -360,7 +359,7 @@ write_sorted(BuildState *bs)
 		Assert(klen <= len - 4);
 		resetStringInfo(&bs->key);
 		appendBinaryStringInfo(&bs->key, (const char *) tree, 8);
-		tidx_sortkey_decode(&bs->key, p, klen, bs->sk_cols, bs->sk_widths);
+		tidx_sortkey_decode(&bs->key, p, klen, &bs->skey);
 		/* the order the tree needs: never written out of it (bs->sk keeps the previous key) */
 		if (bs->sk.len > 0 && !key_below(&bs->sk, &bs->key))
 			elog(ERROR, "tides_btree: index build sorted its entries out of key order");
@@ -482,9 +481,14 @@ begin_sort(int mem_kb, SortCoordinate coord)
 								 TUPLESORT_NONE);
 }
 
-/* a participant's state: the sort it feeds, the scratch the callback uses */
+/*
+ * A participant's state: the sort it feeds, the scratch the callback uses,
+ * the sort key's origins (near: the leader's transaction start, the same in
+ * every participant).
+ */
 static void
-build_state_init(BuildState *bs, TidxDesc *d, Relation heap, Tuplesortstate *sort)
+build_state_init(BuildState *bs, TidxDesc *d, Relation heap, Tuplesortstate *sort,
+				 TimestampTz near)
 {
 	memset(bs, 0, sizeof(*bs));
 	bs->d = d;
@@ -493,7 +497,7 @@ build_state_init(BuildState *bs, TidxDesc *d, Relation heap, Tuplesortstate *sor
 	bs->tmp = AllocSetContextCreate(CurrentMemoryContext, "tides_btree build", ALLOCSET_DEFAULT_SIZES);
 	initStringInfo(&bs->key);
 	initStringInfo(&bs->sk);
-	bs->sk_cols = tidx_sortkey_columns(d, bs->sk_widths);
+	tidx_sortkey_init(&bs->skey, d, near);
 }
 
 /*
@@ -519,8 +523,7 @@ scan_and_sort(BuildShared *shared, Sharedsort *sharedsort, Relation heap, Relati
 	coord->isWorker = true;
 	coord->nParticipants = -1;
 	coord->sharedsort = sharedsort;
-	build_state_init(&bs, &d, heap,
-					 begin_sort(sortmem, coord));
+	build_state_init(&bs, &d, heap, begin_sort(sortmem, coord), shared->sortkey_near);
 	info->ii_Concurrent = shared->isconcurrent;
 	scan = table_beginscan_parallel(heap, BUILD_SHARED_SCAN(shared));
 	reltuples = table_index_build_scan(heap, index, info, true, progress, build_callback, &bs, scan);
@@ -650,6 +653,7 @@ begin_parallel(Relation heap, Relation index, uint64 tree, bool isunique, bool i
 	shared->tree = tree;
 	shared->isunique = isunique;
 	shared->isconcurrent = isconcurrent;
+	shared->sortkey_near = GetCurrentTransactionStartTimestamp();
 	shared->nsorts = request + 1;
 	ConditionVariableInit(&shared->done_cv);
 	SpinLockInit(&shared->mutex);
@@ -744,7 +748,8 @@ tidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	nworkers = build_workers(heap, index);
 	if (nworkers > 0)
 		leader = begin_parallel(heap, index, d.tree, d.unique, indexInfo->ii_Concurrent, nworkers);
-	build_state_init(&bs, &d, heap, NULL);
+	build_state_init(&bs, &d, heap, NULL, leader != NULL ? leader->shared->sortkey_near
+					 : GetCurrentTransactionStartTimestamp());
 	if (leader != NULL)
 		reltuples = parallel_scan(leader, &bs, index, indexInfo);
 	else
