@@ -182,8 +182,9 @@ tam_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 				if (!tam_surely_dead(t, vistest, durable))
 					*all_dead = false;
 			}
+			/* a member pointing at itself: written before deletes cleared the bit (tam_tuple_delete) */
 			if (!HeapTupleHeaderIsHotUpdated(t->htup.t_data) ||
-				!trt_tid_to_vid(&t->htup.t_data->t_ctid, &next))
+				!trt_tid_to_vid(&t->htup.t_data->t_ctid, &next) || next == vid)
 				break;
 			vid = next;
 			at_chain_start = false;
@@ -327,7 +328,7 @@ tam_hot_chain_dead(Relation rel, uint64 tree, uint64 root_vid, GlobalVisState *v
 			break;
 		HeapTupleHeaderAdvanceLatestRemovedXid(t->htup.t_data, latest_removed);
 		if (!HeapTupleHeaderIsHotUpdated(t->htup.t_data) ||
-			!trt_tid_to_vid(&t->htup.t_data->t_ctid, &next))
+			!trt_tid_to_vid(&t->htup.t_data->t_ctid, &next) || next == t->vid)
 			break;
 		prev_xmax = HeapTupleHeaderGetUpdateXid(t->htup.t_data);
 		t = tam_fetch_version(tree, next, RelationGetRelid(rel), &buf);
@@ -401,7 +402,7 @@ tam_hot_prune_plan(Relation rel, uint64 tree, uint64 root_vid, TamTupleBuf *buf,
 		else if (fate != TAM_MEMBER_RECENTLY_DEAD)
 			break;				/* a member that stays, and so do all after it */
 		if (!HeapTupleHeaderIsHotUpdated(t->htup.t_data) ||
-			!trt_tid_to_vid(&t->htup.t_data->t_ctid, &next))
+			!trt_tid_to_vid(&t->htup.t_data->t_ctid, &next) || next == vid)
 			break;
 		prev_xmax = HeapTupleHeaderGetUpdateXid(t->htup.t_data);
 		vid = next;

@@ -8,14 +8,25 @@
  * inserted or deleted by other transactions are indexed, after waiting for
  * the other transaction when uniqueness is being checked.
  *
- * Index entries point at HOT chain roots (hot.c), so the scan goes root by
- * root and walks each chain, indexing a member under its root's TID.  As in
- * heap, a recently dead member that was HOT-updated is not indexed (only the
- * chain's newest state is), which makes the chain "broken" for snapshots
- * that still see the old state: ii_BrokenHotChain tells PostgreSQL to hide
- * the index from them (indcheckxmin).  A block range (BRIN) is summarized
- * from the chains rooted in it, wherever their members live: a bitmap page
- * is read the same way, root by root.
+ * Index entries point at HOT chain roots (hot.c): a member is indexed under
+ * its root's TID.  As in heap, a recently dead member that was HOT-updated
+ * is not indexed (only the chain's newest state is), which makes the chain
+ * "broken" for snapshots that still see the old state: ii_BrokenHotChain
+ * tells PostgreSQL to hide the index from them (indcheckxmin).
+ *
+ * Two ways through the table.  Each member names its root (meta.link), and
+ * whether a member is indexed depends on that member alone, so a build that
+ * takes its entries in any order reads every version once, in vid order,
+ * and indexes each under tam_root_vid (index_by_versions): one sequential
+ * pass however many rows were updated.  An access method that summarizes
+ * block ranges as the entries come (BRIN: a range is done once the scan
+ * passes it) must get each chain's members with its root, so for it -- and
+ * for any method this file does not know -- the scan goes root by root and
+ * walks each chain (index_by_chains), one point read per member, wherever
+ * it lives: a bitmap page is read the same way.  Heap-only members live
+ * wherever their update put them, usually far from their roots: a table
+ * whose every row was HOT-updated once took three times as long to index
+ * by chains.
  */
 #include "postgres.h"
 
@@ -25,6 +36,7 @@
 #include "access/xact.h"
 #include "catalog/catalog.h"
 #include "catalog/index.h"
+#include "catalog/pg_am.h"
 #include "commands/progress.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
@@ -48,6 +60,14 @@ typedef struct BuildState
 	TransactionId OldestXmin;
 	double		reltuples;
 	TamTupleBuf rbuf;
+	/* the caller's: how an entry is made and handed on */
+	Relation	index;
+	EState	   *estate;
+	ExprState  *predicate;
+	TupleTableSlot *slot;
+	IndexBuildCallback callback;
+	void	   *callback_state;
+	bool		progress;
 } BuildState;
 
 /*
@@ -142,6 +162,131 @@ recheck:
 	return false;
 }
 
+/* index t (not a stub) under root_tid, if it passes the index's predicate */
+static void
+index_member(BuildState *bs, TamTuple *t, ItemPointer root_tid, bool alive)
+{
+	Datum		values[INDEX_MAX_KEYS];
+	bool		isnull[INDEX_MAX_KEYS];
+	ExprContext *econtext = GetPerTupleExprContext(bs->estate);
+
+	MemoryContextReset(econtext->ecxt_per_tuple_memory);
+	tam_store_in_slot(t, bs->slot);
+	if (bs->predicate != NULL && !ExecQual(bs->predicate, econtext))
+		return;
+	FormIndexDatum(bs->index_info, bs->slot, bs->estate, values, isnull);
+	bs->callback(bs->index, root_tid, values, isnull, alive, bs->callback_state);
+}
+
+/* may the index take its entries in any order (see the file comment)? */
+static bool
+takes_any_order(Relation index)
+{
+	switch (index->rd_rel->relam)
+	{
+		case BTREE_AM_OID:		/* sorts (key, TID) */
+		case HASH_AM_OID:		/* sorts by hash, or inserts */
+		case GIST_AM_OID:		/* sorts, or inserts */
+		case SPGIST_AM_OID:		/* inserts */
+		case GIN_AM_OID:		/* accumulates per key, sorting TIDs out of order */
+			return true;
+		default:
+			return trt_is_tides_index(index);	/* sorts its entries */
+	}
+}
+
+/* every version once, in vid order, each under its root's TID */
+static void
+index_by_versions(BuildState *bs, TableScanDesc scan, Snapshot snapshot)
+{
+	TamTuple *t;
+
+	while ((t = tam_scan_next_version(scan)) != NULL)
+	{
+		ItemPointerData root_tid;
+		bool		alive = true;
+
+		CHECK_FOR_INTERRUPTS();
+		if (bs->progress)
+			pgstat_progress_update_param(PROGRESS_SCAN_BLOCKS_DONE,
+										 ItemPointerGetBlockNumber(&t->htup.t_self));
+		if (TAM_IS_STUB(t))
+			continue;			/* a pruned root: its members come on their own */
+		trt_vid_to_tid(tam_root_vid(t), &root_tid);
+		if (snapshot != SnapshotAny)
+		{
+			/* an MVCC build: the one member of each chain its snapshot sees */
+			if (!tam_visible(t, snapshot))
+				continue;
+			bs->reltuples += 1;
+		}
+		else if (!judge_member(bs, &t, &alive) || t == NULL)
+			continue;
+		index_member(bs, t, &root_tid, alive);
+	}
+}
+
+/* root by root, each chain walked from its root */
+static void
+index_by_chains(BuildState *bs, TableScanDesc scan, Snapshot snapshot)
+{
+	Oid			relid = RelationGetRelid(bs->heap);
+	TamTupleBuf walkbuf;
+	TamTuple *root;
+
+	tam_tuple_buf_init(&walkbuf, CurrentMemoryContext);
+	while ((root = tam_scan_next_root(scan)) != NULL)
+	{
+		ItemPointerData root_tid = root->htup.t_self;
+		TamTuple *t;
+		TransactionId prev_xmax = InvalidTransactionId;
+
+		CHECK_FOR_INTERRUPTS();
+		if (bs->progress)
+			pgstat_progress_update_param(PROGRESS_SCAN_BLOCKS_DONE,
+										 ItemPointerGetBlockNumber(&root_tid));
+		if (snapshot != SnapshotAny)
+		{
+			/* an MVCC build indexes the one member its snapshot sees */
+			ItemPointerData tid = root_tid;
+
+			t = tam_hot_search(bs->heap, bs->tree, &tid, snapshot, &walkbuf, NULL, true, false, NULL);
+			if (t == NULL)
+				continue;
+			bs->reltuples += 1;
+			index_member(bs, t, &root_tid, true);
+			continue;
+		}
+
+		/* SnapshotAny: every member that some snapshot may still need */
+		t = TAM_IS_STUB(root) ? tam_fetch_version(bs->tree, root->meta.link, relid, &walkbuf) : root;
+		while (t != NULL)
+		{
+			bool		alive = true;
+			uint64		next;
+			bool		more;
+
+			if (TransactionIdIsValid(prev_xmax) &&
+				!TransactionIdEquals(prev_xmax, HeapTupleHeaderGetXmin(t->htup.t_data)))
+				break;
+			if (judge_member(bs, &t, &alive))
+				index_member(bs, t, &root_tid, alive);
+			if (t == NULL)
+				break;
+			/* (a member pointing at itself ends the chain: hot.c) */
+			more = HeapTupleHeaderIsHotUpdated(t->htup.t_data) &&
+				trt_tid_to_vid(&t->htup.t_data->t_ctid, &next) && next != t->vid;
+			if (!more)
+				break;
+			prev_xmax = HeapTupleHeaderGetUpdateXid(t->htup.t_data);
+			t = tam_fetch_version(bs->tree, next, relid, &walkbuf);
+			if (t != NULL && !HeapTupleHeaderIsHeapOnly(t->htup.t_data))
+				break;
+		}
+	}
+	tam_tuple_buf_free(&walkbuf);
+}
+
 double
 tam_index_build_range_scan(Relation heapRelation, Relation indexRelation,
 							 struct IndexInfo *indexInfo, bool allow_sync, bool anyvisible,
@@ -149,19 +294,12 @@ tam_index_build_range_scan(Relation heapRelation, Relation indexRelation,
 							 IndexBuildCallback callback, void *callback_state,
 							 TableScanDesc scan)
 {
-	Datum		values[INDEX_MAX_KEYS];
-	bool		isnull[INDEX_MAX_KEYS];
 	EState	   *estate = CreateExecutorState();
-	ExprContext *econtext = GetPerTupleExprContext(estate);
 	TupleTableSlot *slot = table_slot_create(heapRelation, NULL);
-	ExprState  *predicate;
 	Snapshot	snapshot;
 	bool		need_unregister_snapshot = false;
 	bool		own_scan = scan == NULL;
-	TamTuple *root;
 	BuildState	bs;
-	TamTupleBuf walkbuf;
-	Oid			relid = RelationGetRelid(heapRelation);
 
 	memset(&bs, 0, sizeof(bs));
 	bs.heap = heapRelation;
@@ -171,10 +309,15 @@ tam_index_build_range_scan(Relation heapRelation, Relation indexRelation,
 	bs.checking_uniqueness = indexInfo->ii_Unique || indexInfo->ii_ExclusionOps != NULL;
 	bs.is_system_catalog = IsSystemRelation(heapRelation);
 	bs.OldestXmin = InvalidTransactionId;
+	bs.index = indexRelation;
+	bs.estate = estate;
+	bs.slot = slot;
+	bs.callback = callback;
+	bs.callback_state = callback_state;
+	bs.progress = progress;
 	tam_tuple_buf_init(&bs.rbuf, CurrentMemoryContext);
-	tam_tuple_buf_init(&walkbuf, CurrentMemoryContext);
-	econtext->ecxt_scantuple = slot;
-	predicate = ExecPrepareQual(indexInfo->ii_Predicate, estate);
+	GetPerTupleExprContext(estate)->ecxt_scantuple = slot;
+	bs.predicate = ExecPrepareQual(indexInfo->ii_Predicate, estate);
 	if (!IsBootstrapProcessingMode() && !indexInfo->ii_Concurrent)
 		bs.OldestXmin = GetOldestNonRemovableTransactionId(heapRelation);
 	if (own_scan)
@@ -196,70 +339,12 @@ tam_index_build_range_scan(Relation heapRelation, Relation indexRelation,
 		pgstat_progress_update_param(PROGRESS_SCAN_BLOCKS_TOTAL,
 									 (trt_vid_high_water(bs.tree) + TRT_ROWS_PER_BLOCK - 1) / TRT_ROWS_PER_BLOCK);
 
-	while ((root = tam_scan_next_root(scan)) != NULL)
-	{
-		ItemPointerData root_tid = root->htup.t_self;
-		TamTuple *t;
-		TransactionId prev_xmax = InvalidTransactionId;
-
-		CHECK_FOR_INTERRUPTS();
-		if (progress)
-			pgstat_progress_update_param(PROGRESS_SCAN_BLOCKS_DONE,
-										 ItemPointerGetBlockNumber(&root_tid));
-		if (snapshot != SnapshotAny)
-		{
-			/* an MVCC build indexes the one member its snapshot sees */
-			ItemPointerData tid = root_tid;
-
-			t = tam_hot_search(heapRelation, bs.tree, &tid, snapshot, &walkbuf, NULL, true, false, NULL);
-			if (t == NULL)
-				continue;
-			bs.reltuples += 1;
-			MemoryContextReset(econtext->ecxt_per_tuple_memory);
-			tam_store_in_slot(t, slot);
-			if (predicate != NULL && !ExecQual(predicate, econtext))
-				continue;
-			FormIndexDatum(indexInfo, slot, estate, values, isnull);
-			callback(indexRelation, &root_tid, values, isnull, true, callback_state);
-			continue;
-		}
-
-		/* SnapshotAny: every member that some snapshot may still need */
-		t = TAM_IS_STUB(root) ? tam_fetch_version(bs.tree, root->meta.link, relid, &walkbuf) : root;
-		while (t != NULL)
-		{
-			bool		alive = true;
-			uint64		next;
-			bool		more;
-
-			if (TransactionIdIsValid(prev_xmax) &&
-				!TransactionIdEquals(prev_xmax, HeapTupleHeaderGetXmin(t->htup.t_data)))
-				break;
-			if (judge_member(&bs, &t, &alive))
-			{
-				MemoryContextReset(econtext->ecxt_per_tuple_memory);
-				tam_store_in_slot(t, slot);
-				if (predicate == NULL || ExecQual(predicate, econtext))
-				{
-					FormIndexDatum(indexInfo, slot, estate, values, isnull);
-					callback(indexRelation, &root_tid, values, isnull, alive, callback_state);
-				}
-			}
-			if (t == NULL)
-				break;
-			more = HeapTupleHeaderIsHotUpdated(t->htup.t_data) &&
-				trt_tid_to_vid(&t->htup.t_data->t_ctid, &next);
-			if (!more)
-				break;
-			prev_xmax = HeapTupleHeaderGetUpdateXid(t->htup.t_data);
-			t = tam_fetch_version(bs.tree, next, relid, &walkbuf);
-			if (t != NULL && !HeapTupleHeaderIsHeapOnly(t->htup.t_data))
-				break;
-		}
-	}
+	if (takes_any_order(indexRelation))
+		index_by_versions(&bs, scan, snapshot);
+	else
+		index_by_chains(&bs, scan, snapshot);
 
 	tam_tuple_buf_free(&bs.rbuf);
-	tam_tuple_buf_free(&walkbuf);
 	/* as heap does, the scan ends here even when the caller began it */
 	table_endscan(scan);
 	if (need_unregister_snapshot)

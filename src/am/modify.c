@@ -462,6 +462,13 @@ tam_tuple_delete(Relation rel, ItemPointer tid, CommandId cid, Snapshot snapshot
 	t->htup.t_data->t_infomask2 &= ~HEAP_KEYS_UPDATED;
 	t->htup.t_data->t_infomask |= new_infomask;
 	t->htup.t_data->t_infomask2 |= new_infomask2;
+	/*
+	 * An update that aborted left HEAP_HOT_UPDATED set; with our xmax in
+	 * place of its aborted one, the version would read as HOT-updated by us,
+	 * its t_ctid (itself, below) as the next member: a chain walk would
+	 * loop on it.  heap_delete clears the bit the same way.
+	 */
+	HeapTupleHeaderClearHotUpdated(t->htup.t_data);
 	HeapTupleHeaderSetXmax(t->htup.t_data, new_xmax);
 	set_cmax(t, cid);
 	tam_meta_set_xmax_writer(&t->meta, true);

@@ -374,12 +374,11 @@ next_visible(TamScanDesc s, ScanDirection dir, TupleTableSlot *slot)
 }
 
 /*
- * The next HOT chain root the scan reaches, visible or not: a version that
- * is not heap-only, or a redirect stub (index builds walk each chain from
- * its root, see index_build.c).
+ * The next version the scan reaches, visible or not, stubs included: every
+ * key of the table once, in vid order (index builds, index_build.c).
  */
 TamTuple *
-tam_scan_next_root(TableScanDesc sscan)
+tam_scan_next_version(TableScanDesc sscan)
 {
 	TamScanDesc s = (TamScanDesc) sscan;
 
@@ -391,14 +390,26 @@ tam_scan_next_root(TableScanDesc sscan)
 		TamTuple *t = tam_cursor_next(s->cursor, ForwardScanDirection);
 
 		if (t != NULL)
-		{
-			if (TAM_IS_STUB(t) ? TAM_IS_REDIRECT(t) : !HeapTupleHeaderIsHeapOnly(t->htup.t_data))
-				return t;
-			continue;
-		}
+			return t;
 		if (s->base.rs_parallel == NULL || !open_next_range(s))
 			return NULL;
 	}
+}
+
+/*
+ * The next HOT chain root the scan reaches, visible or not: a version that
+ * is not heap-only, or a redirect stub (index builds that walk each chain
+ * from its root, see index_build.c).
+ */
+TamTuple *
+tam_scan_next_root(TableScanDesc sscan)
+{
+	TamTuple *t;
+
+	while ((t = tam_scan_next_version(sscan)) != NULL)
+		if (TAM_IS_STUB(t) ? TAM_IS_REDIRECT(t) : !HeapTupleHeaderIsHeapOnly(t->htup.t_data))
+			return t;
+	return NULL;
 }
 
 /* limit a (non-parallel) scan to a range of virtual blocks */

@@ -263,6 +263,7 @@ extern bool tam_scan_analyze_next_tuple(TableScanDesc scan, TransactionId Oldest
 										  double *liverows, double *deadrows,
 										  TupleTableSlot *slot);
 
+extern TamTuple *tam_scan_next_version(TableScanDesc sscan);
 extern TamTuple *tam_scan_next_root(TableScanDesc sscan);
 extern void tam_scan_set_block_range(TableScanDesc sscan, BlockNumber start, BlockNumber nblocks);
 

@@ -106,6 +106,9 @@ apply_lock(RowRef *r, TamTuple *t, LockTupleMode mode)
 	t->htup.t_data->t_infomask2 &= ~HEAP_KEYS_UPDATED;
 	t->htup.t_data->t_infomask |= im;
 	t->htup.t_data->t_infomask2 |= im2;
+	/* a lock in place of an aborted update's xmax: no chain goes on (tam_tuple_delete) */
+	if (HEAP_XMAX_IS_LOCKED_ONLY(im))
+		HeapTupleHeaderClearHotUpdated(t->htup.t_data);
 	HeapTupleHeaderSetXmax(t->htup.t_data, new_xmax);
 	if (HEAP_XMAX_IS_LOCKED_ONLY(im))
 		t->htup.t_data->t_ctid = t->htup.t_self;
