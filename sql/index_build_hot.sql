@@ -74,6 +74,20 @@ BEGIN
   END IF;
 END $$;
 
+CREATE FUNCTION hb_indexes() RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  CREATE INDEX hbt_k ON hbt (k);
+  CREATE INDEX hbt_h ON hbt USING hash (id);
+  CREATE INDEX hbt_s ON hbt USING spgist (v);
+  CREATE INDEX hbt_b ON hbt USING brin (id) WITH (pages_per_range = 1);
+  CREATE INDEX hbt_tk ON hbt USING tides_btree ((k + 0), id);
+  CREATE UNIQUE INDEX hbt_tu ON hbt USING tides_btree ((id * 1));
+  CREATE INDEX hbh_k ON hbh (k);
+  CREATE INDEX hbh_h ON hbh USING hash (id);
+  CREATE INDEX hbh_s ON hbh USING spgist (v);
+  CREATE INDEX hbh_b ON hbh USING brin (id) WITH (pages_per_range = 1);
+END $$;
+
 CREATE TABLE hbt (id int, k int, v text COLLATE "C") USING tides;
 CREATE TABLE hbh (id int, k int, v text COLLATE "C") USING heap;
 SELECT hb_fill('hbt'), hb_fill('hbh');
@@ -83,16 +97,7 @@ VACUUM hbh;
 UPDATE hbt SET v = v || '*' WHERE id % 11 = 0;
 UPDATE hbh SET v = v || '*' WHERE id % 11 = 0;
 
-CREATE INDEX hbt_k ON hbt (k);
-CREATE INDEX hbt_h ON hbt USING hash (id);
-CREATE INDEX hbt_s ON hbt USING spgist (v);
-CREATE INDEX hbt_b ON hbt USING brin (id) WITH (pages_per_range = 1);
-CREATE INDEX hbt_tk ON hbt USING tides_btree ((k + 0), id);
-CREATE UNIQUE INDEX hbt_tu ON hbt USING tides_btree ((id * 1));
-CREATE INDEX hbh_k ON hbh (k);
-CREATE INDEX hbh_h ON hbh USING hash (id);
-CREATE INDEX hbh_s ON hbh USING spgist (v);
-CREATE INDEX hbh_b ON hbh USING brin (id) WITH (pages_per_range = 1);
+SELECT hb_indexes();
 SELECT * FROM hb_check('hbt');
 SELECT * FROM hb_check('hbh');
 
@@ -104,16 +109,7 @@ INSERT INTO hb_hold VALUES (1);
 PREPARE TRANSACTION 'hb_hold';
 UPDATE hbt SET v = v || '#' WHERE id % 13 = 0;
 UPDATE hbh SET v = v || '#' WHERE id % 13 = 0;
-CREATE INDEX hbt_k ON hbt (k);
-CREATE INDEX hbt_h ON hbt USING hash (id);
-CREATE INDEX hbt_s ON hbt USING spgist (v);
-CREATE INDEX hbt_b ON hbt USING brin (id) WITH (pages_per_range = 1);
-CREATE INDEX hbt_tk ON hbt USING tides_btree ((k + 0), id);
-CREATE UNIQUE INDEX hbt_tu ON hbt USING tides_btree ((id * 1));
-CREATE INDEX hbh_k ON hbh (k);
-CREATE INDEX hbh_h ON hbh USING hash (id);
-CREATE INDEX hbh_s ON hbh USING spgist (v);
-CREATE INDEX hbh_b ON hbh USING brin (id) WITH (pages_per_range = 1);
+SELECT hb_indexes();
 SELECT c.relname, i.indcheckxmin FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
 WHERE i.indrelid IN ('hbt'::regclass, 'hbh'::regclass) ORDER BY 1;
 ROLLBACK PREPARED 'hb_hold';
@@ -124,3 +120,4 @@ DROP TABLE hbt, hbh, hb_hold;
 DROP FUNCTION hb_check(text);
 DROP FUNCTION hb_scan(text, text);
 DROP FUNCTION hb_fill(text);
+DROP FUNCTION hb_indexes();
