@@ -107,6 +107,33 @@ typedef struct TidxDesc
 	TidxCol		cols[INDEX_MAX_KEYS];
 } TidxDesc;
 
+/*
+ * Appending to a key.  Keys are built a byte or a few at a time (a marker,
+ * a column, a TID), and appendStringInfoChar / appendBinaryStringInfo cost
+ * two calls per append (enlargeStringInfo, memcpy): a tenth of an index
+ * build's CPU went there.  These inline the common case, with the same
+ * contract (buf->data stays NUL-terminated).
+ */
+static inline void
+tidx_put_bytes(StringInfo buf, const void *p, int n)
+{
+	Assert(n >= 0);
+	if (unlikely(buf->len + n >= buf->maxlen))
+		enlargeStringInfo(buf, n);
+	memcpy(buf->data + buf->len, p, n);
+	buf->len += n;
+	buf->data[buf->len] = '\0';
+}
+
+static inline void
+tidx_put_byte(StringInfo buf, uint8 c)
+{
+	if (unlikely(buf->len + 1 >= buf->maxlen))
+		enlargeStringInfo(buf, 1);
+	buf->data[buf->len++] = (char) c;
+	buf->data[buf->len] = '\0';
+}
+
 /* ---- tidx_encode.c */
 
 /* the kind of an opclass's comparison function, or TK_INVALID */

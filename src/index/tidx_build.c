@@ -228,7 +228,7 @@ typedef struct BuildState
 	uint64		bytes;			/* keys and values sorted */
 	HTAB	   *not_alive;		/* unique builds: TIDs of rows not alive */
 	StringInfoData key;
-	StringInfoData sk;			/* the sort key; the writer's previous key */
+	StringInfoData sk;			/* the sorted string; the writer's previous key */
 	TidxSortKey skey;			/* how the sort key packs the leading columns */
 } BuildState;
 
@@ -292,31 +292,29 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	BuildState *bs = state;
 	MemoryContext old = MemoryContextSwitchTo(bs->tmp);
 	IndexTuple	itup;
-	size_t		klen,
-				vlen;
-	bytea	   *e;
-	uint8	   *p;
+	uint32		klen;
+	uint8		word[4];
 
 	resetStringInfo(&bs->key);
 	tidx_encode_prefix(&bs->key, bs->d, values, isnull);
 	tidx_append_tid(&bs->key, tid);
 	tidx_check_key_size(index, bs->heap, bs->key.len, tid);
 	itup = tidx_entry_value(bs->d, values, isnull, tid);
-	vlen = TIDX_VALUE_LEN(itup);
+
+	/* the sorted string, built in place behind room for its varlena header */
 	resetStringInfo(&bs->sk);
+	bs->sk.len = VARHDRSZ;
 	tidx_sortkey_encode(&bs->sk, (const uint8 *) bs->key.data + 8, bs->key.len - 8, &bs->skey);
-	klen = bs->sk.len;
-	e = palloc(VARHDRSZ + klen + vlen + 4);
-	SET_VARSIZE(e, VARHDRSZ + klen + vlen + 4);
-	p = (uint8 *) VARDATA(e);
-	memcpy(p, bs->sk.data, klen);
-	if (vlen > 0)
-		memcpy(p + klen, itup, vlen);
-	p += klen + vlen;
+	klen = bs->sk.len - VARHDRSZ;
+	if (itup)
+		tidx_put_bytes(&bs->sk, itup, IndexTupleSize(itup));
 	StaticAssertStmt(TIDX_MAX_KEY_LEN < BUILD_NOT_ALIVE, "a key's length leaves the flag bit free");
-	put_word(p, (uint32) klen | (tupleIsAlive ? 0 : BUILD_NOT_ALIVE));
-	tuplesort_putdatum(bs->sort, PointerGetDatum(e), false);
-	bs->bytes += bs->key.len + vlen;
+	put_word(word, klen | (tupleIsAlive ? 0 : BUILD_NOT_ALIVE));
+	tidx_put_bytes(&bs->sk, word, 4);
+	SET_VARSIZE(bs->sk.data, bs->sk.len);
+	/* the sort copies it */
+	tuplesort_putdatum(bs->sort, PointerGetDatum(bs->sk.data), false);
+	bs->bytes += bs->key.len + TIDX_VALUE_LEN(itup);
 	bs->indtuples += 1;
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(bs->tmp);
@@ -340,6 +338,7 @@ write_sorted(BuildState *bs)
 	uint8		tree[8];
 
 	trt_key_put_tree(tree, bs->d->tree);
+	resetStringInfo(&bs->key);
 	resetStringInfo(&bs->sk);
 	tuplesort_performsort(bs->sort);
 	if (trt_bulk_load_threshold_kb >= 0 && bs->bytes >= (uint64) trt_bulk_load_threshold_kb * 1024)
@@ -352,19 +351,22 @@ write_sorted(BuildState *bs)
 		size_t		len = VARSIZE_ANY_EXHDR(e);
 		uint32		word;
 		size_t		klen;
+		StringInfoData prev;
 
 		Assert(!isnull && len >= 4);
 		word = get_word(p + len - 4);
 		klen = word & ~BUILD_NOT_ALIVE;
 		Assert(klen <= len - 4);
+		/* bs->sk keeps the previous key */
+		prev = bs->key;
+		bs->key = bs->sk;
+		bs->sk = prev;
 		resetStringInfo(&bs->key);
-		appendBinaryStringInfo(&bs->key, (const char *) tree, 8);
+		tidx_put_bytes(&bs->key, tree, 8);
 		tidx_sortkey_decode(&bs->key, p, klen, &bs->skey);
-		/* the order the tree needs: never written out of it (bs->sk keeps the previous key) */
+		/* the order the tree needs: never written out of it */
 		if (bs->sk.len > 0 && !key_below(&bs->sk, &bs->key))
 			elog(ERROR, "tides_btree: index build sorted its entries out of key order");
-		resetStringInfo(&bs->sk);
-		appendBinaryStringInfo(&bs->sk, bs->key.data, bs->key.len);
 		if (bs->not_alive && (word & BUILD_NOT_ALIVE))
 		{
 			ItemPointerData tid;

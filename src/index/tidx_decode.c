@@ -83,7 +83,7 @@ read_escaped(KeyReader *r, StringInfo out)
 			return false;
 		if (c != 0)
 		{
-			appendStringInfoChar(out, (char) c);
+			tidx_put_byte(out, c);
 			continue;
 		}
 		if (!read_bytes(r, &c, 1))
@@ -92,7 +92,7 @@ read_escaped(KeyReader *r, StringInfo out)
 			return true;
 		if (c != 0xFF)
 			return false;
-		appendStringInfoChar(out, '\0');
+		tidx_put_byte(out, '\0');
 	}
 }
 

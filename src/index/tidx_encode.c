@@ -289,7 +289,7 @@ put_be(StringInfo buf, uint64 v, int nbytes)
 		b[i] = (char) (v & 0xFF);
 		v >>= 8;
 	}
-	appendBinaryStringInfo(buf, b, nbytes);
+	tidx_put_bytes(buf, b, nbytes);
 }
 
 /* signed integers: flip the sign bit, big-endian */
@@ -358,15 +358,15 @@ put_escaped(StringInfo buf, const char *p, size_t len)
 		const char *z = memchr(p, 0, end - p);
 		size_t		n = z ? (size_t) (z - p) : (size_t) (end - p);
 
-		appendBinaryStringInfo(buf, p, n);
+		tidx_put_bytes(buf, p, n);
 		p += n;
 		if (z)
 		{
-			appendBinaryStringInfo(buf, "\0\xff", 2);
+			tidx_put_bytes(buf, "\0\xff", 2);
 			p++;
 		}
 	}
-	appendBinaryStringInfo(buf, "\0\x01", 2);
+	tidx_put_bytes(buf, "\0\x01", 2);
 }
 
 /* ---------------------------------------------------------------- numeric */
@@ -424,7 +424,7 @@ put_numeric(StringInfo buf, Numeric num)
 			c = NCLASS_NINF;
 		else
 			elog(ERROR, "unexpected numeric header %04x", header);
-		appendStringInfoChar(buf, c);
+		tidx_put_byte(buf, c);
 		return;
 	}
 	if (header & NUM_SHORT)
@@ -455,11 +455,11 @@ put_numeric(StringInfo buf, Numeric num)
 		last--;
 	if (first > last)
 	{
-		appendStringInfoChar(buf, NCLASS_ZERO);
+		tidx_put_byte(buf, NCLASS_ZERO);
 		return;
 	}
 	weight -= first;
-	appendStringInfoChar(buf, neg ? NCLASS_NEG : NCLASS_POS);
+	tidx_put_byte(buf, neg ? NCLASS_NEG : NCLASS_POS);
 	start = buf->len;
 	put_be(buf, (uint64) (weight + 0x8000) & 0xFFFF, 2);
 	for (int i = first; i <= last; i++)
@@ -592,10 +592,10 @@ tidx_encode_value(StringInfo buf, const TidxCol *col, Datum value)
 				break;
 			}
 		case TK_BOOL:
-			appendStringInfoChar(buf, DatumGetBool(value) ? 1 : 0);
+			tidx_put_byte(buf, DatumGetBool(value) ? 1 : 0);
 			break;
 		case TK_CHAR:
-			appendStringInfoChar(buf, DatumGetChar(value));
+			tidx_put_byte(buf, DatumGetChar(value));
 			break;
 		case TK_BYTEA:
 		case TK_TEXT:
@@ -627,7 +627,7 @@ tidx_encode_value(StringInfo buf, const TidxCol *col, Datum value)
 				break;
 			}
 		case TK_UUID:
-			appendBinaryStringInfo(buf, (const char *) DatumGetUUIDP(value)->data, UUID_LEN);
+			tidx_put_bytes(buf, (const char *) DatumGetUUIDP(value)->data, UUID_LEN);
 			break;
 		case TK_DATE:
 			put_signed(buf, DatumGetDateADT(value), 4);
@@ -688,10 +688,10 @@ tidx_encode_column(StringInfo buf, const TidxCol *col, Datum value, bool isnull)
 
 	if (isnull)
 	{
-		appendStringInfoChar(buf, (char) tidx_null_marker(col));
+		tidx_put_byte(buf, tidx_null_marker(col));
 		return;
 	}
-	appendStringInfoChar(buf, TIDX_VALUE);
+	tidx_put_byte(buf, TIDX_VALUE);
 	start = buf->len;
 	tidx_encode_value(buf, col, value);
 	if (col->desc)
@@ -707,7 +707,7 @@ tidx_encode_prefix(StringInfo buf, const TidxDesc *d, const Datum *values, const
 	uint8		t[8];
 
 	trt_key_put_tree(t, d->tree);
-	appendBinaryStringInfo(buf, (char *) t, 8);
+	tidx_put_bytes(buf, (char *) t, 8);
 	for (int i = 0; i < d->nkeys; i++)
 		tidx_encode_column(buf, &d->cols[i], values[i], isnull[i]);
 }

@@ -168,7 +168,7 @@ tidx_sortkey_encode(StringInfo out, const uint8 *key, size_t klen, const TidxSor
 		if (key[off] != TIDX_VALUE)
 		{
 			Assert(key[off] == TIDX_NULL_FIRST || key[off] == TIDX_NULL_LAST);
-			appendStringInfoChar(out, (char) (key[off] == TIDX_NULL_FIRST ? SK_NULL_FIRST : SK_NULL_LAST));
+			tidx_put_byte(out, (key[off] == TIDX_NULL_FIRST ? SK_NULL_FIRST : SK_NULL_LAST));
 			off++;
 			continue;
 		}
@@ -179,17 +179,17 @@ tidx_sortkey_encode(StringInfo out, const uint8 *key, size_t klen, const TidxSor
 		dist = u >= o ? u - o : o - u - 1;
 		k = bytes_needed(dist);
 		Assert(k <= n);
-		appendStringInfoChar(out, (char) (u >= o ? SK_HIGH_BASE + k : SK_LOW_BASE - k));
+		tidx_put_byte(out, (u >= o ? SK_HIGH_BASE + k : SK_LOW_BASE - k));
 		for (int j = 0; j < k; j++)
 		{
 			uint8		byte = (uint8) (dist >> (8 * (k - 1 - j)));
 
 			b[j] = u >= o ? byte : (uint8) ~byte;
 		}
-		appendBinaryStringInfo(out, (const char *) b, k);
+		tidx_put_bytes(out, (const char *) b, k);
 	}
 	Assert(off <= klen);
-	appendBinaryStringInfo(out, (const char *) key + off, klen - off);
+	tidx_put_bytes(out, (const char *) key + off, klen - off);
 }
 
 void
@@ -213,7 +213,7 @@ tidx_sortkey_decode(StringInfo out, const uint8 *skey, size_t sklen, const TidxS
 		h = skey[off++];
 		if (h == SK_NULL_FIRST || h == SK_NULL_LAST)
 		{
-			appendStringInfoChar(out, (char) (h == SK_NULL_FIRST ? TIDX_NULL_FIRST : TIDX_NULL_LAST));
+			tidx_put_byte(out, (h == SK_NULL_FIRST ? TIDX_NULL_FIRST : TIDX_NULL_LAST));
 			continue;
 		}
 		k = h >= SK_HIGH_BASE ? h - SK_HIGH_BASE : SK_LOW_BASE - h;
@@ -229,8 +229,8 @@ tidx_sortkey_decode(StringInfo out, const uint8 *skey, size_t sklen, const TidxS
 		u = h >= SK_HIGH_BASE ? o + dist : o - dist - 1;
 		for (int j = 0; j < n; j++)
 			b[j] = (uint8) (u >> (8 * (n - 1 - j)));
-		appendStringInfoChar(out, TIDX_VALUE);
-		appendBinaryStringInfo(out, (const char *) b, n);
+		tidx_put_byte(out, TIDX_VALUE);
+		tidx_put_bytes(out, (const char *) b, n);
 	}
-	appendBinaryStringInfo(out, (const char *) skey + off, sklen - off);
+	tidx_put_bytes(out, (const char *) skey + off, sklen - off);
 }
