@@ -29,6 +29,7 @@
 #include "nodes/execnodes.h"
 #include "tcop/utility.h"
 #include "lib/stringinfo.h"
+#include "storage/sharedfileset.h"
 #include "datatype/timestamp.h"
 #include "utils/pg_locale.h"
 #include "utils/rel.h"
@@ -230,6 +231,38 @@ extern bool tidx_heap_is_tides(Relation heap);
 
 extern IndexBuildResult *tidx_build(Relation heap, Relation index, IndexInfo *indexInfo);
 extern void tidx_buildempty(Relation index);
+
+/* ---- tidx_sort.c: the sort of a build's entries (byte strings, byte order) */
+
+typedef struct TidxSort TidxSort;
+
+/*
+ * A sort in mem_kb of memory.  fileset NULL: runs go to private temporary
+ * files; else into fileset, named by participant (a parallel build's).
+ */
+extern TidxSort *tidx_sort_begin(int mem_kb, SharedFileSet *fileset, int participant);
+
+/* copy an entry in */
+extern void tidx_sort_put(TidxSort *s, const void *entry, uint32 len);
+
+/* a parallel participant: the rest as a run, every run closed in the fileset; how many */
+extern int	tidx_sort_write_runs(TidxSort *s);
+
+/*
+ * No more entries: sort, and merge what this sort holds with runs[p] runs
+ * of each of nparticipants participants in fileset (a parallel leader's).
+ */
+extern void tidx_sort_performsort(TidxSort *s, SharedFileSet *fileset, const int *runs,
+								  int nparticipants);
+
+/*
+ * The next entry in order, false after the last.  *entry stays valid until
+ * the next call.
+ */
+extern bool tidx_sort_next(TidxSort *s, const uint8 **entry, uint32 *len);
+
+/* files and memory released (on error the memory context and resource owner do it) */
+extern void tidx_sort_end(TidxSort *s);
 
 /* ---- tidx_sortkey.c: the order-preserving key a build sorts by */
 

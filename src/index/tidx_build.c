@@ -38,7 +38,6 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
-#include "utils/tuplesort.h"
 
 #include "index/tidx.h"
 
@@ -140,15 +139,16 @@ new_storage(Relation index)
 
 /*
  * The build sorts, then writes in key order.  The table scan encodes every
- * entry and hands it to a tuplesort (maintenance_work_mem, spilling to
- * temporary files as nbtree's build does) as one bytea: the sort key of
- * the key without its tree prefix (the same 8 bytes in every entry, which
- * would leave the sort's abbreviated keys nothing to tell apart; the sort
- * key packs the leading fixed-width columns into their informative bytes,
- * tidx_sortkey.c) || value || the length of that sort key (4 bytes, BE).
- * Keys are distinct (each holds its TID) and no sort key is a prefix of
- * another (self-delimiting columns and codes, fixed-length TID), so bytea
- * order of these strings is the order of their keys; the writer decodes
+ * entry and hands it to the build's sort (tidx_sort.c: maintenance_work_mem,
+ * spilling sorted runs to temporary files as nbtree's build does) as one
+ * byte string: the sort key of the key without its tree prefix (the same 8
+ * bytes in every entry, which would leave the sort's 8-byte prefixes
+ * nothing to tell apart; the sort key packs the leading fixed-width columns
+ * into their informative bytes, tidx_sortkey.c) || value || the length of
+ * that sort key (4 bytes, BE).  Keys are distinct (each holds its TID) and
+ * no sort key is a prefix of another (self-delimiting columns and codes,
+ * fixed-length TID), so the byte order of these strings is the order of
+ * their keys; the writer decodes
  * each key back and checks that the keys ascend.  The length's top bit says
  * the row was not alive (BUILD_NOT_ALIVE): the bytes after the key never
  * decide the order, and a unique build learns there, as the entries come
@@ -157,9 +157,9 @@ new_storage(Relation index)
  * A parallel build (the workers plan_create_index_workers grants, as for a
  * btree index; PostgreSQL 15 asks only nbtree itself) splits the table scan
  * between the leader and its workers through the table's parallel scan;
- * each participant sorts what it read into its own run of a shared
- * tuplesort, and the leader merges the runs and writes, as nbtree's
- * parallel build does.  Workers only read: every write is the leader's.
+ * each participant sorts what it read into its own runs in a shared file
+ * set, and the leader merges the runs and writes, as nbtree's parallel
+ * build does.  Workers only read: every write is the leader's.
  *
  * A build of at least tides.bulk_load_threshold goes into the engine's
  * ingestion (src/runtime/ingest.c): SSTables written by this backend in
@@ -197,6 +197,13 @@ typedef struct BuildShared
 #define BUILD_SHARED_SCAN(shared) \
 	((ParallelTableScanDesc) ((char *) (shared) + BUFFERALIGN(sizeof(BuildShared))))
 
+/* the participants' sorted runs: files in the set, how many each wrote (BuildShared.mutex) */
+typedef struct BuildRuns
+{
+	SharedFileSet fileset;
+	int			nruns[FLEXIBLE_ARRAY_MEMBER];	/* by participant: workers, then the leader */
+} BuildRuns;
+
 /* shm_toc keys */
 #define BUILD_KEY_SHARED	UINT64CONST(0x7ED0000000000001)
 #define BUILD_KEY_SORT		UINT64CONST(0x7ED0000000000002)
@@ -209,7 +216,7 @@ typedef struct BuildLeader
 	ParallelContext *pcxt;
 	int			nparticipants;	/* runs to merge: the launched workers and the leader */
 	BuildShared *shared;
-	Sharedsort *sharedsort;
+	BuildRuns  *runs;
 	Snapshot	snapshot;
 	WalUsage   *walusage;
 	BufferUsage *bufferusage;
@@ -220,7 +227,7 @@ typedef struct BuildState
 	TidxDesc   *d;
 	Relation	heap;
 	tides_batch *b;
-	Tuplesortstate *sort;
+	TidxSort   *sort;
 	TrtIngest  *ingest;			/* a large build's ingestion, or NULL */
 	MemoryContextCallback cb;
 	MemoryContext tmp;
@@ -301,19 +308,15 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	tidx_check_key_size(index, bs->heap, bs->key.len, tid);
 	itup = tidx_entry_value(bs->d, values, isnull, tid);
 
-	/* the sorted string, built in place behind room for its varlena header */
 	resetStringInfo(&bs->sk);
-	bs->sk.len = VARHDRSZ;
 	tidx_sortkey_encode(&bs->sk, (const uint8 *) bs->key.data + 8, bs->key.len - 8, &bs->skey);
-	klen = bs->sk.len - VARHDRSZ;
+	klen = bs->sk.len;
 	if (itup)
 		tidx_put_bytes(&bs->sk, itup, IndexTupleSize(itup));
 	StaticAssertStmt(TIDX_MAX_KEY_LEN < BUILD_NOT_ALIVE, "a key's length leaves the flag bit free");
 	put_word(word, klen | (tupleIsAlive ? 0 : BUILD_NOT_ALIVE));
 	tidx_put_bytes(&bs->sk, word, 4);
-	SET_VARSIZE(bs->sk.data, bs->sk.len);
-	/* the sort copies it */
-	tuplesort_putdatum(bs->sort, PointerGetDatum(bs->sk.data), false);
+	tidx_sort_put(bs->sort, bs->sk.data, bs->sk.len);
 	bs->bytes += bs->key.len + TIDX_VALUE_LEN(itup);
 	bs->indtuples += 1;
 	MemoryContextSwitchTo(old);
@@ -333,30 +336,29 @@ key_below(const StringInfo a, const StringInfo b)
 static void
 write_sorted(BuildState *bs)
 {
-	Datum		val;
-	bool		isnull;
+	const uint8 *p;
+	uint32		len;
 	uint8		tree[8];
 
 	trt_key_put_tree(tree, bs->d->tree);
 	resetStringInfo(&bs->key);
 	resetStringInfo(&bs->sk);
-	tuplesort_performsort(bs->sort);
 	if (trt_bulk_load_threshold_kb >= 0 && bs->bytes >= (uint64) trt_bulk_load_threshold_kb * 1024)
 		bs->ingest = trt_ingest_begin(bs->d->tree,
 									  bs->d->index->rd_rel->relpersistence == RELPERSISTENCE_PERMANENT);
-	while (tuplesort_getdatum(bs->sort, true, &val, &isnull, NULL))
+	while (tidx_sort_next(bs->sort, &p, &len))
 	{
-		bytea	   *e = DatumGetByteaPP(val);
-		const uint8 *p = (const uint8 *) VARDATA_ANY(e);
-		size_t		len = VARSIZE_ANY_EXHDR(e);
 		uint32		word;
 		size_t		klen;
 		StringInfoData prev;
 
-		Assert(!isnull && len >= 4);
+		CHECK_FOR_INTERRUPTS();
+		if (len < 4)
+			elog(ERROR, "tides_btree: index build sorted an entry of %u bytes", len);
 		word = get_word(p + len - 4);
 		klen = word & ~BUILD_NOT_ALIVE;
-		Assert(klen <= len - 4);
+		if (klen > len - 4)
+			elog(ERROR, "tides_btree: index build sorted a key of %zu bytes in an entry of %u", klen, len);
 		/* bs->sk keeps the previous key */
 		prev = bs->key;
 		bs->key = bs->sk;
@@ -379,9 +381,6 @@ write_sorted(BuildState *bs)
 			ereport(ERROR,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 					 errmsg("tides_btree: could not add an index entry of %d bytes", bs->key.len)));
-		if ((Pointer) e != DatumGetPointer(val))
-			pfree(e);
-		pfree(DatumGetPointer(val));
 		if (tides_batch_bytes(bs->b) >= BUILD_BATCH_BYTES)
 			flush_batch(bs);
 	}
@@ -475,22 +474,13 @@ check_build_duplicates(BuildState *bs)
 
 /* ------------------------------------------------------------ participants */
 
-/* the sort of the entries as bytea strings (above); coord: a parallel build's part */
-static Tuplesortstate *
-begin_sort(int mem_kb, SortCoordinate coord)
-{
-	return tuplesort_begin_datum(BYTEAOID, ByteaLessOperator, InvalidOid, false, mem_kb, coord,
-								 TUPLESORT_NONE);
-}
-
 /*
  * A participant's state: the sort it feeds, the scratch the callback uses,
  * the sort key's origins (near: the leader's transaction start, the same in
  * every participant).
  */
 static void
-build_state_init(BuildState *bs, TidxDesc *d, Relation heap, Tuplesortstate *sort,
-				 TimestampTz near)
+build_state_init(BuildState *bs, TidxDesc *d, Relation heap, TidxSort *sort, TimestampTz near)
 {
 	memset(bs, 0, sizeof(*bs));
 	bs->d = d;
@@ -504,36 +494,35 @@ build_state_init(BuildState *bs, TidxDesc *d, Relation heap, Tuplesortstate *sor
 
 /*
  * One participant of a parallel build, the leader included: its share of
- * the table's parallel scan into its own sorted run, then its counts into
+ * the table's parallel scan into its own sorted runs, then its counts into
  * the shared state.
  */
 static void
-scan_and_sort(BuildShared *shared, Sharedsort *sharedsort, Relation heap, Relation index,
-			  int sortmem, bool progress)
+scan_and_sort(BuildShared *shared, BuildRuns *runs, int participant, Relation heap,
+			  Relation index, int sortmem, bool progress)
 {
-	SortCoordinate coord = palloc0(sizeof(SortCoordinateData));
 	IndexInfo  *info = BuildIndexInfo(index);
 	TableScanDesc scan;
 	TidxDesc	d;
 	BuildState	bs;
 	double		reltuples;
+	int			nruns;
 
 	tidx_desc_init(&d, index, true);
 	d.unique = shared->isunique;
 	d.tree = shared->tree;
 	info->ii_Unique = shared->isunique;	/* as the leader's: rebuilds need not check */
-	coord->isWorker = true;
-	coord->nParticipants = -1;
-	coord->sharedsort = sharedsort;
-	build_state_init(&bs, &d, heap, begin_sort(sortmem, coord), shared->sortkey_near);
+	build_state_init(&bs, &d, heap, tidx_sort_begin(sortmem, &runs->fileset, participant),
+					 shared->sortkey_near);
 	info->ii_Concurrent = shared->isconcurrent;
 	scan = table_beginscan_parallel(heap, BUILD_SHARED_SCAN(shared));
 	reltuples = table_index_build_scan(heap, index, info, true, progress, build_callback, &bs, scan);
-	tuplesort_performsort(bs.sort);
-	tuplesort_end(bs.sort);
+	nruns = tidx_sort_write_runs(bs.sort);
+	tidx_sort_end(bs.sort);
 	MemoryContextDelete(bs.tmp);
 
 	SpinLockAcquire(&shared->mutex);
+	runs->nruns[participant] = nruns;
 	shared->ndone++;
 	shared->reltuples += reltuples;
 	shared->indtuples += bs.indtuples;
@@ -551,7 +540,7 @@ void
 tidx_parallel_build_main(dsm_segment *seg, shm_toc *toc)
 {
 	BuildShared *shared = shm_toc_lookup(toc, BUILD_KEY_SHARED, false);
-	Sharedsort *sharedsort = shm_toc_lookup(toc, BUILD_KEY_SORT, false);
+	BuildRuns  *runs = shm_toc_lookup(toc, BUILD_KEY_SORT, false);
 	/* the locks index.c holds in the leader: no conflict with it */
 	LOCKMODE	heap_mode = shared->isconcurrent ? ShareUpdateExclusiveLock : ShareLock;
 	LOCKMODE	index_mode = shared->isconcurrent ? RowExclusiveLock : AccessExclusiveLock;
@@ -564,9 +553,10 @@ tidx_parallel_build_main(dsm_segment *seg, shm_toc *toc)
 	pgstat_report_activity(STATE_RUNNING, debug_query_string);
 	heap = table_open(shared->heaprelid, heap_mode);
 	index = index_open(shared->indexrelid, index_mode);
-	tuplesort_attach_shared(sharedsort, seg);
+	SharedFileSetAttach(&runs->fileset, seg);
 	InstrStartParallelQuery();
-	scan_and_sort(shared, sharedsort, heap, index, maintenance_work_mem / shared->nsorts, false);
+	scan_and_sort(shared, runs, ParallelWorkerNumber, heap, index,
+				  maintenance_work_mem / shared->nsorts, false);
 	walusage = shm_toc_lookup(toc, BUILD_KEY_WAL, false);
 	bufferusage = shm_toc_lookup(toc, BUILD_KEY_BUFFER, false);
 	InstrEndParallelQuery(&bufferusage[ParallelWorkerNumber], &walusage[ParallelWorkerNumber]);
@@ -609,7 +599,7 @@ begin_parallel(Relation heap, Relation index, uint64 tree, bool isunique, bool i
 	ParallelContext *pcxt;
 	BuildShared *shared;
 	Size		est_shared;
-	Size		est_sort;
+	Size		est_runs;
 	int			querylen = debug_query_string ? strlen(debug_query_string) : 0;
 
 	/*
@@ -625,9 +615,9 @@ begin_parallel(Relation heap, Relation index, uint64 tree, bool isunique, bool i
 	leader->snapshot = isconcurrent ? RegisterSnapshot(GetTransactionSnapshot()) : SnapshotAny;
 	est_shared = add_size(BUFFERALIGN(sizeof(BuildShared)),
 						  table_parallelscan_estimate(heap, leader->snapshot));
-	est_sort = tuplesort_estimate_shared(request + 1);
+	est_runs = add_size(offsetof(BuildRuns, nruns), mul_size(sizeof(int), request + 1));
 	shm_toc_estimate_chunk(&pcxt->estimator, est_shared);
-	shm_toc_estimate_chunk(&pcxt->estimator, est_sort);
+	shm_toc_estimate_chunk(&pcxt->estimator, est_runs);
 	shm_toc_estimate_chunk(&pcxt->estimator, mul_size(sizeof(WalUsage), pcxt->nworkers));
 	shm_toc_estimate_chunk(&pcxt->estimator, mul_size(sizeof(BufferUsage), pcxt->nworkers));
 	shm_toc_estimate_keys(&pcxt->estimator, 4);
@@ -663,9 +653,10 @@ begin_parallel(Relation heap, Relation index, uint64 tree, bool isunique, bool i
 	shm_toc_insert(pcxt->toc, BUILD_KEY_SHARED, shared);
 	leader->shared = shared;
 
-	leader->sharedsort = shm_toc_allocate(pcxt->toc, est_sort);
-	tuplesort_initialize_shared(leader->sharedsort, request + 1, pcxt->seg);
-	shm_toc_insert(pcxt->toc, BUILD_KEY_SORT, leader->sharedsort);
+	leader->runs = shm_toc_allocate(pcxt->toc, est_runs);
+	memset(leader->runs, 0, est_runs);
+	SharedFileSetInit(&leader->runs->fileset, pcxt->seg);
+	shm_toc_insert(pcxt->toc, BUILD_KEY_SORT, leader->runs);
 	if (querylen > 0)
 	{
 		char	   *q = shm_toc_allocate(pcxt->toc, querylen + 1);
@@ -693,16 +684,17 @@ begin_parallel(Relation heap, Relation index, uint64 tree, bool isunique, bool i
 
 /*
  * The leader's share of the scan, then the wait for every worker's; the
- * leader's tuplesort that merges their runs, and the totals, into *bs.
+ * leader's sort that merges their runs, and the totals, into *bs.
  */
 static double
 parallel_scan(BuildLeader *leader, BuildState *bs, Relation index, IndexInfo *indexInfo)
 {
 	BuildShared *shared = leader->shared;
-	SortCoordinate coord = palloc0(sizeof(SortCoordinateData));
 	double		reltuples;
 
-	scan_and_sort(shared, leader->sharedsort, bs->heap, index, maintenance_work_mem / shared->nsorts, true);
+	/* participant numbers: the workers' ParallelWorkerNumber, then the leader */
+	scan_and_sort(shared, leader->runs, shared->nsorts - 1, bs->heap, index,
+				  maintenance_work_mem / shared->nsorts, true);
 	/* a worker that never started would never finish: that is an error here */
 	WaitForParallelWorkersToAttach(leader->pcxt);
 	for (;;)
@@ -721,10 +713,8 @@ parallel_scan(BuildLeader *leader, BuildState *bs, Relation index, IndexInfo *in
 	SpinLockRelease(&shared->mutex);
 	ConditionVariableCancelSleep();
 
-	coord->isWorker = false;
-	coord->nParticipants = leader->nparticipants;
-	coord->sharedsort = leader->sharedsort;
-	bs->sort = begin_sort(maintenance_work_mem, coord);
+	bs->sort = tidx_sort_begin(maintenance_work_mem, NULL, 0);
+	tidx_sort_performsort(bs->sort, &leader->runs->fileset, leader->runs->nruns, shared->nsorts);
 	return reltuples;
 }
 
@@ -756,9 +746,10 @@ tidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 		reltuples = parallel_scan(leader, &bs, index, indexInfo);
 	else
 	{
-		bs.sort = begin_sort(maintenance_work_mem, NULL);
+		bs.sort = tidx_sort_begin(maintenance_work_mem, NULL, 0);
 		reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
 										   build_callback, &bs, NULL);
+		tidx_sort_performsort(bs.sort, NULL, NULL, 0);
 	}
 
 	bs.b = tides_batch_new();
@@ -778,7 +769,7 @@ tidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 								   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	}
 	write_sorted(&bs);
-	tuplesort_end(bs.sort);
+	tidx_sort_end(bs.sort);
 	/* the workers' runs live as long as the parallel context */
 	if (leader != NULL)
 		end_parallel(leader);
