@@ -1,7 +1,9 @@
 --
--- index_build_sortkey: a tides_btree build sorts its entries by a packed
--- form of their leading fixed-width columns (src/index/tidx_sortkey.c) and
--- decodes every key back before writing it.  Edge values of each such kind
+-- index_build_sortkey: a tides_btree build sorts its entries first by an
+-- 8-byte prefix, the start of a packed form of their leading fixed-width
+-- columns (src/index/tidx_sortkey.c), and stops with an error if a key it
+-- writes does not ascend: a prefix that orders two keys against their
+-- order fails here.  Edge values of each such kind
 -- (the bytes that are packed away: 0, -1, +-255, +-256, the extremes), both
 -- null orders and both directions, a text column after them and an index
 -- whose first column is not packed, each built as files and through the

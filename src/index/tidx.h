@@ -232,7 +232,7 @@ extern bool tidx_heap_is_tides(Relation heap);
 extern IndexBuildResult *tidx_build(Relation heap, Relation index, IndexInfo *indexInfo);
 extern void tidx_buildempty(Relation index);
 
-/* ---- tidx_sort.c: the sort of a build's entries (byte strings, byte order) */
+/* ---- tidx_sort.c: the sort of a build's entries (by a prefix, then byte order) */
 
 typedef struct TidxSort TidxSort;
 
@@ -242,8 +242,11 @@ typedef struct TidxSort TidxSort;
  */
 extern TidxSort *tidx_sort_begin(int mem_kb, SharedFileSet *fileset, int participant);
 
-/* copy an entry in */
-extern void tidx_sort_put(TidxSort *s, const void *entry, uint32 len);
+/*
+ * Copy an entry in.  Entries sort by prefix, then bytes, then length: a
+ * caller's prefixes must follow that order (a < b: prefix(a) <= prefix(b)).
+ */
+extern void tidx_sort_put(TidxSort *s, uint64 prefix, const void *entry, uint32 len);
 
 /* a parallel participant: the rest as a run, every run closed in the fileset; how many */
 extern int	tidx_sort_write_runs(TidxSort *s);
@@ -264,7 +267,7 @@ extern bool tidx_sort_next(TidxSort *s, const uint8 **entry, uint32 *len);
 /* files and memory released (on error the memory context and resource owner do it) */
 extern void tidx_sort_end(TidxSort *s);
 
-/* ---- tidx_sortkey.c: the order-preserving key a build sorts by */
+/* ---- tidx_sortkey.c: the 8-byte prefix a build sorts by */
 
 /* the leading key columns of a fixed width that the sort key packs */
 typedef struct TidxSortKey
@@ -276,11 +279,11 @@ typedef struct TidxSortKey
 
 /* the columns of d, with dates and timestamps measured from near */
 extern void tidx_sortkey_init(TidxSortKey *sk, const TidxDesc *d, TimestampTz near);
-/* key (without its tree) -> sort key, appended to out; and back */
-extern void tidx_sortkey_encode(StringInfo out, const uint8 *key, size_t klen,
-								const TidxSortKey *sk);
-extern void tidx_sortkey_decode(StringInfo out, const uint8 *skey, size_t sklen,
-								const TidxSortKey *sk);
+/*
+ * The first 8 bytes of the sort key of key (without its tree), big-endian,
+ * zero-padded: a < b gives prefix(a) <= prefix(b).
+ */
+extern uint64 tidx_sortkey_prefix(const uint8 *key, size_t klen, const TidxSortKey *sk);
 
 /* ---- tidx_insert.c */
 

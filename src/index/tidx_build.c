@@ -141,18 +141,17 @@ new_storage(Relation index)
  * The build sorts, then writes in key order.  The table scan encodes every
  * entry and hands it to the build's sort (tidx_sort.c: maintenance_work_mem,
  * spilling sorted runs to temporary files as nbtree's build does) as one
- * byte string: the sort key of the key without its tree prefix (the same 8
- * bytes in every entry, which would leave the sort's 8-byte prefixes
- * nothing to tell apart; the sort key packs the leading fixed-width columns
- * into their informative bytes, tidx_sortkey.c) || value || the length of
- * that sort key (4 bytes, BE).  Keys are distinct (each holds its TID) and
- * no sort key is a prefix of another (self-delimiting columns and codes,
- * fixed-length TID), so the byte order of these strings is the order of
- * their keys; the writer decodes
- * each key back and checks that the keys ascend.  The length's top bit says
- * the row was not alive (BUILD_NOT_ALIVE): the bytes after the key never
- * decide the order, and a unique build learns there, as the entries come
- * out of the sort, which rows cannot be duplicates.
+ * byte string: the key without its tree prefix (the same 8 bytes in every
+ * entry) || value || the key's length (4 bytes, BE), sorted by a prefix:
+ * the first 8 bytes of the key's sort key, which packs the leading
+ * fixed-width columns into their informative bytes (tidx_sortkey.c).  Keys
+ * are distinct (each holds its TID) and none is a prefix of another
+ * (self-delimiting columns, fixed-length TID), so the byte order of these
+ * strings is the order of their keys; the writer checks that the keys
+ * ascend.  The length's top bit says the row was not alive
+ * (BUILD_NOT_ALIVE): the bytes after the key never decide the order, and a
+ * unique build learns there, as the entries come out of the sort, which
+ * rows cannot be duplicates.
  *
  * A parallel build (the workers plan_create_index_workers grants, as for a
  * btree index; PostgreSQL 15 asks only nbtree itself) splits the table scan
@@ -235,8 +234,8 @@ typedef struct BuildState
 	uint64		bytes;			/* keys and values sorted */
 	HTAB	   *not_alive;		/* unique builds: TIDs of rows not alive */
 	StringInfoData key;
-	StringInfoData sk;			/* the sorted string; the writer's previous key */
-	TidxSortKey skey;			/* how the sort key packs the leading columns */
+	StringInfoData last;		/* the writer's previous key */
+	TidxSortKey skey;			/* how the sort's prefixes pack the leading columns */
 } BuildState;
 
 /* on success and on error alike: what the build holds outside its memory */
@@ -300,6 +299,7 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	MemoryContext old = MemoryContextSwitchTo(bs->tmp);
 	IndexTuple	itup;
 	uint32		klen;
+	uint64		prefix;
 	uint8		word[4];
 
 	resetStringInfo(&bs->key);
@@ -307,17 +307,17 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	tidx_append_tid(&bs->key, tid);
 	tidx_check_key_size(index, bs->heap, bs->key.len, tid);
 	itup = tidx_entry_value(bs->d, values, isnull, tid);
+	bs->bytes += bs->key.len + TIDX_VALUE_LEN(itup);
 
-	resetStringInfo(&bs->sk);
-	tidx_sortkey_encode(&bs->sk, (const uint8 *) bs->key.data + 8, bs->key.len - 8, &bs->skey);
-	klen = bs->sk.len;
+	/* the sorted string: the key without its tree, the value, the key's length */
+	klen = bs->key.len - 8;
+	prefix = tidx_sortkey_prefix((const uint8 *) bs->key.data + 8, klen, &bs->skey);
 	if (itup)
-		tidx_put_bytes(&bs->sk, itup, IndexTupleSize(itup));
+		tidx_put_bytes(&bs->key, itup, IndexTupleSize(itup));
 	StaticAssertStmt(TIDX_MAX_KEY_LEN < BUILD_NOT_ALIVE, "a key's length leaves the flag bit free");
 	put_word(word, klen | (tupleIsAlive ? 0 : BUILD_NOT_ALIVE));
-	tidx_put_bytes(&bs->sk, word, 4);
-	tidx_sort_put(bs->sort, bs->sk.data, bs->sk.len);
-	bs->bytes += bs->key.len + TIDX_VALUE_LEN(itup);
+	tidx_put_bytes(&bs->key, word, 4);
+	tidx_sort_put(bs->sort, prefix, bs->key.data + 8, bs->key.len - 8);
 	bs->indtuples += 1;
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(bs->tmp);
@@ -342,7 +342,7 @@ write_sorted(BuildState *bs)
 
 	trt_key_put_tree(tree, bs->d->tree);
 	resetStringInfo(&bs->key);
-	resetStringInfo(&bs->sk);
+	resetStringInfo(&bs->last);
 	if (trt_bulk_load_threshold_kb >= 0 && bs->bytes >= (uint64) trt_bulk_load_threshold_kb * 1024)
 		bs->ingest = trt_ingest_begin(bs->d->tree,
 									  bs->d->index->rd_rel->relpersistence == RELPERSISTENCE_PERMANENT);
@@ -359,15 +359,15 @@ write_sorted(BuildState *bs)
 		klen = word & ~BUILD_NOT_ALIVE;
 		if (klen > len - 4)
 			elog(ERROR, "tides_btree: index build sorted a key of %zu bytes in an entry of %u", klen, len);
-		/* bs->sk keeps the previous key */
+		/* bs->last keeps the previous key */
 		prev = bs->key;
-		bs->key = bs->sk;
-		bs->sk = prev;
+		bs->key = bs->last;
+		bs->last = prev;
 		resetStringInfo(&bs->key);
 		tidx_put_bytes(&bs->key, tree, 8);
-		tidx_sortkey_decode(&bs->key, p, klen, &bs->skey);
+		tidx_put_bytes(&bs->key, p, klen);
 		/* the order the tree needs: never written out of it */
-		if (bs->sk.len > 0 && !key_below(&bs->sk, &bs->key))
+		if (bs->last.len > 0 && !key_below(&bs->last, &bs->key))
 			elog(ERROR, "tides_btree: index build sorted its entries out of key order");
 		if (bs->not_alive && (word & BUILD_NOT_ALIVE))
 		{
@@ -488,7 +488,7 @@ build_state_init(BuildState *bs, TidxDesc *d, Relation heap, TidxSort *sort, Tim
 	bs->sort = sort;
 	bs->tmp = AllocSetContextCreate(CurrentMemoryContext, "tides_btree build", ALLOCSET_DEFAULT_SIZES);
 	initStringInfo(&bs->key);
-	initStringInfo(&bs->sk);
+	initStringInfo(&bs->last);
 	tidx_sortkey_init(&bs->skey, d, near);
 }
 

@@ -1,16 +1,17 @@
 /*
- * tidx_sortkey.c -- the key a build sorts by: its leading fixed-width
- * columns in a shorter, order-preserving form.
+ * tidx_sortkey.c -- the 8-byte prefix a build sorts by: the start of the
+ * key with its leading fixed-width columns in a shorter, order-preserving
+ * form.
  *
- * A build sorts its entries as bytea (tidx_build.c), and PostgreSQL's sort
- * compares bytea first by an abbreviated key: the first 8 bytes.  An
- * entry's key encodes each column as a marker byte and, for an integer-like
- * kind, its full width (tidx_encode.c), so those 8 bytes hold little: for
- * (productid int, customerid int, price int) with values below 10,000 and
- * 100,000 they are a marker, two constant bytes, two bytes of productid, a
- * marker and two nearly constant bytes of customerid -- a few thousand
- * distinct prefixes for millions of entries, and nearly every comparison
- * falls through to the full keys, a cache miss each.
+ * A build sorts its entries (tidx_sort.c) first by an 8-byte prefix, one
+ * integer comparison, and only when two prefixes are equal by the whole
+ * keys -- a cache miss each.  An entry's key encodes each column as a
+ * marker byte and, for an integer-like kind, its full width (tidx_encode.c),
+ * so its first 8 bytes hold little: for (productid int, customerid int,
+ * price int) with values below 10,000 and 100,000 they are a marker, two
+ * constant bytes, two bytes of productid, a marker and two nearly constant
+ * bytes of customerid -- a few thousand distinct prefixes for millions of
+ * entries.  The prefix is therefore the first 8 bytes of a sort key.
  *
  * The sort key re-encodes each leading column of a fixed width n (2, 4 or
  * 8 bytes: the integer-like kinds, dates, times and timestamps) as a header
@@ -33,20 +34,17 @@
  * fill the first 8 bytes.  Dates and timestamps take as origin the build's
  * transaction start (tidx_sortkey_init): a column of rows loaded in the
  * last hours then needs 4-5 bytes, and the first 8 bytes of (price,
- * dateandtime, ...) tell rows apart to the millisecond instead of to a
- * quarter of a second.  That matters beyond the ties: PostgreSQL's bytea
- * sort gives up abbreviated keys for good when, early in the input, fewer
- * than a fifth of them are distinct (varstr_abbrev_abort), and the rows of
- * a load come in the order they were inserted, most of a quarter second
- * apart -- with the plain encoding such an index sorted by full
- * comparisons only.
+ * dateandtime, ...) tell rows apart to under a millisecond instead of to a
+ * quarter of a second.
  *
  * Each column's code is prefix-free (its header gives its length) and sorts
  * as the column's encoding does, so the concatenation of the codes and the
  * rest of the key as it is (the columns after the first of another width
- * and the TID) sorts as the key.  Decoding, with the same origins, gives
- * back the key exactly: every participant of a parallel build uses the
- * leader's (tidx_build.c).
+ * and the TID) sorts as the key; its first 8 bytes, zero-padded, never
+ * order two keys against their order (a < b gives prefix(a) <= prefix(b)),
+ * which is all the sort needs: equal prefixes fall back to the keys.  Every
+ * participant of a parallel build uses the leader's origins (tidx_build.c),
+ * so their runs merge by the same prefixes.
  */
 #include "postgres.h"
 
@@ -150,87 +148,50 @@ tidx_sortkey_init(TidxSortKey *sk, const TidxDesc *d, TimestampTz near)
 	}
 }
 
-void
-tidx_sortkey_encode(StringInfo out, const uint8 *key, size_t klen, const TidxSortKey *sk)
+uint64
+tidx_sortkey_prefix(const uint8 *key, size_t klen, const TidxSortKey *sk)
 {
+	uint8		out[16];		/* under 8 bytes, then one column's code (at most 9) */
+	int			n = 0;
 	size_t		off = 0;
+	uint64		prefix = 0;
 
-	for (int i = 0; i < sk->ncols; i++)
+	for (int i = 0; i < sk->ncols && n < 8; i++)
 	{
-		int			n = sk->widths[i];
+		int			w = sk->widths[i];
 		uint64		o = sk->origins[i];
 		uint64		u,
 					dist;
-		uint8		b[8];
 		int			k;
 
 		Assert(off < klen);
 		if (key[off] != TIDX_VALUE)
 		{
 			Assert(key[off] == TIDX_NULL_FIRST || key[off] == TIDX_NULL_LAST);
-			tidx_put_byte(out, (key[off] == TIDX_NULL_FIRST ? SK_NULL_FIRST : SK_NULL_LAST));
+			out[n++] = key[off] == TIDX_NULL_FIRST ? SK_NULL_FIRST : SK_NULL_LAST;
 			off++;
 			continue;
 		}
-		Assert(n <= (int) sizeof(b) && off + 1 + n <= klen);
-		u = get_be(key + off + 1, n);
-		off += 1 + n;
+		Assert(w <= 8 && off + 1 + w <= klen);
+		u = get_be(key + off + 1, w);
+		off += 1 + w;
 		/* below the origin: the complement of the distance less one, so more bytes sort first */
 		dist = u >= o ? u - o : o - u - 1;
 		k = bytes_needed(dist);
-		Assert(k <= n);
-		tidx_put_byte(out, (u >= o ? SK_HIGH_BASE + k : SK_LOW_BASE - k));
+		Assert(k <= w);
+		out[n++] = u >= o ? SK_HIGH_BASE + k : SK_LOW_BASE - k;
 		for (int j = 0; j < k; j++)
 		{
 			uint8		byte = (uint8) (dist >> (8 * (k - 1 - j)));
 
-			b[j] = u >= o ? byte : (uint8) ~byte;
+			out[n++] = u >= o ? byte : (uint8) ~byte;
 		}
-		tidx_put_bytes(out, (const char *) b, k);
 	}
+	/* then the rest of the key as it is */
 	Assert(off <= klen);
-	tidx_put_bytes(out, (const char *) key + off, klen - off);
-}
-
-void
-tidx_sortkey_decode(StringInfo out, const uint8 *skey, size_t sklen, const TidxSortKey *sk)
-{
-	size_t		off = 0;
-
-	for (int i = 0; i < sk->ncols; i++)
-	{
-		int			n = sk->widths[i];
-		uint64		o = sk->origins[i];
-		uint64		limit = n == 8 ? PG_UINT64_MAX : (UINT64CONST(1) << (8 * n)) - 1;
-		uint64		dist,
-					u;
-		uint8		h;
-		uint8		b[8];
-		int			k;
-
-		if (off >= sklen)
-			elog(ERROR, "tides_btree: build sort key of %zu bytes ends in column %d", sklen, i + 1);
-		h = skey[off++];
-		if (h == SK_NULL_FIRST || h == SK_NULL_LAST)
-		{
-			tidx_put_byte(out, (h == SK_NULL_FIRST ? TIDX_NULL_FIRST : TIDX_NULL_LAST));
-			continue;
-		}
-		k = h >= SK_HIGH_BASE ? h - SK_HIGH_BASE : SK_LOW_BASE - h;
-		if (k < 0 || k > n || off + k > sklen)
-			elog(ERROR, "tides_btree: malformed build sort key (header 0x%02x in column %d)", h, i + 1);
-		dist = get_be(skey + off, k);
-		off += k;
-		if (h < SK_HIGH_BASE)
-			dist = ~dist & (k == 8 ? PG_UINT64_MAX : (UINT64CONST(1) << (8 * k)) - 1);
-		/* the distance must lead back into the column's n bytes */
-		if (h >= SK_HIGH_BASE ? dist > limit - o : dist >= o)
-			elog(ERROR, "tides_btree: malformed build sort key (distance in column %d)", i + 1);
-		u = h >= SK_HIGH_BASE ? o + dist : o - dist - 1;
-		for (int j = 0; j < n; j++)
-			b[j] = (uint8) (u >> (8 * (n - 1 - j)));
-		tidx_put_byte(out, TIDX_VALUE);
-		tidx_put_bytes(out, (const char *) b, n);
-	}
-	tidx_put_bytes(out, (const char *) skey + off, sklen - off);
+	while (n < 8 && off < klen)
+		out[n++] = key[off++];
+	for (int i = 0; i < 8; i++)
+		prefix = (prefix << 8) | (i < n ? out[i] : 0);
+	return prefix;
 }

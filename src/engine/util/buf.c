@@ -21,7 +21,7 @@ tides_buf_free(tides_buf *b)
 }
 
 bool
-tides_buf_reserve(tides_buf *b, size_t extra)
+tides_buf_grow(tides_buf *b, size_t extra)
 {
 	size_t		need = b->len + extra;
 	size_t		cap;
