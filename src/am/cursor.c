@@ -54,7 +54,7 @@ struct TamCursor
 #define TAM_VACANT_MIN_NEW 32
 
 TamCursor *
-tam_cursor_open(uint64 tree, Oid relid, uint64 lo_vid, uint64 hi_vid)
+tam_cursor_open(uint64 tree, Oid relid, uint64 lo_vid, uint64 hi_vid, bool bulk)
 {
 	TamCursor *c = palloc0(sizeof(TamCursor));
 	uint8		lower[TRT_ROW_KEY_LEN];
@@ -71,7 +71,8 @@ tam_cursor_open(uint64 tree, Oid relid, uint64 lo_vid, uint64 hi_vid)
 		trt_row_key(upper, tree + 1, 0);	/* to the end of the tree */
 	else
 		trt_row_key(upper, tree, hi_vid);
-	c->w = trt_iter_open(lower, sizeof(lower), upper, sizeof(upper), "scan a table");
+	c->w = bulk ? trt_iter_open_bulk(lower, sizeof(lower), upper, sizeof(upper), "scan a table") :
+		trt_iter_open(lower, sizeof(lower), upper, sizeof(upper), "scan a table");
 	return c;
 }
 
@@ -81,7 +82,7 @@ tam_cursor_open(uint64 tree, Oid relid, uint64 lo_vid, uint64 hi_vid)
  * gets that is not dead to all (tam_cursor_note_live).
  */
 TamCursor *
-tam_cursor_open_vacant(uint64 tree, Oid relid, uint64 lo_vid, uint64 hi_vid)
+tam_cursor_open_vacant(uint64 tree, Oid relid, uint64 lo_vid, uint64 hi_vid, bool bulk)
 {
 	uint64		settled;
 	TrtVidRange vacant[TRT_VACANT_RANGES];
@@ -92,7 +93,7 @@ tam_cursor_open_vacant(uint64 tree, Oid relid, uint64 lo_vid, uint64 hi_vid)
 	/* before the engine view: rows below it that the view lacks never come */
 	settled = trt_vids_settled_below(tree);
 	n = trt_vacant_load(tree, vacant);
-	c = tam_cursor_open(tree, relid, lo_vid, hi_vid);
+	c = tam_cursor_open(tree, relid, lo_vid, hi_vid, bulk);
 	c->recording = true;
 	c->settled = settled;
 	c->run_lo = lo_vid;

@@ -281,7 +281,7 @@ rewrite_one(ClusterState *cs, HeapTuple tup, const TamVersionMeta *oldmeta, uint
 
 	tam_batch_add_version(cs->b, cs->new_tree, new_vid, &meta, copy->t_data, copy->t_len);
 	pgstat_progress_update_param(PROGRESS_CLUSTER_HEAP_TUPLES_WRITTEN, ++cs->written);
-	if (tides_batch_bytes(cs->b) >= (1 << 20))
+	if (tides_batch_bytes(cs->b) >= trt_batch_limit())
 	{
 		trt_write_batch(cs->b);
 		cs->b = trt_local_batch();
@@ -403,7 +403,8 @@ tam_relation_copy_for_cluster(Relation OldTable, Relation NewTable, Relation Old
 	}
 	else
 	{
-		TamCursor *c = tam_cursor_open(old_tree, RelationGetRelid(OldTable), 0, TRT_VID_MAX + 1);
+		TamCursor *c = tam_cursor_open(old_tree, RelationGetRelid(OldTable), 0, TRT_VID_MAX + 1,
+									   trt_bulk_read_bytes(trt_tree_bytes(old_tree, true)));
 		TamTuple *t;
 
 		while ((t = tam_cursor_next(c, ForwardScanDirection)) != NULL)

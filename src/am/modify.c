@@ -253,7 +253,7 @@ tam_multi_insert(Relation rel, TupleTableSlot **slots, int nslots, CommandId cid
 	uint64		vid;
 	TamVersionMeta meta;
 	tides_batch *b;
-	size_t		batch_limit = (size_t) 1 << 20;
+	size_t		batch_limit = trt_batch_limit();
 	TamBulk    *bk;
 
 	if (nslots <= 0)

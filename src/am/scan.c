@@ -47,6 +47,7 @@ typedef struct TamScanDescData
 	/* parallel: the block being scanned */
 	BlockNumber cur_block;
 	bool		want_stubs;		/* cursors return stubs (tam_scan_next_root) */
+	bool		bulk;			/* a sequential scan of a large table (scan_is_bulk) */
 	GlobalVisState *vacant_test;	/* cursors use vacant ranges: what is dead to all */
 	bool		ranged;			/* lo_vid/hi_vid set by tam_scan_set_block_range */
 	bool		parallel_started;
@@ -113,6 +114,23 @@ replan_if_outgrown(Relation rel, uint32 flags)
 		CacheInvalidateRelcache(rel);
 }
 
+/*
+ * A sequential scan allowed a strategy (SO_ALLOW_STRAT, as heap's scans
+ * that may use a ring of buffers: a query's scan, an index build's, not
+ * the catalogs' own) of a table larger than a quarter of the block cache
+ * reads in bulk: what it reads from files stays out of the cache, so that
+ * one pass over a large table neither evicts every other relation's
+ * blocks nor pays an insertion per block for blocks nobody reads again
+ * before they are evicted (heap's rule: larger than a quarter of
+ * shared_buffers).
+ */
+static bool
+scan_is_bulk(TamScanDesc s)
+{
+	return (s->base.rs_flags & SO_TYPE_SEQSCAN) && (s->base.rs_flags & SO_ALLOW_STRAT) &&
+		trt_bulk_read_bytes(trt_rel_bytes_estimate(s->base.rs_rd));
+}
+
 TableScanDesc
 tam_scan_begin(Relation rel, Snapshot snapshot, int nkeys, struct ScanKeyData *key,
 				 ParallelTableScanDesc pscan, uint32 flags)
@@ -131,6 +149,7 @@ tam_scan_begin(Relation rel, Snapshot snapshot, int nkeys, struct ScanKeyData *k
 		memcpy(s->base.rs_key, key, sizeof(ScanKeyData) * nkeys);
 	}
 	s->tree = trt_rel_tree(rel);
+	s->bulk = scan_is_bulk(s);
 	s->lo_vid = 0;
 	s->hi_vid = seqscan_end(s);
 	s->cur_block = InvalidBlockNumber;
@@ -187,6 +206,7 @@ tam_scan_rescan(TableScanDesc sscan, struct ScanKeyData *key, bool set_params, b
 			s->base.rs_flags |= SO_ALLOW_PAGEMODE;
 		else
 			s->base.rs_flags &= ~SO_ALLOW_PAGEMODE;
+		s->bulk = scan_is_bulk(s);
 	}
 	tam_cursor_close(s->cursor);
 	s->cursor = NULL;
@@ -291,9 +311,9 @@ open_cursor(TamScanDesc s, uint64 lo, uint64 hi)
 
 	s->vacant_test = NULL;
 	if (!uses_vacant_ranges(s))
-		return tam_cursor_open(s->tree, RelationGetRelid(rel), lo, hi);
+		return tam_cursor_open(s->tree, RelationGetRelid(rel), lo, hi, s->bulk);
 	s->vacant_test = GlobalVisTestFor(rel);
-	return tam_cursor_open_vacant(s->tree, RelationGetRelid(rel), lo, hi);
+	return tam_cursor_open_vacant(s->tree, RelationGetRelid(rel), lo, hi, s->bulk);
 }
 
 /* the cursor for the next unit of work; false when the scan is done */
@@ -504,7 +524,7 @@ load_block_versions(TamScanDesc s, BlockNumber block)
 
 	page_reset(s, block);
 	c = tam_cursor_open(s->tree, RelationGetRelid(s->base.rs_rd),
-									   block_first_vid(block), block_first_vid((uint64) block + 1));
+						block_first_vid(block), block_first_vid((uint64) block + 1), false);
 	{
 		TamTuple *t;
 
@@ -562,7 +582,8 @@ tam_scan_bitmap_next_block(TableScanDesc sscan, struct TBMIterateResult *tbmres)
 	else
 	{
 		TamCursor *c = tam_cursor_open(s->tree, RelationGetRelid(rel),
-										   block_first_vid(block), block_first_vid((uint64) block + 1));
+									   block_first_vid(block), block_first_vid((uint64) block + 1),
+									   false);
 		TamTuple *t;
 
 		tam_cursor_include_stubs(c);
@@ -751,7 +772,8 @@ tam_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
 	if (s->analyze_window < TRT_ROWS_PER_BLOCK)
 		lo += pg_prng_uint64_range(&pg_global_prng_state, 0, TRT_ROWS_PER_BLOCK - s->analyze_window);
 	tam_cursor_close(s->cursor);
-	s->cursor = tam_cursor_open(s->tree, RelationGetRelid(s->base.rs_rd), lo, lo + s->analyze_window);
+	s->cursor = tam_cursor_open(s->tree, RelationGetRelid(s->base.rs_rd), lo, lo + s->analyze_window,
+								false);
 	return true;
 }
 

@@ -278,9 +278,11 @@ extern void tam_seq_reader_free(TamSeqReader *r);
 /* a raw cursor over one tree's versions, used by scans, vacuum, builds */
 typedef struct TamCursor TamCursor;
 
-extern TamCursor *tam_cursor_open(uint64 tree, Oid relid, uint64 lo_vid, uint64 hi_vid);
+/* bulk: a read of a large table, which leaves the block cache as it was (trt_iter_open_bulk) */
+extern TamCursor *tam_cursor_open(uint64 tree, Oid relid, uint64 lo_vid, uint64 hi_vid, bool bulk);
 /* for MVCC scans: jumps over vacant ranges, records new ones (cursor.c) */
-extern TamCursor *tam_cursor_open_vacant(uint64 tree, Oid relid, uint64 lo_vid, uint64 hi_vid);
+extern TamCursor *tam_cursor_open_vacant(uint64 tree, Oid relid, uint64 lo_vid, uint64 hi_vid,
+										 bool bulk);
 extern void tam_cursor_note_live(TamCursor *c, uint64 vid);
 /* also return stubs (VACUUM, the visibility map, lossy bitmap pages) */
 extern void tam_cursor_include_stubs(TamCursor *c);

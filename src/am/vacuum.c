@@ -150,7 +150,7 @@ delete_key(VacState *vs, uint64 vid)
 	trt_row_key(key, vs->tree, vid);
 	if (tides_batch_delete(vac_batch(vs), key, sizeof(key)) != TIDES_OK)
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory building a tides batch")));
-	if (tides_batch_bytes(vs->b) >= (1 << 20))
+	if (tides_batch_bytes(vs->b) >= trt_batch_limit())
 		flush_batch(vs);
 }
 
@@ -346,7 +346,7 @@ remove_dead_version(VacState *vs, TamTuple *t, bool *keyed_done)
 		return false;
 	}
 	/* delete_key may have written the batch: remove_root starts another */
-	if (tides_batch_bytes(vac_batch(vs)) >= (1 << 20))
+	if (tides_batch_bytes(vac_batch(vs)) >= trt_batch_limit())
 		flush_batch(vs);
 	return remove_root(vs, t->vid);
 }
@@ -482,7 +482,8 @@ freeze_live(VacState *vs, TamTuple *t)
 static void
 scan_tree(VacState *vs)
 {
-	TamCursor *c = tam_cursor_open(vs->tree, RelationGetRelid(vs->rel), 0, TRT_VID_MAX + 1);
+	TamCursor *c = tam_cursor_open(vs->tree, RelationGetRelid(vs->rel), 0, TRT_VID_MAX + 1,
+								   trt_bulk_read_bytes(trt_tree_bytes(vs->tree, true)));
 	TamTuple *t;
 
 	tam_cursor_include_stubs(c);

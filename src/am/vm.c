@@ -218,7 +218,7 @@ tam_vm_mark_block(Relation rel, uint64 tree, BlockNumber blk, TransactionId olde
 		 */
 		all = !trt_rows_waiting(tree, (uint64) (blk + 1) * TRT_ROWS_PER_BLOCK);
 		c = tam_cursor_open(tree, RelationGetRelid(rel), (uint64) blk * TRT_ROWS_PER_BLOCK,
-							  (uint64) (blk + 1) * TRT_ROWS_PER_BLOCK);
+							(uint64) (blk + 1) * TRT_ROWS_PER_BLOCK, false);
 		tam_cursor_include_stubs(c);
 		while (all && (t = tam_cursor_next(c, ForwardScanDirection)) != NULL)
 		{

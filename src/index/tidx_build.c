@@ -169,7 +169,6 @@ new_storage(Relation index)
  * rules (WAL records of the entries, the transaction's tag).  A smaller
  * build writes its sorted entries through the memtables, as any write.
  */
-#define BUILD_BATCH_BYTES (1024 * 1024)
 #define BUILD_INSTALL_BYTES ((uint64) 256 * 1024 * 1024)
 #define BUILD_NOT_ALIVE 0x80000000u
 
@@ -381,7 +380,7 @@ write_sorted(BuildState *bs)
 			ereport(ERROR,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 					 errmsg("tides_btree: could not add an index entry of %d bytes", bs->key.len)));
-		if (tides_batch_bytes(bs->b) >= BUILD_BATCH_BYTES)
+		if (tides_batch_bytes(bs->b) >= trt_batch_limit())
 			flush_batch(bs);
 	}
 	flush_batch(bs);

@@ -78,7 +78,7 @@ tidx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			{
 				tides_batch_delete(b, k, klen);
 				stats->tuples_removed += 1;
-				if (tides_batch_bytes(b) >= (1 << 20))
+				if (tides_batch_bytes(b) >= trt_batch_limit())
 				{
 					set_conflict(info->index);
 					trt_write_batch(b);

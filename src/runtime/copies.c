@@ -54,7 +54,7 @@ trt_copy_tree(uint64 from, uint64 to)
 		}
 		if (tides_batch_put(b, key, klen, v, vlen) != TIDES_OK)
 			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
-		if (tides_batch_bytes(b) >= (1 << 20))
+		if (tides_batch_bytes(b) >= trt_batch_limit())
 		{
 			trt_write_batch(b);
 			b = NULL;

@@ -237,6 +237,12 @@ busy_wait(int attempt)
 	CHECK_FOR_INTERRUPTS();
 }
 
+size_t
+trt_batch_limit(void)
+{
+	return Min((size_t) 1 << 20, (size_t) trt_memtable_size_mb * 1024 * 1024 / 8);
+}
+
 uint64
 trt_write_batch(tides_batch *b)
 {

@@ -108,7 +108,7 @@ empty_tree(tides_db *db, uint64 tree)
 		const void *k = tides_iter_key(it, &klen);
 
 		s = tides_batch_delete(b, k, klen);
-		if (s == TIDES_OK && tides_batch_bytes(b) >= (1 << 20))
+		if (s == TIDES_OK && tides_batch_bytes(b) >= trt_batch_limit())
 		{
 			s = trt_engine_write_here(db, b, false, NULL);
 			tides_batch_clear(b);

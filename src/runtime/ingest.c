@@ -176,7 +176,7 @@ relog_entry(void *arg, bool is_delete, const void *key, size_t klen, const void 
 	s = is_delete ? tides_batch_delete(c->b, key, klen) : tides_batch_put(c->b, key, klen, val, vlen);
 	if (s != TIDES_OK)
 		return;					/* out of memory: the batch says so below */
-	if (tides_batch_bytes(c->b) >= (1 << 20))
+	if (tides_batch_bytes(c->b) >= trt_batch_limit())
 	{
 		log_batch(c->ti, c->b);
 		tides_batch_clear(c->b);

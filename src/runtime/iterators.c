@@ -204,7 +204,7 @@ open_engine_iter(TrtIter *w)
 	o.lower_len = w->llen;
 	o.upper = w->upper;
 	o.upper_len = w->ulen;
-	o.fill_cache = true;
+	o.fill_cache = !w->bulk;
 	o.lower_is_stem = w->lower_is_stem;
 	/* a stem reader wants entries of a unique index only: never deferred */
 	w->it = open_iter(trt_engine(), &o, !w->lower_is_stem);
@@ -214,7 +214,7 @@ open_engine_iter(TrtIter *w)
 
 static TrtIter *
 iter_open(const void *lower, size_t llen, const void *upper, size_t ulen, const char *what,
-		  bool lower_is_stem)
+		  bool lower_is_stem, bool bulk)
 {
 	TrtIter    *w = palloc0(sizeof(TrtIter));
 
@@ -226,6 +226,7 @@ iter_open(const void *lower, size_t llen, const void *upper, size_t ulen, const 
 	w->ulen = ulen;
 	w->what = what;
 	w->lower_is_stem = lower_is_stem;
+	w->bulk = bulk;
 	open_engine_iter(w);
 	return w;
 }
@@ -233,14 +234,27 @@ iter_open(const void *lower, size_t llen, const void *upper, size_t ulen, const 
 TrtIter *
 trt_iter_open(const void *lower, size_t llen, const void *upper, size_t ulen, const char *what)
 {
-	return iter_open(lower, llen, upper, ulen, what, false);
+	return iter_open(lower, llen, upper, ulen, what, false, false);
+}
+
+TrtIter *
+trt_iter_open_bulk(const void *lower, size_t llen, const void *upper, size_t ulen,
+				   const char *what)
+{
+	return iter_open(lower, llen, upper, ulen, what, false, true);
+}
+
+bool
+trt_bulk_read_bytes(uint64 bytes)
+{
+	return bytes > (uint64) trt_block_cache_mb * 1024 * 1024 / 4;
 }
 
 TrtIter *
 trt_iter_open_stem(const void *lower, size_t llen, const void *upper, size_t ulen,
 				   const char *what)
 {
-	return iter_open(lower, llen, upper, ulen, what, true);
+	return iter_open(lower, llen, upper, ulen, what, true, false);
 }
 
 void

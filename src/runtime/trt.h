@@ -260,6 +260,14 @@ extern void trt_engine_error(tides_status s, const char *what) pg_attribute_nore
  */
 extern uint64 trt_write_batch(tides_batch *b);
 
+/*
+ * How many bytes a writer that splits a large write into batches puts in
+ * each: 1 MB, or an eighth of tides.memtable_size if that is smaller.  A
+ * batch must fit in one memtable with its skiplist nodes (the engine
+ * refuses it otherwise), which for small entries take as much again.
+ */
+extern size_t trt_batch_limit(void);
+
 /* the same without the deferred entries (for xact.c, which writes them) */
 extern uint64 trt_write_batch_now(tides_batch *b);
 
@@ -555,12 +563,24 @@ typedef struct TrtIter
 	size_t		ulen;
 	const char *what;			/* "scan a table": the ERROR of trt_iter_check */
 	bool		lower_is_stem;	/* wants only lower || TRT_STEM_SUFFIX_LEN bytes */
+	bool		bulk;			/* blocks read from files stay out of the block cache */
 	TimestampTz opened_at;
 	uint32		steps;
 } TrtIter;
 
 extern TrtIter *trt_iter_open(const void *lower, size_t llen, const void *upper, size_t ulen,
 							  const char *what);
+/*
+ * The same for a bulk read (a scan of a table larger than a quarter of the
+ * block cache): blocks found in the cache are used, blocks read from files
+ * are not added to it -- heap's scans of such tables cycle through a small
+ * ring of buffers for the same reason, so that one scan does not evict
+ * everything else.
+ */
+extern TrtIter *trt_iter_open_bulk(const void *lower, size_t llen, const void *upper, size_t ulen,
+								   const char *what);
+/* is a table of this many bytes a bulk read's (more than a quarter of the block cache)? */
+extern bool trt_bulk_read_bytes(uint64 bytes);
 /*
  * The same for a reader that wants only the keys lower || exactly
  * TRT_STEM_SUFFIX_LEN more bytes (a uniqueness check: an index key and any
