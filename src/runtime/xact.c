@@ -87,8 +87,12 @@ static bool xact_sealed = false;
 static bool xact_force_durable = false;
 static uint64 xact_tag = 0;
 
-/* deferred entries (above); flushed at this size, far below a log segment's half */
-#define TRT_DEFERRED_MAX_BYTES (1024 * 1024)
+/*
+ * deferred entries (above); flushed at this size (trt_batch_limit: 1 MB, or
+ * less with small memtables -- the batch must fit one), far below a log
+ * segment's half
+ */
+#define TRT_DEFERRED_MAX_BYTES trt_batch_limit()
 int			trt_deferred_entries = 0;
 static tides_batch *deferred = NULL;
 

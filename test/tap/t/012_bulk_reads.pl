@@ -11,7 +11,8 @@
 # build of ~6 MB of entries through the memtables (below
 # tides.bulk_load_threshold) with the 2 MB memtables of these tests: its
 # batches must fit a memtable (trt_batch_limit; with 1 MB batches it failed
-# with "write batch ... exceeds a memtable").
+# with "write batch ... exceeds a memtable"), as must a transaction's
+# deferred index entries (the same error at 1 MB).
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -72,12 +73,22 @@ is($node->safe_psql('postgres',
 	'SET enable_seqscan = off; SELECT count(*) FROM big WHERE id > 0'), '35000',
 	'and counts every row');
 
-# an index build through the memtables, in batches that fit them
+# an index build through the memtables, in batches that fit them; and a
+# transaction whose index entries wait in the backend (deferred, every index
+# a tides_btree one) past a memtable's eighth
 $node->safe_psql('postgres', q{
 CREATE TABLE many (id int) USING tides;
 INSERT INTO many SELECT g FROM generate_series(1, 200000) g;
 CREATE INDEX many_id ON many USING tides_btree (id);
+CREATE TABLE twice (id int, v int) USING tides;
+CREATE INDEX twice_id ON twice USING tides_btree (id);
+CREATE INDEX twice_v ON twice USING tides_btree (v);
+BEGIN;
+INSERT INTO twice SELECT g, g FROM generate_series(1, 200000) g;
+COMMIT;
 });
+is($node->safe_psql('postgres', 'SELECT count(*) FROM twice'), '200000',
+	'a transaction deferring 200,000 rows of index entries through 2 MB memtables commits');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM tides_verify_index(\'many_id\')'), '0',
 	'an index built through 2 MB memtables is whole');
 is($node->safe_psql('postgres',
