@@ -116,8 +116,8 @@ replan_if_outgrown(Relation rel, uint32 flags)
 
 /*
  * A sequential scan allowed a strategy (SO_ALLOW_STRAT, as heap's scans
- * that may use a ring of buffers: a query's scan, an index build's, not
- * the catalogs' own) of a table larger than a quarter of the block cache
+ * that may use a ring of buffers: a query's scan, an index build's) of a
+ * table larger than a quarter of the block cache
  * reads in bulk: what it reads from files stays out of the cache, so that
  * one pass over a large table neither evicts every other relation's
  * blocks nor pays an insertion per block for blocks nobody reads again
