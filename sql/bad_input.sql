@@ -105,6 +105,9 @@ ALTER SYSTEM SET tides.bulk_load_threshold = '';
 -- tides.bulk_load_helper: a boolean
 SET tides.bulk_load_helper = 'twice';
 ALTER SYSTEM SET tides.bulk_load_helper = 2;
+-- tides.bulk_read_helper: a boolean
+SET tides.bulk_read_helper = 'ahead';
+ALTER SYSTEM SET tides.bulk_read_helper = 3;
 -- tides.check_publications: a boolean only superusers may set
 SET tides.check_publications = 'sometimes';
 ALTER SYSTEM SET tides.check_publications = 2;

@@ -130,6 +130,7 @@ tides_stats_sql(PG_FUNCTION_ARGS)
 	S(publish_waits);
 	S(publish_wait_us);
 	S(log_sync_requests);
+	S(blocks_fetched);
 #undef S
 	for (int l = 0; l < TIDES_MAX_LEVELS; l++)
 	{

@@ -205,6 +205,7 @@ open_engine_iter(TrtIter *w)
 	o.upper = w->upper;
 	o.upper_len = w->ulen;
 	o.fill_cache = !w->bulk;
+	o.read_ahead = w->bulk && trt_bulk_read_helper;
 	o.lower_is_stem = w->lower_is_stem;
 	/* a stem reader wants entries of a unique index only: never deferred */
 	w->it = open_iter(trt_engine(), &o, !w->lower_is_stem);

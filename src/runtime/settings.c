@@ -38,6 +38,7 @@ bool		trt_wal = true;
 bool		trt_check_publications = true;
 int			trt_bulk_load_threshold_kb = 32 * 1024;
 bool		trt_bulk_load_helper = true;
+bool		trt_bulk_read_helper = true;
 
 static const struct config_enum_entry sync_mode_options[] = {
 	{"none", TIDES_SYNC_NONE, false},
@@ -167,6 +168,11 @@ trt_define_settings(void)
 							 "Compress a bulk load's table files in a helper thread of the backend.",
 							 "on: while the backend parses and encodes rows, one thread of it compresses and checksums the finished data blocks (the files are the same either way).  off: the backend compresses them itself.",
 							 &trt_bulk_load_helper, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("tides.bulk_read_helper",
+							 "Read and decompress a bulk read's blocks ahead of it in a helper thread of the backend.",
+							 "on: a sequential scan of a table larger than a quarter of the block cache, an index build's scan, a rewrite's or VACUUM's pass leave the reading and decompression of each table file's data blocks to a thread of the backend, ahead of the rows' processing.  off: the backend reads them itself.",
+							 &trt_bulk_read_helper, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomEnumVariable("tides.tablespaces",
 							 "What a tablespace other than the database's default means for tides storage.",

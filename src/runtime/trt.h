@@ -695,6 +695,8 @@ extern XLogRecPtr trt_wal_log_batch(tides_batch *b);
 extern int	trt_bulk_load_threshold_kb;
 /* tides.bulk_load_helper: a bulk load's blocks compressed by a helper thread */
 extern bool trt_bulk_load_helper;
+/* tides.bulk_read_helper: a bulk read's blocks read and decoded ahead by a helper thread */
+extern bool trt_bulk_read_helper;
 
 /* ------------------------------------------------------ incarnations (incarnation.c) */
 

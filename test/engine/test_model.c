@@ -570,6 +570,7 @@ op_scan(void)
 	o.upper = hashi ? hi : NULL;
 	o.upper_len = hil;
 	o.fill_cache = tides_rand_uniform(&rnd, 4) != 0;
+	o.read_ahead = !o.fill_cache && tides_rand_uniform(&rnd, 2);	/* a bulk read */
 	it = tides_iter_new(st.db, &o);
 	if (it == NULL)
 	{
@@ -704,7 +705,9 @@ op_stem_read(void)
 static void
 full_scan(tides_iter *given, const uint32_t *vers, const char *what)
 {
-	tides_iter *it = given ? given : tides_iter_new(st.db, NULL);
+	/* as a bulk read (a table scan) every other time: blocks fetched ahead */
+	tides_iter_options bulk = {.read_ahead = true};
+	tides_iter *it = given ? given : tides_iter_new(st.db, cnt.fullscans % 2 ? &bulk : NULL);
 	owalk		w = {vers, 0, ks.n, -1};
 	uint64_t	n = 0;
 	int			step = 0;
@@ -1099,7 +1102,22 @@ main(int argc, char **argv)
 		drain(st.db);
 	if (drain(st.db) != TIDES_OK)
 		FAILF("final drain: %s", tides_errmsg(st.db));
-	full_scan(NULL, cur, "final full scan");
+	{
+		tides_iter_options bulk = {.read_ahead = true};
+		tides_iter *it;
+		tides_stats before,
+					after;
+
+		tides_get_stats(st.db, &before);
+		it = tides_iter_new(st.db, &bulk);
+		full_scan(it, cur, "final full scan");
+		tides_iter_free(it);
+		tides_get_stats(st.db, &after);
+		fprintf(stderr, "test_model: the final full scan took %llu blocks from helpers\n",
+				(unsigned long long) (after.blocks_fetched - before.blocks_fetched));
+		if (after.blocks_fetched == before.blocks_fetched)
+			FAILF("the final full scan, a bulk read, fetched no block ahead");
+	}
 	problems = tides_verify(st.db, report_problem, &quiet);
 	if (problems != 0)
 		FAILF("tides_verify found %d problems", problems);

@@ -325,6 +325,60 @@ check_table(tides_sst *t, const model *m, tides_rand *r, tides_counters *ctr)
 		tides_iiter_destroy(ra);
 	}
 
+	/*
+	 * Fetched ahead by a helper thread (bulk reads): a whole pass, which
+	 * takes every block after the first few from the helper; then forward
+	 * runs of random length from random seeks, broken by steps back (each
+	 * seek or step back ends a fetch, the next run starts another); and
+	 * passes abandoned at random points (the helper stopped wherever it is).
+	 */
+	{
+		tides_iiter *fa = tides_sst_iter_new(t, false);
+		uint64_t	fetched = atomic_load(&ctr->blocks_fetched);
+		uint64_t	nblocks = tides_sst_properties(t)->num_data_blocks;
+
+		tides_sst_iter_fetch_ahead(fa);
+		for (i = 0, tides_iiter_first(fa); tides_iiter_valid(fa); tides_iiter_next(fa), i++)
+			if (i >= m->n || !iter_at(fa, &m->e[i]))
+				break;
+		CHECK(i == m->n && !tides_iiter_valid(fa) && tides_iiter_status(fa) == TIDES_OK);
+		/* the first block, and the two that start the run, are the reader's own */
+		CHECK(nblocks < 3 || atomic_load(&ctr->blocks_fetched) - fetched == nblocks - 3);
+		for (int j = 0; j < 20 && m->n > 0; j++)
+		{
+			size_t		x = tides_rand_uniform(r, m->n);
+			size_t		steps = tides_rand_uniform(r, 1 + m->n / 4);
+
+			tides_iiter_seek(fa, m->e[x].k, m->e[x].kl);
+			for (; steps > 0 && x + 1 < m->n; steps--, x++)
+			{
+				CHECK(iter_at(fa, &m->e[x]));
+				tides_iiter_next(fa);
+			}
+			CHECK(iter_at(fa, &m->e[x]));
+			if (x > 0 && tides_rand_uniform(r, 2))
+			{
+				tides_iiter_prev(fa);
+				CHECK(iter_at(fa, &m->e[x - 1]));
+				tides_iiter_next(fa);
+				CHECK(iter_at(fa, &m->e[x]));
+			}
+		}
+		CHECK(tides_iiter_status(fa) == TIDES_OK);
+		tides_iiter_destroy(fa);
+		for (int j = 0; j < 4 && m->n > 0; j++)
+		{
+			size_t		stop = tides_rand_uniform(r, m->n);
+
+			fa = tides_sst_iter_new(t, false);
+			tides_sst_iter_fetch_ahead(fa);
+			for (i = 0, tides_iiter_first(fa); i < stop && tides_iiter_valid(fa); tides_iiter_next(fa), i++)
+				CHECK(iter_at(fa, &m->e[i]));
+			CHECK(i == stop);
+			tides_iiter_destroy(fa);
+		}
+	}
+
 	/* seek to every key; step back and forth across it */
 	for (i = 0; i < m->n; i++)
 	{
@@ -432,7 +486,6 @@ check_table(tides_sst *t, const model *m, tides_rand *r, tides_counters *ctr)
 			prev = o;
 		}
 	}
-	(void) ctr;
 }
 
 /*
@@ -679,13 +732,19 @@ test_corruption(const char *dir, tides_compression comp, bool cache)
 				CHECK(i > 0 && iter_at(it, &m.e[i - 1]));
 			CHECK(i == 0 || tides_iiter_status(it) == TIDES_CORRUPTION);
 			tides_iiter_destroy(it);
-			/* through a readahead window: the damage is found there too */
-			it = tides_sst_iter_new(t, false);
-			tides_sst_iter_read_ahead(it);
-			for (i = 0, tides_iiter_first(it); tides_iiter_valid(it); tides_iiter_next(it), i++)
-				CHECK(i < m.n && iter_at(it, &m.e[i]));
-			CHECK(i == m.n || tides_iiter_status(it) == TIDES_CORRUPTION);
-			tides_iiter_destroy(it);
+			/* through a readahead window, and fetched ahead: the damage is found there too */
+			for (int how = 0; how < 2; how++)
+			{
+				it = tides_sst_iter_new(t, false);
+				if (how == 0)
+					tides_sst_iter_read_ahead(it);
+				else
+					tides_sst_iter_fetch_ahead(it);
+				for (i = 0, tides_iiter_first(it); tides_iiter_valid(it); tides_iiter_next(it), i++)
+					CHECK(i < m.n && iter_at(it, &m.e[i]));
+				CHECK(i == m.n || tides_iiter_status(it) == TIDES_CORRUPTION);
+				tides_iiter_destroy(it);
+			}
 			for (i = 0; i < m.n; i++)
 			{
 				f.calls = 0;

@@ -48,6 +48,7 @@ struct tides_iter
 	tides_buf	scratch;
 	tides_status status;
 	bool		fill;			/* tides_iter_options.fill_cache */
+	bool		fetch_ahead;	/* tides_iter_options.read_ahead */
 	bool		lower_is_stem;	/* tides_iter_options.lower_is_stem */
 	bool		has_snap;		/* seq is a snapshot's: a repin keeps it */
 	bool		parked;			/* repinned on an entry: shown from park_key/value */
@@ -547,11 +548,14 @@ build_inner(tides_iter *it, tides_superversion *sv, uint64_t seq)
 			if (!may)
 				continue;
 		}
-		children[n++] = tides_table_cache_iter(db->tcache, f->number, f->size, it->fill);
+		children[n] = tides_table_cache_iter(db->tcache, f->number, f->size, it->fill);
+		if (children[n] != NULL && it->fetch_ahead)
+			tides_sst_iter_fetch_ahead(children[n]);
+		n++;
 	}
 	for (int l = 1; l < TIDES_MAX_LEVELS; l++)
 		if (v->nfiles[l] > 0)
-			children[n++] = tides_level_iter_new(db->tcache, v, l, it->fill, prefix, prefix ? plen : 0, stem,
+			children[n++] = tides_level_iter_new(db->tcache, v, l, it->fill, it->fetch_ahead, prefix, prefix ? plen : 0, stem,
 												 it->has_lower ? it->lower.data : NULL, it->lower.len,
 												 it->has_upper ? it->upper.data : NULL, it->upper.len);
 	for (int i = 0; i < n; i++)
@@ -580,6 +584,7 @@ tides_iter_new(tides_db *db, const tides_iter_options *opts)
 		return NULL;
 	it->db = db;
 	it->fill = opts ? opts->fill_cache : true;
+	it->fetch_ahead = opts && opts->read_ahead;
 	it->lower_is_stem = opts && opts->lower_is_stem;
 	tides_buf_init(&it->lower);
 	tides_buf_init(&it->upper);

@@ -306,6 +306,7 @@ typedef struct level_iter
 	const tides_version *v;
 	int			level;
 	bool		fill_cache;
+	bool		fetch_ahead;
 	const uint8_t *prefix;
 	size_t		prefix_len;
 	uint32_t	stem_suffix;	/* nonzero: prefix is a stem (tides_sst_may_contain_stem) */
@@ -390,6 +391,8 @@ open_file(level_iter *li, uint32_t i, bool use_prefix)
 			}
 		}
 		li->file = tides_table_cache_iter(li->tc, f->number, f->size, li->fill_cache);
+		if (li->fetch_ahead && li->file != NULL)
+			tides_sst_iter_fetch_ahead(li->file);
 	}
 }
 
@@ -641,7 +644,7 @@ static const tides_iiter_ops level_ops = {
 
 tides_iiter *
 tides_level_iter_new(tides_table_cache *tc, const tides_version *v, int level, bool fill_cache,
-					 const uint8_t *prefix, size_t prefix_len, uint32_t stem_suffix,
+					 bool fetch_ahead, const uint8_t *prefix, size_t prefix_len, uint32_t stem_suffix,
 					 const uint8_t *lower, size_t lower_len, const uint8_t *upper, size_t upper_len)
 {
 	level_iter *li = calloc(1, sizeof(*li));
@@ -653,6 +656,7 @@ tides_level_iter_new(tides_table_cache *tc, const tides_version *v, int level, b
 	li->v = v;
 	li->level = level;
 	li->fill_cache = fill_cache;
+	li->fetch_ahead = fetch_ahead;
 	li->prefix = prefix;
 	li->prefix_len = prefix_len;
 	li->stem_suffix = stem_suffix;

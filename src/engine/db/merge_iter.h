@@ -32,11 +32,13 @@ tides_iiter *tides_merge_iter_new(tides_iiter **children, int n);
  * keys, inclusive/exclusive, each may be NULL) are the reader's bounds:
  * files wholly outside them in the direction of travel are not opened, and
  * the level ends there (the reader never shows keys outside its bounds;
- * they must stay valid for the iterator's lifetime).  The caller keeps v
+ * they must stay valid for the iterator's lifetime).  fill_cache and
+ * fetch_ahead are the files' iterators' (table/sst.h).  The caller keeps v
  * referenced for the iterator's lifetime.
  */
 tides_iiter *tides_level_iter_new(tides_table_cache *tc, const tides_version *v, int level,
-								  bool fill_cache, const uint8_t *prefix, size_t prefix_len,
+								  bool fill_cache, bool fetch_ahead,
+								  const uint8_t *prefix, size_t prefix_len,
 								  uint32_t stem_suffix,
 								  const uint8_t *lower, size_t lower_len,
 								  const uint8_t *upper, size_t upper_len);

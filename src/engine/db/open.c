@@ -260,6 +260,7 @@ tides_get_stats(tides_db *db, tides_stats *st)
 	COPY(publish_waits);
 	COPY(publish_wait_us);
 	COPY(log_sync_requests);
+	COPY(blocks_fetched);
 #undef COPY
 	st->memtable_count = sh->ropts.memtable_count;
 	for (int i = 0; i < TIDES_MAX_COMPACTIONS; i++)

@@ -636,6 +636,13 @@ typedef struct tides_iter_options
 	bool		fill_cache;		/* add blocks read to the block cache (true) */
 
 	/*
+	 * A pass forward over much of the bounds (a table scan): each file's
+	 * data blocks after the reader's are read in large windows and decoded
+	 * by a helper thread, ahead of the reader.  (false)
+	 */
+	bool		read_ahead;
+
+	/*
 	 * The reader wants only the keys lower || exactly filter_stem_suffix
 	 * more bytes (lower is their stem; upper must bound them, e.g. lower's
 	 * successor): SSTables whose stem filter proves none there are not
@@ -837,6 +844,7 @@ typedef struct tides_stats
 	uint64_t	publish_waits;		/* writes that slept until an earlier write was published */
 	uint64_t	publish_wait_us;	/* ... from their first sleep to their turn */
 	uint64_t	log_sync_requests;	/* writes that waited for a log fsync (FULL mode); / log_syncs = commits per fsync */
+	uint64_t	blocks_fetched;	/* data blocks read and decoded ahead of a read_ahead iterator, and taken */
 	uint32_t	memtable_count;		/* memtable slots in the region */
 	uint64_t	memtable_size;		/* bytes per memtable */
 	uint64_t	memtable_active_bytes;	/* bytes in the memtable taking writes */

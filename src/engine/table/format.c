@@ -297,6 +297,13 @@ count_file_read(const tides_block_source *src, size_t n)
 	tides_process_io.bytes_read += n;
 }
 
+void
+tides_count_reads(const tides_block_source *src, uint64_t bytes, uint64_t blocks)
+{
+	count_file_read(src, (size_t) bytes);
+	tides_process_io.blocks_read += blocks;
+}
+
 tides_status
 tides_read_block(const tides_block_source *src, tides_block_handle h,
 				 tides_read_mode mode, tides_buf *out, tides_buf *tmp,
@@ -361,7 +368,8 @@ tides_read_block(const tides_block_source *src, tides_block_handle h,
 
 tides_status
 tides_read_block_ahead(const tides_block_source *src, tides_block_handle h, tides_readahead *ra,
-					   tides_buf *out, const uint8_t **data, size_t *len, tides_error *err)
+					   tides_buf *out, const uint8_t **data, size_t *len, tides_error *err,
+					   uint64_t *nread)
 {
 	size_t		n = (size_t) h.size + TIDES_BLOCK_TRAILER;
 	tides_status s;
@@ -390,9 +398,13 @@ tides_read_block_ahead(const tides_block_source *src, tides_block_handle h, tide
 			return tides_fail(err, TIDES_CORRUPTION, "short read of block at offset %llu of %s",
 							  (unsigned long long) h.offset, src->fname);
 		ra->buf.len = (size_t) r;
-		count_file_read(src, (size_t) r);
+		if (nread != NULL)
+			*nread += (uint64_t) r;
+		else
+			count_file_read(src, (size_t) r);
 	}
-	tides_process_io.blocks_read++;
+	if (nread == NULL)
+		tides_process_io.blocks_read++;
 	s = decode_block(src, h, ra->buf.data + (h.offset - ra->off), true, out, err);
 	if (s != TIDES_OK)
 		return s;

@@ -180,10 +180,16 @@ tides_status tides_read_block(const tides_block_source *src, tides_block_handle 
 /*
  * The same through a readahead window instead of the block cache (which
  * is neither looked in nor filled): the block's bytes come from ra's
- * window, refilled from the block's offset on when it lies outside.
+ * window, refilled from the block's offset on when it lies outside.  The
+ * bytes read go to the counters, or with nread to *nread alone (a helper
+ * thread's reads, counted by its reader: tides_count_reads).
  */
 tides_status tides_read_block_ahead(const tides_block_source *src, tides_block_handle h,
 									tides_readahead *ra, tides_buf *out,
-									const uint8_t **data, size_t *len, tides_error *err);
+									const uint8_t **data, size_t *len, tides_error *err,
+									uint64_t *nread);
+
+/* count bytes read from src's file and blocks read, in this process and src's counters */
+void		tides_count_reads(const tides_block_source *src, uint64_t bytes, uint64_t blocks);
 
 #endif

@@ -201,6 +201,15 @@ tides_iiter *tides_sst_iter_new(tides_sst *t, bool fill_cache);
 void		tides_sst_iter_read_ahead(tides_iiter *it);
 
 /*
+ * Have an iterator, once it moves forward from block to block, leave the
+ * reading and decoding of the data blocks after its own to a helper thread
+ * (table/block_fetch.h): for a pass over much of the table in the
+ * foreground (a bulk read).  A seek or a backward move ends the fetch until
+ * the next forward run.  Anything but a table's iterator is left alone.
+ */
+void		tides_sst_iter_fetch_ahead(tides_iiter *it);
+
+/*
  * Have an iterator from tides_sst_iter_new call fn(arg, t) when it is
  * destroyed (after it stopped using t); the table cache drops its pin so.
  */

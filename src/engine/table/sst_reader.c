@@ -29,6 +29,7 @@
 #include "cache/block_cache.h"
 #include "util/dbformat.h"
 #include "table/block.h"
+#include "table/block_fetch.h"
 #include "table/filter.h"
 #include "table/format.h"
 
@@ -53,7 +54,16 @@ typedef struct sst_cursor
 	uint64_t	data_off;
 	bool		ahead;			/* data blocks through ra (tides_sst_iter_read_ahead) */
 	tides_readahead ra;
+	bool		fetchable;		/* may fetch ahead (tides_sst_iter_fetch_ahead) */
+	uint32_t	run;			/* data blocks entered forward in a row */
+	tides_block_fetch *fetch;	/* the blocks after the current one, or NULL */
 } sst_cursor;
+
+/*
+ * Forward block changes in a row after which a fetchable cursor starts a
+ * fetch: a pass, not a seek followed by a step or two.
+ */
+#define FETCH_AFTER_BLOCKS 2
 
 /* a run's first and last user keys */
 typedef struct sst_range
@@ -113,6 +123,9 @@ cursor_init(sst_cursor *c, tides_sst *t, tides_read_mode mode, tides_error *err)
 	c->part_off = c->data_off = UINT64_MAX;
 	c->ahead = false;
 	tides_readahead_init(&c->ra);
+	c->fetchable = false;
+	c->run = 0;
+	c->fetch = NULL;
 	tides_block_iter_reset(&c->top, t->top.data, t->top.len, t->fname, 0);
 	tides_block_iter_reset(&c->part, NULL, 0, t->fname, 0);
 	tides_block_iter_reset(&c->data, NULL, 0, t->fname, 0);
@@ -120,9 +133,33 @@ cursor_init(sst_cursor *c, tides_sst *t, tides_read_mode mode, tides_error *err)
 	tides_error_clear(err);
 }
 
+/* the reader moved other than forward, or is done: no fetch ahead */
+static void
+fetch_stop(sst_cursor *c)
+{
+	c->run = 0;
+	if (c->fetch == NULL)
+		return;
+	tides_block_fetch_free(c->fetch);
+	c->fetch = NULL;
+}
+
+/* the reader moved forward into the next block: fetch the ones after it? */
+static void
+fetch_consider(sst_cursor *c)
+{
+	if (!c->fetchable || c->fetch != NULL || ++c->run < FETCH_AFTER_BLOCKS)
+		return;
+	c->fetch = tides_block_fetch_new(&c->t->src, c->t->top.data, c->t->top.len,
+									 c->top.key, c->top.klen, c->part.key, c->part.klen);
+	if (c->fetch == NULL)
+		c->fetchable = false;	/* no memory or no thread: read on without */
+}
+
 static void
 cursor_free(sst_cursor *c)
 {
+	fetch_stop(c);
 	tides_block_iter_free(&c->top);
 	tides_block_iter_free(&c->part);
 	tides_block_iter_free(&c->data);
@@ -188,9 +225,25 @@ load_data(sst_cursor *c)
 	if (h.offset == c->data_off)
 		return true;
 	c->data_off = UINT64_MAX;
-	if ((c->ahead ? tides_read_block_ahead(&c->t->src, h, &c->ra, &c->data_buf, &d, &n, c->err) :
+	if (c->fetch != NULL)
+	{
+		bool		hit = tides_block_fetch_take(c->fetch, h, &c->data_buf);
+
+		tides_block_fetch_account(c->fetch);
+		if (hit)
+		{
+			if (c->t->src.counters)
+				tides_count(c->t->src.counters, blocks_fetched, 1);
+			d = c->data_buf.data;
+			n = c->data_buf.len;
+			goto loaded;
+		}
+		fetch_stop(c);			/* elsewhere, or the helper stopped: read it here */
+	}
+	if ((c->ahead ? tides_read_block_ahead(&c->t->src, h, &c->ra, &c->data_buf, &d, &n, c->err, NULL) :
 		 tides_read_block(&c->t->src, h, c->mode, &c->data_buf, &c->tmp, &d, &n, c->err)) != TIDES_OK)
 		return false;
+loaded:
 	if (!tides_block_iter_reset(&c->data, d, n, c->t->fname, h.offset))
 		return false;
 	c->data_off = h.offset;
@@ -253,6 +306,7 @@ data_skip_forward(sst_cursor *c)
 		idx_skip_forward(c);
 		if (!c->part.valid || !load_data(c))
 			break;
+		fetch_consider(c);
 		tides_block_iter_first(&c->data);
 	}
 	/* past the last block: a compaction keeps its finished inputs open */
@@ -290,6 +344,7 @@ data_enter_seek(sst_cursor *c, const uint8_t *k, size_t n)
 static void
 cursor_seek(sst_cursor *c, const uint8_t *k, size_t n)
 {
+	fetch_stop(c);
 	c->data.valid = false;
 	tides_block_iter_seek(&c->top, k, n);
 	idx_enter_seek(c, k, n);
@@ -299,6 +354,7 @@ cursor_seek(sst_cursor *c, const uint8_t *k, size_t n)
 static void
 cursor_first(sst_cursor *c)
 {
+	fetch_stop(c);
 	c->data.valid = c->part.valid = false;
 	tides_block_iter_first(&c->top);
 	if (!c->top.valid || !load_part(c))
@@ -314,6 +370,7 @@ cursor_first(sst_cursor *c)
 static void
 cursor_last(sst_cursor *c)
 {
+	fetch_stop(c);
 	c->data.valid = c->part.valid = false;
 	tides_block_iter_last(&c->top);
 	if (!c->top.valid || !load_part(c))
@@ -338,6 +395,7 @@ cursor_next(sst_cursor *c)
 static void
 cursor_prev(sst_cursor *c)
 {
+	fetch_stop(c);
 	if (!c->data.valid)
 		return;
 	tides_block_iter_prev(&c->data);
@@ -1033,6 +1091,13 @@ tides_sst_iter_read_ahead(tides_iiter *it)
 {
 	if (it->ops == &sst_iter_ops)
 		((sst_iter *) it)->c.ahead = true;
+}
+
+void
+tides_sst_iter_fetch_ahead(tides_iiter *it)
+{
+	if (it->ops == &sst_iter_ops)
+		((sst_iter *) it)->c.fetchable = true;
 }
 
 void

@@ -47,12 +47,14 @@ typedef struct tides_counters
 	atomic_uint_fast64_t publish_waits;
 	atomic_uint_fast64_t publish_wait_us;
 	atomic_uint_fast64_t log_sync_requests;
+	atomic_uint_fast64_t blocks_fetched;
 } tides_counters;
 
 /*
- * This process's block I/O (tides_get_process_io): plain counters, as the
- * engine runs no threads.  Bumped wherever the shared cache_hits and
- * bytes_read are.
+ * This process's block I/O (tides_get_process_io): plain counters, bumped
+ * wherever the shared cache_hits and bytes_read are, in the caller's thread
+ * only (a helper's reads are counted by the reader it serves:
+ * table/block_fetch.h).
  */
 extern tides_io_stats tides_process_io;
 
