@@ -22,13 +22,13 @@
 #include "table/block_fetch.h"
 
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "table/block.h"
 #include "util/assert.h"
+#include "util/thread.h"
 
 typedef struct fetch_slot
 {
@@ -40,12 +40,10 @@ struct tides_block_fetch
 {
 	const tides_block_source *src;
 	pthread_t	helper;
-	pthread_mutex_t mu;
-	pthread_cond_t room;		/* reader -> helper: slots freed, or stop */
-	pthread_cond_t ready;		/* helper -> reader: fetched moved, or ended */
+	tides_helper_sync sync;		/* to_helper: slots freed, or stop; to_caller: fetched moved, or ended */
 	atomic_bool stop;
 	atomic_bool ended;			/* the helper fetches no more */
-	atomic_bool helper_idle;	/* the helper sleeps (or is about to) on `room` */
+	atomic_bool helper_idle;	/* the helper sleeps (or is about to) for room */
 	_Atomic uint64_t reader_wants;	/* the reader sleeps until fetched >= this (0: no) */
 	_Atomic uint64_t fetched;
 	_Atomic uint64_t taken;
@@ -131,23 +129,23 @@ wait_room(tides_block_fetch *f, uint64_t fetched)
 {
 	bool		stop;
 
-	pthread_mutex_lock(&f->mu);
+	pthread_mutex_lock(&f->sync.mu);
 	atomic_store(&f->helper_idle, true);
 	while (fetched - atomic_load(&f->taken) > TIDES_BLOCK_FETCH_DEPTH - TIDES_BLOCK_FETCH_BATCH &&
 		   !atomic_load(&f->stop))
-		pthread_cond_wait(&f->room, &f->mu);
+		pthread_cond_wait(&f->sync.to_helper, &f->sync.mu);
 	atomic_store(&f->helper_idle, false);
 	stop = atomic_load(&f->stop);
-	pthread_mutex_unlock(&f->mu);
+	pthread_mutex_unlock(&f->sync.mu);
 	return !stop;
 }
 
 static void
 wake_reader(tides_block_fetch *f)
 {
-	pthread_mutex_lock(&f->mu);
-	pthread_cond_signal(&f->ready);
-	pthread_mutex_unlock(&f->mu);
+	pthread_mutex_lock(&f->sync.mu);
+	pthread_cond_signal(&f->sync.to_caller);
+	pthread_mutex_unlock(&f->sync.mu);
 }
 
 static void *
@@ -186,40 +184,6 @@ buf_copy(tides_buf *b, const uint8_t *p, size_t n)
 	return !b->oom;
 }
 
-/* every signal blocked in the helper: a backend's interrupts are its caller's */
-static bool
-start_helper(tides_block_fetch *f)
-{
-	sigset_t	all,
-				old;
-	bool		ok;
-
-	if (pthread_mutex_init(&f->mu, NULL) != 0)
-		return false;
-	if (pthread_cond_init(&f->room, NULL) != 0)
-	{
-		pthread_mutex_destroy(&f->mu);
-		return false;
-	}
-	if (pthread_cond_init(&f->ready, NULL) != 0)
-	{
-		pthread_cond_destroy(&f->room);
-		pthread_mutex_destroy(&f->mu);
-		return false;
-	}
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	ok = pthread_create(&f->helper, NULL, helper_main, f) == 0;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (!ok)
-	{
-		pthread_cond_destroy(&f->ready);
-		pthread_cond_destroy(&f->room);
-		pthread_mutex_destroy(&f->mu);
-	}
-	return ok;
-}
-
 static void
 release(tides_block_fetch *f)
 {
@@ -255,7 +219,7 @@ tides_block_fetch_new(const tides_block_source *src, const uint8_t *top, size_t 
 		tides_buf_init(&f->slots[i].buf);
 	if (!tides_block_iter_reset(&f->top, top, top_len, src->fname, 0) ||
 		!buf_copy(&f->top_key, top_key, top_klen) || !buf_copy(&f->part_key, part_key, part_klen) ||
-		!start_helper(f))
+		!tides_helper_start(&f->helper, &f->sync, helper_main, f))
 	{
 		release(f);
 		return NULL;
@@ -268,14 +232,12 @@ tides_block_fetch_free(tides_block_fetch *f)
 {
 	if (f == NULL)
 		return;
-	pthread_mutex_lock(&f->mu);
+	pthread_mutex_lock(&f->sync.mu);
 	atomic_store(&f->stop, true);
-	pthread_cond_signal(&f->room);
-	pthread_mutex_unlock(&f->mu);
+	pthread_cond_signal(&f->sync.to_helper);
+	pthread_mutex_unlock(&f->sync.mu);
 	pthread_join(f->helper, NULL);
-	pthread_cond_destroy(&f->ready);
-	pthread_cond_destroy(&f->room);
-	pthread_mutex_destroy(&f->mu);
+	tides_helper_sync_destroy(&f->sync);
 	tides_block_fetch_account(f);
 	release(f);
 }
@@ -284,12 +246,12 @@ tides_block_fetch_free(tides_block_fetch *f)
 static void
 wait_fetched(tides_block_fetch *f, uint64_t i)
 {
-	pthread_mutex_lock(&f->mu);
+	pthread_mutex_lock(&f->sync.mu);
 	atomic_store(&f->reader_wants, i + 1);
 	while (atomic_load(&f->fetched) <= i && !atomic_load(&f->ended))
-		pthread_cond_wait(&f->ready, &f->mu);
+		pthread_cond_wait(&f->sync.to_caller, &f->sync.mu);
 	atomic_store(&f->reader_wants, 0);
-	pthread_mutex_unlock(&f->mu);
+	pthread_mutex_unlock(&f->sync.mu);
 }
 
 bool
@@ -315,9 +277,9 @@ tides_block_fetch_take(tides_block_fetch *f, tides_block_handle h, tides_buf *in
 	if (atomic_load(&f->helper_idle) &&
 		atomic_load(&f->fetched) - (i + 1) <= TIDES_BLOCK_FETCH_DEPTH - TIDES_BLOCK_FETCH_BATCH)
 	{
-		pthread_mutex_lock(&f->mu);
-		pthread_cond_signal(&f->room);
-		pthread_mutex_unlock(&f->mu);
+		pthread_mutex_lock(&f->sync.mu);
+		pthread_cond_signal(&f->sync.to_helper);
+		pthread_mutex_unlock(&f->sync.mu);
 	}
 	return true;
 }

@@ -22,13 +22,13 @@
 #include "table/block_pipe.h"
 
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "table/format.h"
 #include "util/assert.h"
+#include "util/thread.h"
 
 typedef struct pipe_slot
 {
@@ -48,11 +48,9 @@ struct tides_block_pipe
 	bool		threaded;
 	uint32_t	depth;			/* slots in use: DEPTH with a helper, else 1 */
 	pthread_t	helper;
-	pthread_mutex_t mu;
-	pthread_cond_t work;		/* caller -> helper: submitted moved, or stop */
-	pthread_cond_t done;		/* helper -> caller: encoded moved */
+	tides_helper_sync sync;		/* to_helper: submitted moved, or stop; to_caller: encoded moved */
 	bool		stop;			/* under mu */
-	atomic_bool helper_idle;	/* the helper sleeps (or is about to) on `work` */
+	atomic_bool helper_idle;	/* the helper sleeps (or is about to) for work */
 	_Atomic uint64_t caller_wants;	/* the caller sleeps until encoded >= this (0: no) */
 	_Atomic uint64_t submitted;
 	_Atomic uint64_t encoded;
@@ -116,13 +114,13 @@ helper_main(void *arg)
 		{
 			bool		stop;
 
-			pthread_mutex_lock(&p->mu);
+			pthread_mutex_lock(&p->sync.mu);
 			atomic_store(&p->helper_idle, true);
 			while (e == atomic_load(&p->submitted) && !p->stop)
-				pthread_cond_wait(&p->work, &p->mu);
+				pthread_cond_wait(&p->sync.to_helper, &p->sync.mu);
 			atomic_store(&p->helper_idle, false);
 			stop = p->stop;
-			pthread_mutex_unlock(&p->mu);
+			pthread_mutex_unlock(&p->sync.mu);
 			if (stop)
 				return NULL;
 			continue;
@@ -134,49 +132,11 @@ helper_main(void *arg)
 		want = atomic_load(&p->caller_wants);
 		if (want != 0 && e + 1 >= want)
 		{
-			pthread_mutex_lock(&p->mu);
-			pthread_cond_signal(&p->done);
-			pthread_mutex_unlock(&p->mu);
+			pthread_mutex_lock(&p->sync.mu);
+			pthread_cond_signal(&p->sync.to_caller);
+			pthread_mutex_unlock(&p->sync.mu);
 		}
 	}
-}
-
-/*
- * Start the helper with every signal blocked: a signal meant for the
- * process (a PostgreSQL backend's interrupts, a test's SIGTERM) must reach
- * the caller's thread, whose handlers expect to run there.
- */
-static bool
-start_helper(tides_block_pipe *p)
-{
-	sigset_t	all,
-				old;
-	bool		ok;
-
-	if (pthread_mutex_init(&p->mu, NULL) != 0)
-		return false;
-	if (pthread_cond_init(&p->work, NULL) != 0)
-	{
-		pthread_mutex_destroy(&p->mu);
-		return false;
-	}
-	if (pthread_cond_init(&p->done, NULL) != 0)
-	{
-		pthread_cond_destroy(&p->work);
-		pthread_mutex_destroy(&p->mu);
-		return false;
-	}
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	ok = pthread_create(&p->helper, NULL, helper_main, p) == 0;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (!ok)
-	{
-		pthread_cond_destroy(&p->done);
-		pthread_cond_destroy(&p->work);
-		pthread_mutex_destroy(&p->mu);
-	}
-	return ok;
 }
 
 tides_block_pipe *
@@ -195,7 +155,7 @@ tides_block_pipe_new(tides_compression type, int level, bool helper)
 		tides_buf_init(&p->slots[i].out);
 	}
 	p->depth = helper ? TIDES_BLOCK_PIPE_DEPTH : 1;	/* before the helper reads it */
-	p->threaded = helper && start_helper(p);
+	p->threaded = helper && tides_helper_start(&p->helper, &p->sync, helper_main, p);
 	if (!p->threaded)
 		p->depth = 1;
 	return p;
@@ -214,14 +174,12 @@ tides_block_pipe_free(tides_block_pipe *p)
 		return;
 	if (p->threaded)
 	{
-		pthread_mutex_lock(&p->mu);
+		pthread_mutex_lock(&p->sync.mu);
 		p->stop = true;
-		pthread_cond_signal(&p->work);
-		pthread_mutex_unlock(&p->mu);
+		pthread_cond_signal(&p->sync.to_helper);
+		pthread_mutex_unlock(&p->sync.mu);
 		pthread_join(p->helper, NULL);
-		pthread_cond_destroy(&p->done);
-		pthread_cond_destroy(&p->work);
-		pthread_mutex_destroy(&p->mu);
+		tides_helper_sync_destroy(&p->sync);
 	}
 	for (int i = 0; i < TIDES_BLOCK_PIPE_DEPTH; i++)
 	{
@@ -248,9 +206,9 @@ tides_block_pipe_pending(const tides_block_pipe *p)
 static void
 wake_helper(tides_block_pipe *p)
 {
-	pthread_mutex_lock(&p->mu);
-	pthread_cond_signal(&p->work);
-	pthread_mutex_unlock(&p->mu);
+	pthread_mutex_lock(&p->sync.mu);
+	pthread_cond_signal(&p->sync.to_helper);
+	pthread_mutex_unlock(&p->sync.mu);
 }
 
 uint64_t
@@ -307,14 +265,14 @@ tides_block_pipe_take(tides_block_pipe *p, const uint8_t **data, size_t *len,
 		/* wait for a batch, not the one block: fewer wakeups each side */
 		if (want > sub)
 			want = sub;
-		pthread_mutex_lock(&p->mu);
+		pthread_mutex_lock(&p->sync.mu);
 		atomic_store(&p->caller_wants, want);
 		if (atomic_load(&p->helper_idle))
-			pthread_cond_signal(&p->work);
+			pthread_cond_signal(&p->sync.to_helper);
 		while (atomic_load(&p->encoded) < want)
-			pthread_cond_wait(&p->done, &p->mu);
+			pthread_cond_wait(&p->sync.to_caller, &p->sync.mu);
 		atomic_store(&p->caller_wants, 0);
-		pthread_mutex_unlock(&p->mu);
+		pthread_mutex_unlock(&p->sync.mu);
 	}
 	*data = s->out.data;
 	*len = s->out.len;

@@ -238,7 +238,12 @@ load_data(sst_cursor *c)
 			n = c->data_buf.len;
 			goto loaded;
 		}
-		fetch_stop(c);			/* elsewhere, or the helper stopped: read it here */
+		/*
+		 * Forward only, so not elsewhere: the helper stopped short (a
+		 * failure of its own).  Read on here, without another helper.
+		 */
+		fetch_stop(c);
+		c->fetchable = false;
 	}
 	if ((c->ahead ? tides_read_block_ahead(&c->t->src, h, &c->ra, &c->data_buf, &d, &n, c->err, NULL) :
 		 tides_read_block(&c->t->src, h, c->mode, &c->data_buf, &c->tmp, &d, &n, c->err)) != TIDES_OK)
