@@ -314,9 +314,16 @@ data_skip_forward(sst_cursor *c)
 		fetch_consider(c);
 		tides_block_iter_first(&c->data);
 	}
-	/* past the last block: a compaction keeps its finished inputs open */
-	if (!c->data.valid && c->ahead)
-		tides_readahead_free(&c->ra);
+	/*
+	 * Past the last block: a compaction keeps its finished inputs open, a
+	 * merge its finished level-0 files -- without their buffers.
+	 */
+	if (!c->data.valid)
+	{
+		if (c->ahead)
+			tides_readahead_free(&c->ra);
+		fetch_stop(c);
+	}
 }
 
 static void
