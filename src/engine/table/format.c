@@ -200,7 +200,7 @@ tides_props_decode(const uint8_t *data, size_t len, tides_sst_props *p,
 		{
 			uint64_t	n = tides_get64(q + 1);
 
-			/* its payload is checked by its reader (sst_reader.c) */
+			/* its payload is checked by its reader (sst_reader.c, load_ranges) */
 			if (n == 0 || n > (uint64_t) (limit - q - TIDES_PROPS_ITEM_SIZE))
 			{
 				tides_sst_props_free(p);

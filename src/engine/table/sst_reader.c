@@ -1,18 +1,10 @@
 /*
- * sst_reader.c -- opening SSTables, iterating them, point lookups.
+ * sst_reader.c -- opening and closing SSTables, point lookups, filters.
  *
- * A table is a three-level structure: the top index (decoded once at open
- * and kept in process memory: one entry per partition), index partitions
- * and data blocks (both fetched through the block cache).  One "cursor"
- * walks all three levels for both iterators and point lookups; each level is
- * a tides_block_iter, and each cursor owns the buffers its blocks live in,
- * so moving within and between blocks allocates nothing once the buffers
- * have grown to the largest block seen.  A block is reloaded only when the
- * handle differs from the one already loaded.
- *
- * Point lookups use a cursor embedded in the table (guarded by an atomic
- * flag, so a second thread using the same reader concurrently falls back to
- * a temporary cursor instead of corrupting the first one's buffers).
+ * Point lookups use a cursor (sst_cursor.c) embedded in the table, guarded
+ * by an atomic flag, so a second thread using the same reader concurrently
+ * falls back to a temporary cursor instead of corrupting the first one's
+ * buffers.
  *
  * Filters: partition i's filter holds every user key of the data blocks
  * under index partition i.  A user key U can span partitions only when a
@@ -20,502 +12,13 @@
  * boundary), so a lookup that a filter answers "absent" for moves on to the
  * next partition in exactly that case and otherwise returns NOT_FOUND.
  */
-#include "table/sst.h"
+#include "table/sst_impl.h"
 
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cache/block_cache.h"
-#include "util/dbformat.h"
-#include "table/block.h"
-#include "table/block_fetch.h"
 #include "table/filter.h"
-#include "table/format.h"
-
-typedef struct sst_cursor
-{
-	tides_sst  *t;
-	tides_read_mode mode;
-	tides_error *err;
-	tides_block_iter top;
-	tides_block_iter part;
-	tides_block_iter data;
-	tides_buf	part_buf;
-	tides_buf	data_buf;
-	tides_buf	filter_buf;
-	tides_buf	tmp;
-	tides_buf	key;
-	tides_buf	val;
-	tides_buf	gkey;			/* an ingested table's entry key, with its global seq */
-	const uint8_t *okey;		/* the current entry's key as reported (cursor_out) */
-	size_t		oklen;
-	uint64_t	part_off;		/* offset of the loaded partition, or UINT64_MAX */
-	uint64_t	data_off;
-	bool		ahead;			/* data blocks through ra (tides_sst_iter_read_ahead) */
-	tides_readahead ra;
-	bool		fetchable;		/* may fetch ahead (tides_sst_iter_fetch_ahead) */
-	uint32_t	run;			/* data blocks entered forward in a row */
-	tides_block_fetch *fetch;	/* the blocks after the current one, or NULL */
-} sst_cursor;
-
-/*
- * Forward block changes in a row after which a fetchable cursor starts a
- * fetch: a pass, not a seek followed by a step or two.
- */
-#define FETCH_AFTER_BLOCKS 2
-
-/* a run's first and last user keys */
-typedef struct sst_range
-{
-	const uint8_t *first;
-	const uint8_t *last;
-	uint32_t	first_len;
-	uint32_t	last_len;
-} sst_range;
-
-struct tides_sst
-{
-	tides_block_source src;
-	char	   *fname;
-	tides_sst_props props;
-	tides_props_ext ext;
-	tides_buf	top;			/* top index block contents */
-	uint64_t	top_off;		/* where the top index starts: past every data block */
-	uint64_t	gseq;			/* ingested: every entry's sequence number (else 0) */
-	bool		has_filter;
-	/* the key ranges of its runs (README "Key ranges"); none: nranges 0 */
-	uint32_t	nranges;
-	sst_range  *ranges;			/* and the keys they point to, in one allocation */
-	atomic_flag busy;			/* guards scratch */
-	sst_cursor	scratch;
-	tides_error scratch_err;
-};
-
-typedef struct sst_iter
-{
-	tides_iiter base;
-	sst_cursor	c;
-	void		(*on_destroy) (void *arg, tides_sst *t);
-	void	   *arg;
-} sst_iter;
-
-/* ---------------------------------------------------------------- cursor */
-
-static void
-cursor_init(sst_cursor *c, tides_sst *t, tides_read_mode mode, tides_error *err)
-{
-	c->t = t;
-	c->mode = mode;
-	c->err = err;
-	tides_block_iter_init(&c->top, true, err);
-	tides_block_iter_init(&c->part, true, err);
-	tides_block_iter_init(&c->data, true, err);
-	tides_buf_init(&c->part_buf);
-	tides_buf_init(&c->data_buf);
-	tides_buf_init(&c->filter_buf);
-	tides_buf_init(&c->tmp);
-	tides_buf_init(&c->key);
-	tides_buf_init(&c->val);
-	tides_buf_init(&c->gkey);
-	c->okey = NULL;
-	c->oklen = 0;
-	c->part_off = c->data_off = UINT64_MAX;
-	c->ahead = false;
-	tides_readahead_init(&c->ra);
-	c->fetchable = false;
-	c->run = 0;
-	c->fetch = NULL;
-	tides_block_iter_reset(&c->top, t->top.data, t->top.len, t->fname, 0);
-	tides_block_iter_reset(&c->part, NULL, 0, t->fname, 0);
-	tides_block_iter_reset(&c->data, NULL, 0, t->fname, 0);
-	/* the resets of the empty levels report "too short": not an error */
-	tides_error_clear(err);
-}
-
-/* the reader moved other than forward, or is done: no fetch ahead */
-static void
-fetch_stop(sst_cursor *c)
-{
-	c->run = 0;
-	if (c->fetch == NULL)
-		return;
-	tides_block_fetch_free(c->fetch);
-	c->fetch = NULL;
-}
-
-/* the reader moved forward into the next block: fetch the ones after it? */
-static void
-fetch_consider(sst_cursor *c)
-{
-	if (!c->fetchable || c->fetch != NULL || ++c->run < FETCH_AFTER_BLOCKS)
-		return;
-	c->fetch = tides_block_fetch_new(&c->t->src, c->t->top.data, c->t->top.len,
-									 c->top.key, c->top.klen, c->part.key, c->part.klen);
-	if (c->fetch == NULL)
-		c->fetchable = false;	/* no memory or no thread: read on without */
-}
-
-static void
-cursor_free(sst_cursor *c)
-{
-	fetch_stop(c);
-	tides_block_iter_free(&c->top);
-	tides_block_iter_free(&c->part);
-	tides_block_iter_free(&c->data);
-	tides_buf_free(&c->part_buf);
-	tides_buf_free(&c->data_buf);
-	tides_buf_free(&c->filter_buf);
-	tides_buf_free(&c->tmp);
-	tides_buf_free(&c->key);
-	tides_buf_free(&c->val);
-	tides_buf_free(&c->gkey);
-	tides_readahead_free(&c->ra);
-}
-
-static inline bool
-failed(const sst_cursor *c)
-{
-	return c->err->code != TIDES_OK;
-}
-
-static bool
-bad_handle(sst_cursor *c, const tides_block_iter *it)
-{
-	if (c->err->code == TIDES_OK)
-		tides_fail(c->err, TIDES_CORRUPTION, "bad block handle in index block at offset %llu of %s",
-				   (unsigned long long) it->block_off, c->t->fname);
-	return false;
-}
-
-/* load the index partition the top level points at */
-static bool
-load_part(sst_cursor *c)
-{
-	tides_block_handle h;
-	const uint8_t *d;
-	size_t		n;
-
-	c->part.valid = false;
-	c->data.valid = false;
-	if (tides_handle_decode(c->top.val, c->top.val + c->top.vlen, &h) == NULL)
-		return bad_handle(c, &c->top);
-	if (h.offset == c->part_off)
-		return true;
-	c->part_off = UINT64_MAX;
-	if (tides_read_block(&c->t->src, h, c->mode, &c->part_buf, &c->tmp, &d, &n, c->err) != TIDES_OK)
-		return false;
-	if (!tides_block_iter_reset(&c->part, d, n, c->t->fname, h.offset))
-		return false;
-	c->part_off = h.offset;
-	return true;
-}
-
-/* load the data block the partition level points at */
-static bool
-load_data(sst_cursor *c)
-{
-	tides_block_handle h;
-	const uint8_t *d;
-	size_t		n;
-
-	c->data.valid = false;
-	if (tides_handle_decode(c->part.val, c->part.val + c->part.vlen, &h) == NULL)
-		return bad_handle(c, &c->part);
-	if (h.offset == c->data_off)
-		return true;
-	c->data_off = UINT64_MAX;
-	if (c->fetch != NULL)
-	{
-		bool		hit = tides_block_fetch_take(c->fetch, h, &c->data_buf);
-
-		tides_block_fetch_account(c->fetch);
-		if (hit)
-		{
-			if (c->t->src.counters)
-				tides_count(c->t->src.counters, blocks_fetched, 1);
-			d = c->data_buf.data;
-			n = c->data_buf.len;
-			goto loaded;
-		}
-		/*
-		 * Forward only, so not elsewhere: the helper stopped short (a
-		 * failure of its own).  Read on here, without another helper.
-		 */
-		fetch_stop(c);
-		c->fetchable = false;
-	}
-	if ((c->ahead ? tides_read_block_ahead(&c->t->src, h, &c->ra, &c->data_buf, &d, &n, c->err, NULL) :
-		 tides_read_block(&c->t->src, h, c->mode, &c->data_buf, &c->tmp, &d, &n, c->err)) != TIDES_OK)
-		return false;
-loaded:
-	if (!tides_block_iter_reset(&c->data, d, n, c->t->fname, h.offset))
-		return false;
-	c->data_off = h.offset;
-	return true;
-}
-
-/* -- index level: top index + partitions, as one sorted list of data handles */
-
-static void
-idx_skip_forward(sst_cursor *c)
-{
-	while (!c->part.valid)
-	{
-		if (failed(c) || !c->top.valid)
-			return;
-		tides_block_iter_next(&c->top);
-		if (!c->top.valid || !load_part(c))
-			return;
-		tides_block_iter_first(&c->part);
-	}
-}
-
-static void
-idx_skip_backward(sst_cursor *c)
-{
-	while (!c->part.valid)
-	{
-		if (failed(c) || !c->top.valid)
-			return;
-		tides_block_iter_prev(&c->top);
-		if (!c->top.valid || !load_part(c))
-			return;
-		tides_block_iter_last(&c->part);
-	}
-}
-
-/* position the partition level from the current top entry */
-static void
-idx_enter_seek(sst_cursor *c, const uint8_t *k, size_t n)
-{
-	if (!c->top.valid || !load_part(c))
-	{
-		c->part.valid = false;
-		return;
-	}
-	tides_block_iter_seek(&c->part, k, n);
-	idx_skip_forward(c);
-}
-
-/* -- data level */
-
-static void
-data_skip_forward(sst_cursor *c)
-{
-	while (!c->data.valid)
-	{
-		if (failed(c) || !c->part.valid)
-			break;
-		tides_block_iter_next(&c->part);
-		idx_skip_forward(c);
-		if (!c->part.valid || !load_data(c))
-			break;
-		fetch_consider(c);
-		tides_block_iter_first(&c->data);
-	}
-	/*
-	 * Past the last block: a compaction keeps its finished inputs open, a
-	 * merge its finished level-0 files -- without their buffers.
-	 */
-	if (!c->data.valid)
-	{
-		if (c->ahead)
-			tides_readahead_free(&c->ra);
-		fetch_stop(c);
-	}
-}
-
-static void
-data_skip_backward(sst_cursor *c)
-{
-	while (!c->data.valid)
-	{
-		if (failed(c) || !c->part.valid)
-			return;
-		tides_block_iter_prev(&c->part);
-		idx_skip_backward(c);
-		if (!c->part.valid || !load_data(c))
-			return;
-		tides_block_iter_last(&c->data);
-	}
-}
-
-static void
-data_enter_seek(sst_cursor *c, const uint8_t *k, size_t n)
-{
-	if (!c->part.valid || !load_data(c))
-	{
-		c->data.valid = false;
-		return;
-	}
-	tides_block_iter_seek(&c->data, k, n);
-	data_skip_forward(c);
-}
-
-static void
-cursor_seek(sst_cursor *c, const uint8_t *k, size_t n)
-{
-	fetch_stop(c);
-	c->data.valid = false;
-	tides_block_iter_seek(&c->top, k, n);
-	idx_enter_seek(c, k, n);
-	data_enter_seek(c, k, n);
-}
-
-static void
-cursor_first(sst_cursor *c)
-{
-	fetch_stop(c);
-	c->data.valid = c->part.valid = false;
-	tides_block_iter_first(&c->top);
-	if (!c->top.valid || !load_part(c))
-		return;
-	tides_block_iter_first(&c->part);
-	idx_skip_forward(c);
-	if (!c->part.valid || !load_data(c))
-		return;
-	tides_block_iter_first(&c->data);
-	data_skip_forward(c);
-}
-
-static void
-cursor_last(sst_cursor *c)
-{
-	fetch_stop(c);
-	c->data.valid = c->part.valid = false;
-	tides_block_iter_last(&c->top);
-	if (!c->top.valid || !load_part(c))
-		return;
-	tides_block_iter_last(&c->part);
-	idx_skip_backward(c);
-	if (!c->part.valid || !load_data(c))
-		return;
-	tides_block_iter_last(&c->data);
-	data_skip_backward(c);
-}
-
-static void
-cursor_next(sst_cursor *c)
-{
-	if (!c->data.valid)
-		return;
-	tides_block_iter_next(&c->data);
-	data_skip_forward(c);
-}
-
-static void
-cursor_prev(sst_cursor *c)
-{
-	fetch_stop(c);
-	if (!c->data.valid)
-		return;
-	tides_block_iter_prev(&c->data);
-	data_skip_backward(c);
-}
-
-/*
- * Ingested tables (tides_sst_builder_set_ingest): entries are stored with
- * sequence number 0 and reported with the table's global sequence number
- * G, so everything above the reader -- reads, merges, compaction, which
- * then writes G into its outputs -- sees each entry at G.  Within the table
- * the user keys are distinct and every entry has the same sequence number,
- * so stored order is reported order; only a seek for an older sequence
- * number S < G must pass an entry with the target's user key, which it
- * lands on in stored order ((U, 0) >= (U, S)) but which sorts before the
- * target as (U, G).
- */
-static inline void
-patch_trailer(uint8_t *ikey, size_t n, uint64_t gseq)
-{
-	tides_put64(ikey + n - TIDES_TRAILER,
-				tides_pack_trailer(gseq, tides_ikey_type(ikey, n)));
-}
-
-/* the current entry's key as reported: in place, or with the global seq */
-static void
-cursor_out(sst_cursor *c)
-{
-	if (c->t->gseq == 0 || !c->data.valid)
-	{
-		c->okey = c->data.key;
-		c->oklen = c->data.klen;
-		return;
-	}
-	tides_buf_reset(&c->gkey);
-	tides_buf_append(&c->gkey, c->data.key, c->data.klen);
-	if (c->gkey.oom)
-	{
-		c->data.valid = false;
-		tides_fail(c->err, TIDES_NO_MEMORY, "out of memory reading %s", c->t->fname);
-		return;
-	}
-	patch_trailer(c->gkey.data, c->gkey.len, c->t->gseq);
-	c->okey = c->gkey.data;
-	c->oklen = c->gkey.len;
-}
-
-/* first entry >= target, in reported order */
-static void
-cursor_seek_reported(sst_cursor *c, const uint8_t *k, size_t n)
-{
-	cursor_seek(c, k, n);
-	if (c->t->gseq != 0 && c->data.valid && c->t->gseq > tides_ikey_seq(k, n) &&
-		tides_ukey_cmp(c->data.key, c->data.klen - TIDES_TRAILER, k, n - TIDES_TRAILER) == 0)
-		cursor_next(c);
-}
-
-typedef struct probe_ctx
-{
-	uint64_t	h;
-	bool		may;
-} probe_ctx;
-
-static void
-probe_cb(void *arg, const tides_block_view *v)
-{
-	probe_ctx  *p = arg;
-
-	p->may = tides_filter_may_match_view(v, p->h);
-}
-
-/*
- * May the partition under the current top entry hold the key hashed to h?
- * Probes the filter in place in the block cache when it is there (a few
- * cache lines), else reads it.  On error returns true with c->err set.
- */
-static bool
-filter_may_match(sst_cursor *c, uint64_t h)
-{
-	tides_block_handle ph,
-				fh;
-	const uint8_t *p;
-	const uint8_t *d;
-	size_t		len;
-	probe_ctx	pc;
-
-	p = tides_handle_decode(c->top.val, c->top.val + c->top.vlen, &ph);
-	if (p == NULL || tides_handle_decode(p, c->top.val + c->top.vlen, &fh) == NULL)
-	{
-		bad_handle(c, &c->top);
-		return true;
-	}
-	if (fh.size == 0)
-		return true;
-	pc.h = h;
-	if (c->t->src.cache != NULL && c->mode != TIDES_READ_BYPASS &&
-		tides_block_cache_visit(c->t->src.cache, c->t->src.file_number, fh.offset, probe_cb, &pc))
-	{
-		if (c->t->src.counters)
-			tides_count(c->t->src.counters, cache_hits, 1);
-		tides_process_io.cache_hits++;
-		return pc.may;
-	}
-	if (tides_read_block(&c->t->src, fh, c->mode, &c->filter_buf, &c->tmp, &d, &len,
-						 c->err) != TIDES_OK)
-		return true;
-	return tides_filter_may_match_hash(d, len, h);
-}
 
 typedef struct seek_ctx
 {
@@ -563,7 +66,7 @@ get_in_place(sst_cursor *c, const uint8_t *ikey, size_t iklen,
 	if (c->t->src.counters)
 		tides_count(c->t->src.counters, cache_hits, 2);
 	if (c->t->gseq != 0 && c->key.len >= TIDES_TRAILER)
-		patch_trailer(c->key.data, c->key.len, c->t->gseq);
+		sst_patch_trailer(c->key.data, c->key.len, c->t->gseq);
 	tides_process_io.cache_hits += 2;
 	found(arg, c->key.data, c->key.len, c->val.data, c->val.len);
 	return true;
@@ -796,11 +299,11 @@ tides_sst_open(const tides_table_env *env, int fd, uint64_t file_number,
 		if (t->props.num_entries > 0 && t->props.smallest_len >= TIDES_TRAILER &&
 			t->props.largest_len >= TIDES_TRAILER)
 		{
-			patch_trailer(t->props.smallest, t->props.smallest_len, t->gseq);
-			patch_trailer(t->props.largest, t->props.largest_len, t->gseq);
+			sst_patch_trailer(t->props.smallest, t->props.smallest_len, t->gseq);
+			sst_patch_trailer(t->props.largest, t->props.largest_len, t->gseq);
 		}
 	}
-	cursor_init(&t->scratch, t, TIDES_READ_FILL_CACHE, &t->scratch_err);
+	sst_cursor_init(&t->scratch, t, TIDES_READ_FILL_CACHE, &t->scratch_err);
 	tides_buf_free(&pbuf);
 	tides_buf_free(&tmp);
 	*out = t;
@@ -823,7 +326,7 @@ tides_sst_close(tides_sst *t)
 {
 	if (t == NULL)
 		return;
-	cursor_free(&t->scratch);
+	sst_cursor_free(&t->scratch);
 	tides_buf_free(&t->top);
 	tides_sst_props_free(&t->props);
 	free(t->ranges);
@@ -854,7 +357,7 @@ get_cursor(tides_sst *t, sst_cursor *tmp, tides_error *tmp_err)
 		t->scratch.part.valid = t->scratch.data.valid = false;
 		return &t->scratch;
 	}
-	cursor_init(tmp, t, TIDES_READ_FILL_CACHE, tmp_err);
+	sst_cursor_init(tmp, t, TIDES_READ_FILL_CACHE, tmp_err);
 	return tmp;
 }
 
@@ -864,7 +367,7 @@ put_cursor(tides_sst *t, sst_cursor *c)
 	if (c == &t->scratch)
 		atomic_flag_clear_explicit(&t->busy, memory_order_release);
 	else
-		cursor_free(c);
+		sst_cursor_free(c);
 }
 
 /* ------------------------------------------------------------------ reads */
@@ -892,8 +395,8 @@ tides_sst_get_filtered(tides_sst *t, const uint8_t *ikey, size_t iklen, bool use
 	if (t->gseq > tides_ikey_seq(ikey, iklen))
 	{
 		/* a read older than the ingestion: the general path, which passes the user key */
-		cursor_seek_reported(c, ikey, iklen);
-		cursor_out(c);
+		sst_cursor_seek_reported(c, ikey, iklen);
+		sst_cursor_out(c);
 		if (c->data.valid)
 		{
 			found(arg, c->okey, c->oklen, c->data.val, c->data.vlen);
@@ -910,7 +413,7 @@ tides_sst_get_filtered(tides_sst *t, const uint8_t *ikey, size_t iklen, bool use
 			tides_count(t->src.counters, bloom_checked, 1);
 		while (c->top.valid)
 		{
-			if (filter_may_match(c, h))
+			if (sst_filter_may_match(c, h))
 				break;
 			/* absent here; it may only continue past a separator with its user key */
 			if (tides_ukey_cmp(c->top.key, c->top.klen - TIDES_TRAILER,
@@ -922,7 +425,7 @@ tides_sst_get_filtered(tides_sst *t, const uint8_t *ikey, size_t iklen, bool use
 			}
 			tides_block_iter_next(&c->top);
 		}
-		if (failed(c))
+		if (sst_failed(c))
 			goto done;
 	}
 	if (!c->top.valid)
@@ -932,9 +435,9 @@ tides_sst_get_filtered(tides_sst *t, const uint8_t *ikey, size_t iklen, bool use
 		s = TIDES_OK;
 		goto done;
 	}
-	idx_enter_seek(c, ikey, iklen);
-	data_enter_seek(c, ikey, iklen);
-	cursor_out(c);
+	sst_idx_enter_seek(c, ikey, iklen);
+	sst_data_enter_seek(c, ikey, iklen);
+	sst_cursor_out(c);
 	if (c->data.valid)
 	{
 		found(arg, c->okey, c->oklen, c->data.val, c->data.vlen);
@@ -942,7 +445,7 @@ tides_sst_get_filtered(tides_sst *t, const uint8_t *ikey, size_t iklen, bool use
 	}
 
 done:
-	if (failed(c))
+	if (sst_failed(c))
 	{
 		s = c->err->code;
 		if (err != NULL)
@@ -980,7 +483,7 @@ may_contain_hashed(tides_sst *t, const uint8_t *prefix, size_t plen, uint64_t h)
 	for (tides_block_iter_seek(&c->top, c->key.data, c->key.len); c->top.valid;
 		 tides_block_iter_next(&c->top))
 	{
-		if (filter_may_match(c, h))
+		if (sst_filter_may_match(c, h))
 		{
 			result = true;
 			break;
@@ -988,7 +491,7 @@ may_contain_hashed(tides_sst *t, const uint8_t *prefix, size_t plen, uint64_t h)
 		if (c->top.klen - TIDES_TRAILER < plen || memcmp(c->top.key, prefix, plen) != 0)
 			break;				/* this separator is past every such key */
 	}
-	if (failed(c))
+	if (sst_failed(c))
 		result = true;			/* unsure: let the read find the error */
 	if (!result && t->src.counters)
 		tides_count(t->src.counters, bloom_useful, 1);
@@ -1034,177 +537,11 @@ tides_sst_approximate_offset(tides_sst *t, const uint8_t *ikey, size_t iklen)
 		return 0;
 	c = get_cursor(t, &tmpc, &tmp_err);
 	tides_block_iter_seek(&c->top, ikey, iklen);
-	idx_enter_seek(c, ikey, iklen);
+	sst_idx_enter_seek(c, ikey, iklen);
 	if (c->part.valid && tides_handle_decode(c->part.val, c->part.val + c->part.vlen, &h) != NULL)
 		off = h.offset;
 	put_cursor(t, c);
 	return off;
-}
-
-/* --------------------------------------------------------------- iterator */
-
-static void it_seek(tides_iiter *it, const uint8_t *k, size_t n) { sst_cursor *c = &((sst_iter *) it)->c; cursor_seek_reported(c, k, n); cursor_out(c); }
-static void it_first(tides_iiter *it) { sst_cursor *c = &((sst_iter *) it)->c; cursor_first(c); cursor_out(c); }
-static void it_last(tides_iiter *it) { sst_cursor *c = &((sst_iter *) it)->c; cursor_last(c); cursor_out(c); }
-static void it_next(tides_iiter *it) { sst_cursor *c = &((sst_iter *) it)->c; cursor_next(c); cursor_out(c); }
-static void it_prev(tides_iiter *it) { sst_cursor *c = &((sst_iter *) it)->c; cursor_prev(c); cursor_out(c); }
-static bool it_valid(const tides_iiter *it) { return ((const sst_iter *) it)->c.data.valid; }
-
-static const uint8_t *
-it_key(const tides_iiter *it, size_t *n)
-{
-	const sst_iter *si = (const sst_iter *) it;
-
-	*n = si->c.oklen;
-	return si->c.okey;
-}
-
-static const uint8_t *
-it_value(const tides_iiter *it, size_t *n)
-{
-	const sst_iter *si = (const sst_iter *) it;
-
-	*n = si->c.data.vlen;
-	return si->c.data.val;
-}
-
-static void
-it_destroy(tides_iiter *it)
-{
-	sst_iter   *si = (sst_iter *) it;
-
-	cursor_free(&si->c);
-	if (si->on_destroy)
-		si->on_destroy(si->arg, si->c.t);
-	free(si);
-}
-
-static const tides_iiter_ops sst_iter_ops = {
-	it_seek, it_first, it_last, it_next, it_prev, it_valid, it_key, it_value, it_destroy
-};
-
-tides_iiter *
-tides_sst_iter_new(tides_sst *t, bool fill_cache)
-{
-	sst_iter   *si = malloc(sizeof(*si));
-
-	if (si == NULL)
-		return NULL;
-	tides_iiter_base_init(&si->base, &sst_iter_ops);
-	cursor_init(&si->c, t, fill_cache ? TIDES_READ_FILL_CACHE : TIDES_READ_NO_FILL,
-				&si->base.err);
-	si->on_destroy = NULL;
-	si->arg = NULL;
-	return &si->base;
-}
-
-void
-tides_sst_iter_read_ahead(tides_iiter *it)
-{
-	if (it->ops == &sst_iter_ops)
-		((sst_iter *) it)->c.ahead = true;
-}
-
-void
-tides_sst_iter_fetch_ahead(tides_iiter *it)
-{
-	if (it->ops == &sst_iter_ops)
-		((sst_iter *) it)->c.fetchable = true;
-}
-
-void
-tides_sst_iter_on_destroy(tides_iiter *it, void (*fn) (void *arg, tides_sst *t), void *arg)
-{
-	sst_iter   *si = (sst_iter *) it;
-
-	si->on_destroy = fn;
-	si->arg = arg;
-}
-
-/* ------------------------------------------------------------- verification */
-
-/* keys come in order: is this one inside run *run, or a later one (*run moves there)? */
-static bool
-key_in_runs(const tides_sst *t, uint32_t *run, const uint8_t *ukey, size_t ulen)
-{
-	while (*run < t->nranges &&
-		   tides_ukey_cmp(t->ranges[*run].last, t->ranges[*run].last_len, ukey, ulen) < 0)
-		(*run)++;
-	return *run < t->nranges &&
-		tides_ukey_cmp(t->ranges[*run].first, t->ranges[*run].first_len, ukey, ulen) <= 0;
-}
-
-tides_status
-tides_sst_verify(tides_sst *t, tides_error *err)
-{
-	tides_error e;
-	sst_cursor	c;
-	tides_buf	prev;
-	uint64_t	entries = 0,
-				blocks = 0;
-	uint32_t	run = 0;		/* the run the keys are in (ranges) */
-	tides_status s = TIDES_OK;
-
-	tides_error_clear(&e);
-	cursor_init(&c, t, TIDES_READ_BYPASS, &e);
-	tides_buf_init(&prev);
-
-	/* every partition, its filter, and every data block, from the file */
-	for (tides_block_iter_first(&c.top); c.top.valid && !failed(&c);
-		 tides_block_iter_next(&c.top))
-	{
-		c.part_off = UINT64_MAX;
-		if (!load_part(&c))
-			break;
-		(void) filter_may_match(&c, 0);	/* BYPASS mode: reads and checksums it */
-		for (tides_block_iter_first(&c.part); c.part.valid && !failed(&c);
-			 tides_block_iter_next(&c.part))
-		{
-			c.data_off = UINT64_MAX;
-			if (!load_data(&c))
-				break;
-			blocks++;
-			for (tides_block_iter_first(&c.data); c.data.valid; tides_block_iter_next(&c.data))
-			{
-				if ((entries > 0 &&
-					 tides_ikey_cmp(prev.data, prev.len, c.data.key, c.data.klen) >= 0) ||
-					tides_ikey_cmp(c.data.key, c.data.klen, c.part.key, c.part.klen) > 0 ||
-					tides_ikey_cmp(c.part.key, c.part.klen, c.top.key, c.top.klen) > 0)
-				{
-					tides_fail(&e, TIDES_CORRUPTION, "keys out of order in block at offset %llu of %s",
-							   (unsigned long long) c.data_off, t->fname);
-					break;
-				}
-				if (t->nranges > 0 && !key_in_runs(t, &run, c.data.key, c.data.klen - TIDES_TRAILER))
-				{
-					tides_fail(&e, TIDES_CORRUPTION,
-							   "a key in block at offset %llu of %s lies outside the key ranges of its properties",
-							   (unsigned long long) c.data_off, t->fname);
-					break;
-				}
-				tides_buf_reset(&prev);
-				tides_buf_append(&prev, c.data.key, c.data.klen);
-				entries++;
-			}
-		}
-	}
-	if (!failed(&c) && (entries != t->props.num_entries || blocks != t->props.num_data_blocks))
-		tides_fail(&e, TIDES_CORRUPTION,
-				   "%s holds %llu entries in %llu blocks, its properties say %llu in %llu",
-				   t->fname, (unsigned long long) entries, (unsigned long long) blocks,
-				   (unsigned long long) t->props.num_entries,
-				   (unsigned long long) t->props.num_data_blocks);
-	if (prev.oom && !failed(&c))
-		tides_fail(&e, TIDES_NO_MEMORY, "out of memory verifying %s", t->fname);
-	if (failed(&c))
-	{
-		s = e.code;
-		if (err != NULL)
-			*err = e;
-	}
-	cursor_free(&c);
-	tides_buf_free(&prev);
-	return s;
 }
 
 /* --------------------------------------------------------- ingested tables */
