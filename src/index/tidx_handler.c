@@ -201,7 +201,7 @@ tides_btree_handler(PG_FUNCTION_ARGS)
 	am->amstorage = true;		/* only so that name_ops can store cstring, as btree's does */
 	am->amclusterable = true;
 	am->ampredlocks = false;	/* relation-level SIREAD locks */
-	am->amcanparallel = false;
+	am->amcanparallel = true;
 	am->amcaninclude = true;
 	am->amusemaintenanceworkmem = false;
 	am->amparallelvacuumoptions = VACUUM_OPTION_NO_PARALLEL;
@@ -226,9 +226,9 @@ tides_btree_handler(PG_FUNCTION_ARGS)
 	am->amendscan = tidx_endscan;
 	am->ammarkpos = tidx_markpos;
 	am->amrestrpos = tidx_restrpos;
-	am->amestimateparallelscan = NULL;
-	am->aminitparallelscan = NULL;
-	am->amparallelrescan = NULL;
+	am->amestimateparallelscan = tidx_estimateparallelscan;
+	am->aminitparallelscan = tidx_initparallelscan;
+	am->amparallelrescan = tidx_parallelrescan;
 
 	PG_RETURN_POINTER(am);
 }

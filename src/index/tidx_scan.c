@@ -14,6 +14,9 @@
  * place again by the key of the entry it is on.  Entries whose rows the
  * executor reports dead to everyone (kill_prior_tuple) are deleted from the
  * engine: TIDs of tides tables are never reused, so that is safe at any time.
+ *
+ * A parallel scan hands the entries out in chunks (see "parallel scans"
+ * below); every participant walks the same intervals.
  */
 #include "postgres.h"
 
@@ -22,6 +25,8 @@
 #include "access/relscan.h"
 #include "nodes/tidbitmap.h"
 #include "pgstat.h"
+#include "storage/condition_variable.h"
+#include "storage/spin.h"
 #include "utils/array.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -29,6 +34,8 @@
 #include "index/tidx.h"
 
 #define KILL_BATCH 128
+/* entries a participant of a parallel scan claims at once */
+#define TIDX_PARALLEL_CHUNK 64
 
 typedef enum PosState
 {
@@ -82,6 +89,18 @@ typedef struct TidxScan
 	bool		hint_pending;	/* the first key after hint_start is to be recorded */
 	uint8		hint_start[TIDX_HINT_KEY_MAX];	/* where the first interval was entered */
 	int			hint_startlen;
+
+	/*
+	 * A parallel scan: the entries of the chunk this participant claimed
+	 * last (keys and, for index-only scans, tuples, in chunkcxt), returned
+	 * in order from chunkpos.
+	 */
+	MemoryContext chunkcxt;
+	int			nchunk;
+	int			chunkpos;
+	uint8	   *chunkkeys[TIDX_PARALLEL_CHUNK];
+	int			chunklens[TIDX_PARALLEL_CHUNK];
+	IndexTuple	chunkitups[TIDX_PARALLEL_CHUNK];
 } TidxScan;
 
 /* ------------------------------------------------------------------ kills */
@@ -125,6 +144,7 @@ tidx_beginscan(Relation index, int nkeys, int norderbys)
 	tidx_desc_init(&so->d, index, false);
 	so->cxt = AllocSetContextCreate(CurrentMemoryContext, "tides_btree scan", ALLOCSET_DEFAULT_SIZES);
 	so->filtercxt = AllocSetContextCreate(CurrentMemoryContext, "tides_btree scan keys", ALLOCSET_SMALL_SIZES);
+	so->chunkcxt = AllocSetContextCreate(CurrentMemoryContext, "tides_btree parallel chunk", ALLOCSET_DEFAULT_SIZES);
 	so->state = POS_START;
 	so->qual_ok = false;
 	so->mark_state = POS_START;
@@ -158,6 +178,8 @@ tidx_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int n
 	so->itupcap = 0;
 	so->counted = false;
 	so->qual_ok = true;
+	MemoryContextReset(so->chunkcxt);
+	so->nchunk = so->chunkpos = 0;
 	so->can_kill = tidx_heap_is_tides(scan->heapRelation) && !RecoveryInProgress();
 	so->heap = scan->heapRelation;
 
@@ -514,6 +536,145 @@ advance(TidxScan *so, ScanDirection dir, IndexTuple *itup_out, bool want_itup)
 	}
 }
 
+/* ------------------------------------------------------------ parallel scans */
+
+/*
+ * Participants of a parallel scan (amcanparallel) claim the entries that
+ * pass the scan keys in chunks, in scan order, as nbtree's claim pages: the
+ * shared area says where the unclaimed entries start -- the position state,
+ * interval and key of the last entry claimed, what a serial scan keeps in
+ * state, cur and curkey -- and one participant at a time moves it on.  A
+ * participant seizes the area (sleeping while another advances it), loads
+ * that position, walks up to TIDX_PARALLEL_CHUNK entries on from it with its
+ * own iterator (advance, as a serial scan goes on from its current key),
+ * copies them out, stores the position it reached and lets go; then it
+ * returns its copies one by one.  So every entry goes to one participant,
+ * and each participant's entries come in scan order (Gather Merge relies on
+ * it).
+ *
+ * Each participant opened its iterator at its own rescan, so they read the
+ * index at different moments, as a serial scan's refreshed iterator does
+ * (TrtIter): an entry one view has and another lacks belongs to a row the
+ * query's snapshot cannot see -- entries go only when their rows are dead to
+ * everyone, and one written after another participant's view began points
+ * at a row whose inserter the snapshot does not see.
+ */
+typedef struct TidxParallel
+{
+	slock_t		mutex;
+	bool		advancing;		/* a participant is claiming a chunk */
+	ConditionVariable cv;		/* broadcast when it is done */
+	/* where the unclaimed entries start (PosState, interval, last key claimed) */
+	int			state;
+	int			cur;
+	int			keylen;
+	uint8		key[FLEXIBLE_ARRAY_MEMBER];	/* TIDX_MAX_KEY_LEN bytes */
+} TidxParallel;
+
+static TidxParallel *
+parallel_area(IndexScanDesc scan)
+{
+	return (TidxParallel *) OffsetToPointer(scan->parallel_scan, scan->parallel_scan->ps_offset);
+}
+
+Size
+tidx_estimateparallelscan(void)
+{
+	return add_size(offsetof(TidxParallel, key), TIDX_MAX_KEY_LEN);
+}
+
+static void
+parallel_reset(TidxParallel *p)
+{
+	p->advancing = false;
+	p->state = POS_START;
+	p->cur = 0;
+	p->keylen = 0;
+}
+
+void
+tidx_initparallelscan(void *target)
+{
+	TidxParallel *p = (TidxParallel *) target;
+
+	SpinLockInit(&p->mutex);
+	ConditionVariableInit(&p->cv);
+	parallel_reset(p);
+}
+
+/* the leader, before the participants rescan */
+void
+tidx_parallelrescan(IndexScanDesc scan)
+{
+	TidxParallel *p = parallel_area(scan);
+
+	SpinLockAcquire(&p->mutex);
+	parallel_reset(p);
+	SpinLockRelease(&p->mutex);
+}
+
+/*
+ * Claim the next chunk of the scan into so->chunk*: false when nothing is
+ * left.  An error while advancing ends the whole parallel query, as in
+ * nbtree, so the area is not given back then.
+ */
+static bool
+claim_chunk(IndexScanDesc scan, ScanDirection dir)
+{
+	TidxScan   *so = (TidxScan *) scan->opaque;
+	TidxParallel *p = parallel_area(scan);
+	MemoryContext old;
+
+	for (;;)
+	{
+		bool		mine;
+
+		SpinLockAcquire(&p->mutex);
+		mine = !p->advancing;
+		p->advancing = true;
+		SpinLockRelease(&p->mutex);
+		if (mine)
+			break;
+		ConditionVariableSleep(&p->cv, PG_WAIT_EXTENSION);
+	}
+	ConditionVariableCancelSleep();
+
+	/* the area is this participant's until it stores the new position */
+	so->state = (PosState) p->state;
+	so->cur = p->cur;
+	if (so->state == POS_ON)
+		save_current_key(so, p->key, p->keylen);
+	MemoryContextReset(so->chunkcxt);
+	so->nchunk = so->chunkpos = 0;
+	while (so->nchunk < TIDX_PARALLEL_CHUNK)
+	{
+		IndexTuple	itup = NULL;
+
+		if (!advance(so, dir, &itup, scan->xs_want_itup))
+			break;
+		old = MemoryContextSwitchTo(so->chunkcxt);
+		so->chunkkeys[so->nchunk] = palloc(so->curkeylen);
+		memcpy(so->chunkkeys[so->nchunk], so->curkey, so->curkeylen);
+		so->chunklens[so->nchunk] = so->curkeylen;
+		so->chunkitups[so->nchunk] = itup != NULL ? CopyIndexTuple(itup) : NULL;
+		MemoryContextSwitchTo(old);
+		so->nchunk++;
+	}
+	Assert(so->state != POS_ON || so->curkeylen <= TIDX_MAX_KEY_LEN);
+	p->state = so->state;
+	p->cur = so->cur;
+	if (so->state == POS_ON)
+	{
+		memcpy(p->key, so->curkey, so->curkeylen);
+		p->keylen = so->curkeylen;
+	}
+	SpinLockAcquire(&p->mutex);
+	p->advancing = false;
+	SpinLockRelease(&p->mutex);
+	ConditionVariableBroadcast(&p->cv);
+	return so->nchunk > 0;
+}
+
 bool
 tidx_gettuple(IndexScanDesc scan, ScanDirection dir)
 {
@@ -529,7 +690,19 @@ tidx_gettuple(IndexScanDesc scan, ScanDirection dir)
 		pgstat_count_index_scan(scan->indexRelation);
 		so->counted = true;
 	}
-	if (!advance(so, dir, &itup, scan->xs_want_itup))
+	if (scan->parallel_scan != NULL)
+	{
+		int			i;
+
+		if (so->chunkpos == so->nchunk && !claim_chunk(scan, dir))
+			return false;
+		i = so->chunkpos++;
+		/* the entry returned is the current one (kills) */
+		save_current_key(so, so->chunkkeys[i], so->chunklens[i]);
+		so->state = POS_ON;
+		itup = so->chunkitups[i];
+	}
+	else if (!advance(so, dir, &itup, scan->xs_want_itup))
 		return false;
 	tidx_decode_tid(so->curkey, so->curkeylen, &scan->xs_heaptid);
 	scan->xs_recheck = false;
@@ -571,6 +744,7 @@ tidx_endscan(IndexScanDesc scan)
 	trt_iter_close(so->iter);
 	MemoryContextDelete(so->cxt);
 	MemoryContextDelete(so->filtercxt);
+	MemoryContextDelete(so->chunkcxt);
 	pfree(so);
 	scan->opaque = NULL;
 }
@@ -580,6 +754,9 @@ tidx_markpos(IndexScanDesc scan)
 {
 	TidxScan   *so = (TidxScan *) scan->opaque;
 
+	/* a participant returns copies of its chunk: no position to mark (PostgreSQL never asks) */
+	if (scan->parallel_scan != NULL)
+		elog(ERROR, "tides_btree: mark/restore in a parallel scan");
 	so->mark_state = so->state;
 	so->mark_cur = so->cur;
 	if (so->state == POS_ON)
