@@ -92,8 +92,8 @@ typedef struct TidxScan
 
 	/*
 	 * A parallel scan: the entries of the chunk this participant claimed
-	 * last (keys and, for index-only scans, tuples, in chunkcxt), returned
-	 * in order from chunkpos.
+	 * last (keys and, for index-only scans, tuples, in chunkcxt, made by
+	 * the first claim), returned in order from chunkpos.
 	 */
 	MemoryContext chunkcxt;
 	int			nchunk;
@@ -144,7 +144,6 @@ tidx_beginscan(Relation index, int nkeys, int norderbys)
 	tidx_desc_init(&so->d, index, false);
 	so->cxt = AllocSetContextCreate(CurrentMemoryContext, "tides_btree scan", ALLOCSET_DEFAULT_SIZES);
 	so->filtercxt = AllocSetContextCreate(CurrentMemoryContext, "tides_btree scan keys", ALLOCSET_SMALL_SIZES);
-	so->chunkcxt = AllocSetContextCreate(CurrentMemoryContext, "tides_btree parallel chunk", ALLOCSET_DEFAULT_SIZES);
 	so->state = POS_START;
 	so->qual_ok = false;
 	so->mark_state = POS_START;
@@ -178,7 +177,8 @@ tidx_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int n
 	so->itupcap = 0;
 	so->counted = false;
 	so->qual_ok = true;
-	MemoryContextReset(so->chunkcxt);
+	if (so->chunkcxt != NULL)
+		MemoryContextReset(so->chunkcxt);
 	so->nchunk = so->chunkpos = 0;
 	so->can_kill = tidx_heap_is_tides(scan->heapRelation) && !RecoveryInProgress();
 	so->heap = scan->heapRelation;
@@ -644,6 +644,9 @@ claim_chunk(IndexScanDesc scan, ScanDirection dir)
 	so->cur = p->cur;
 	if (so->state == POS_ON)
 		save_current_key(so, p->key, p->keylen);
+	if (so->chunkcxt == NULL)
+		so->chunkcxt = AllocSetContextCreate(GetMemoryChunkContext(so), "tides_btree parallel chunk",
+											 ALLOCSET_DEFAULT_SIZES);
 	MemoryContextReset(so->chunkcxt);
 	so->nchunk = so->chunkpos = 0;
 	while (so->nchunk < TIDX_PARALLEL_CHUNK)
@@ -744,7 +747,8 @@ tidx_endscan(IndexScanDesc scan)
 	trt_iter_close(so->iter);
 	MemoryContextDelete(so->cxt);
 	MemoryContextDelete(so->filtercxt);
-	MemoryContextDelete(so->chunkcxt);
+	if (so->chunkcxt != NULL)
+		MemoryContextDelete(so->chunkcxt);
 	pfree(so);
 	scan->opaque = NULL;
 }
