@@ -113,6 +113,14 @@ int			tides_compaction_l0_output(const tides_version *v, int base, tides_file_me
 bool		tides_compaction_deeper_data(const tides_shared *sh, const tides_version *v, int level,
 										 const tides_file_meta *f);
 
+/*
+ * Choose a compaction (compaction_pick.c).  With `reserve`, mark its
+ * inputs, claim its output range and advance the round-robin cursor; without
+ * (a question whether there is work), leave everything as it was and hold
+ * nothing.  False: nothing to do now.
+ */
+bool		tides_compaction_pick(tides_db *db, tides_compaction *c, bool reserve);
+
 /* a free slot in sh->running, or -1 */
 int			tides_compaction_free_slot(const tides_shared *sh);
 
