@@ -1,6 +1,6 @@
 /*
  * test_pacing.c -- writers slowed at level 0's slowdown trigger are paced
- * to a byte rate (db/write.c, pace_write), not delayed per write.
+ * to a byte rate (db/write_pace.c, pace_write), not delayed per write.
  *
  * A store whose level 0 holds a fixed number of files (flushed, never
  * compacted: the test runs no background work) at and past
