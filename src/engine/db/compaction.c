@@ -217,6 +217,51 @@ tides_compaction_complete(tides_db *db, tides_compaction *c)
 	return false;
 }
 
+int
+tides_compaction_take_l0(tides_db *db, tides_compaction *c, int base)
+{
+	const tides_version *v = c->v;
+
+	TIDES_ASSERT(c->level == 0 && c->in[0] == NULL);
+	c->in[0] = malloc((v->nfiles[0] + 1) * sizeof(tides_file_meta *));
+	if (c->in[0] == NULL)
+		return -1;
+	c->nin[0] = v->nfiles[0];
+	memcpy(c->in[0], v->files[0], v->nfiles[0] * sizeof(tides_file_meta *));
+	c->output_level = tides_compaction_l0_output(v, base, c->in[0], c->nin[0]);
+	if (tides_compaction_complete(db, c))
+		return 1;
+	free(c->in[0]);
+	c->in[0] = NULL;
+	return 0;
+}
+
+int
+tides_compaction_take_file(tides_db *db, tides_compaction *c, tides_file_meta *f, bool in_place)
+{
+	TIDES_ASSERT(c->in[0] == NULL);
+	c->in[0] = malloc(sizeof(tides_file_meta *));
+	if (c->in[0] == NULL)
+		return -1;
+	c->in[0][0] = f;
+	c->nin[0] = 1;
+	if (in_place)
+	{
+		c->output_level = c->level;
+		if (!tides_compaction_conflicts(db->sh, c))
+			return 1;
+	}
+	else
+	{
+		c->output_level = c->level + 1;
+		if (tides_compaction_complete(db, c))
+			return 1;
+	}
+	free(c->in[0]);
+	c->in[0] = NULL;
+	return 0;
+}
+
 /*
  * Where level 0 may go: the base level, unless a level between holds keys
  * of its range -- those versions are older than level 0's, and a read

@@ -98,6 +98,18 @@ void		tides_compaction_reset(tides_compaction *c, tides_version *v, int level);
  */
 bool		tides_compaction_complete(tides_db *db, tides_compaction *c);
 
+/*
+ * c, reset for level 0 of its version, takes all of level 0 (its files
+ * overlap: it goes as a whole) into the level its keys go to; `base` is the
+ * base level.  c, reset for level l, takes file f alone: rewritten in place
+ * (the bottom of its range) or pushed to level l + 1 with what overlaps it
+ * there.  Both: 1 if it can run now; 0 if not (nothing left allocated);
+ * -1 out of memory.
+ */
+int			tides_compaction_take_l0(tides_db *db, tides_compaction *c, int base);
+int			tides_compaction_take_file(tides_db *db, tides_compaction *c, tides_file_meta *f,
+									   bool in_place);
+
 /* would c collide with a running compaction's output claim? */
 bool		tides_compaction_conflicts(const tides_shared *sh, const tides_compaction *c);
 

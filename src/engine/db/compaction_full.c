@@ -66,6 +66,7 @@ pick_full(tides_db *db, tides_full_compaction *fc, tides_compaction *c)
 	uint64_t	target[TIDES_MAX_LEVELS];
 	int			base = tides_compaction_targets(db, v, target);
 	int			slot = tides_compaction_free_slot(sh);
+	int			r;
 
 	TIDES_ASSERT(tides_mutex_held(&sh->version_mutex));
 	if (slot < 0)
@@ -85,17 +86,10 @@ pick_full(tides_db *db, tides_full_compaction *fc, tides_compaction *c)
 				if (tides_compaction_busy(v->files[0], v->nfiles[0]))
 					return 0;
 				tides_compaction_reset(c, v, 0);
-				c->in[0] = malloc((v->nfiles[0] + 1) * sizeof(tides_file_meta *));
-				if (c->in[0] == NULL)
-					return -1;
-				c->nin[0] = v->nfiles[0];
-				memcpy(c->in[0], v->files[0], v->nfiles[0] * sizeof(tides_file_meta *));
-				c->output_level = tides_compaction_l0_output(v, base, c->in[0], c->nin[0]);
-				if (!tides_compaction_complete(db, c))
+				if ((r = tides_compaction_take_l0(db, c, base)) != 1)
 				{
-					free(c->in[0]);
 					tides_compaction_reset(c, NULL, 0);
-					return 0;
+					return r;
 				}
 				tides_compaction_reserve(db, c, slot);
 				return 1;
@@ -118,31 +112,14 @@ pick_full(tides_db *db, tides_full_compaction *fc, tides_compaction *c)
 				if (atomic_load(&f->being_compacted))
 					continue;
 				tides_compaction_reset(c, v, l);
-				c->in[0] = malloc(sizeof(tides_file_meta *));
-				if (c->in[0] == NULL)
+				/* the last level in place (nothing is below), others one level down */
+				if ((r = tides_compaction_take_file(db, c, f, l == LAST_LEVEL)) < 0)
 					return -1;
-				c->in[0][0] = f;
-				c->nin[0] = 1;
-				if (l == LAST_LEVEL)
+				if (r == 1)
 				{
-					/* in place: nothing is below */
-					c->output_level = l;
-					if (!tides_compaction_conflicts(sh, c))
-					{
-						tides_compaction_reserve(db, c, slot);
-						return 1;
-					}
+					tides_compaction_reserve(db, c, slot);
+					return 1;
 				}
-				else
-				{
-					c->output_level = l + 1;
-					if (tides_compaction_complete(db, c))
-					{
-						tides_compaction_reserve(db, c, slot);
-						return 1;
-					}
-				}
-				free(c->in[0]);
 				tides_compaction_reset(c, NULL, 0);
 			}
 			if (covered)

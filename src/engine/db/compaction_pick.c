@@ -107,14 +107,14 @@ want(tides_db *db, const tides_version *v, int base, int kind, int l, const tide
 static int
 pick_marked(tides_db *db, tides_version *v, int base, int kind, tides_compaction *c)
 {
-	tides_shared *sh = db->sh;
 	uint64_t	horizon = 0;
 
 	for (int l = 0; l < TIDES_MAX_LEVELS; l++)
 		for (uint32_t i = 0; i < v->nfiles[l]; i++)
 		{
 			tides_file_meta *f = v->files[l][i];
-			int			w;
+			int			w,
+						r;
 
 			if (atomic_load(&f->being_compacted) ||
 				(w = want(db, v, base, kind, l, f, &horizon)) == WANT_NONE)
@@ -125,38 +125,13 @@ pick_marked(tides_db *db, tides_version *v, int base, int kind, tides_compaction
 				/* level 0 goes as a whole, as always (its files overlap) */
 				if (tides_compaction_busy(v->files[0], v->nfiles[0]))
 					break;
-				c->in[0] = malloc((v->nfiles[0] + 1) * sizeof(tides_file_meta *));
-				if (c->in[0] == NULL)
-					return -1;
-				c->nin[0] = v->nfiles[0];
-				memcpy(c->in[0], v->files[0], v->nfiles[0] * sizeof(tides_file_meta *));
-				c->output_level = tides_compaction_l0_output(v, base, c->in[0], c->nin[0]);
-				if (tides_compaction_complete(db, c))
-					return 1;
-				free(c->in[0]);
-				c->in[0] = NULL;
+				if ((r = tides_compaction_take_l0(db, c, base)) != 0)
+					return r;
 				break;
 			}
-			c->in[0] = malloc(sizeof(tides_file_meta *));
-			if (c->in[0] == NULL)
-				return -1;
-			c->in[0][0] = f;
-			c->nin[0] = 1;
-			if (w == WANT_IN_PLACE)
-			{
-				/* the bottom of its range: rewrite it in place */
-				c->output_level = l;
-				if (!tides_compaction_conflicts(sh, c))
-					return 1;
-			}
-			else
-			{
-				c->output_level = l + 1;
-				if (tides_compaction_complete(db, c))
-					return 1;
-			}
-			free(c->in[0]);
-			c->in[0] = NULL;
+			/* in place at the bottom of its range, else one level down */
+			if ((r = tides_compaction_take_file(db, c, f, w == WANT_IN_PLACE)) != 0)
+				return r;
 		}
 	return 0;
 }
