@@ -22,7 +22,7 @@
 
 typedef struct TamIndexFetchData
 {
-	IndexFetchTableData base;
+	TrtIndexFetch head;			/* base, and what the index AM may set */
 	uint64		tree;
 	TamTupleBuf buf;
 	TamSeqReader *reader;		/* for TIDs that come in vid order */
@@ -33,11 +33,12 @@ tam_index_fetch_begin(Relation rel)
 {
 	TamIndexFetchData *f = palloc0(sizeof(TamIndexFetchData));
 
-	f->base.rel = rel;
+	f->head.base.rel = rel;
+	f->head.kills_logged = false;
 	f->tree = trt_rel_tree(rel);
 	tam_tuple_buf_init(&f->buf, CurrentMemoryContext);
 	f->reader = tam_seq_reader_create(CurrentMemoryContext);
-	return &f->base;
+	return &f->head.base;
 }
 
 void
@@ -70,10 +71,11 @@ tam_index_fetch_tuple(IndexFetchTableData *scan, ItemPointer tid, Snapshot snaps
 						TupleTableSlot *slot, bool *call_again, bool *all_dead)
 {
 	TamIndexFetchData *f = (TamIndexFetchData *) scan;
-	Relation	rel = f->base.rel;
+	Relation	rel = f->head.base.rel;
 	TamTuple *t;
 
-	t = tam_hot_search(rel, f->tree, tid, snapshot, &f->buf, all_dead, !*call_again, true, f->reader);
+	t = tam_hot_search(rel, f->tree, tid, snapshot, &f->buf, all_dead, f->head.kills_logged,
+					   !*call_again, true, f->reader);
 	if (t == NULL)
 	{
 		/* the end of the chain (a removed root reads as dead: TIDs are never reused) */

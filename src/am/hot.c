@@ -80,20 +80,22 @@ worth_pruning(Relation rel, int walked, TransactionId first_updater)
  * later call (first_call false) the member returned last -- return the
  * first member of the chain visible to snapshot, with *tid set to it, or
  * NULL.  If all_dead is given, it reports whether every member is dead to
- * everyone (the index entry may then be killed).  The result lives in buf.
+ * everyone for good (the index entry may then be killed; kills_logged: the
+ * kill is a tides log write, TAM_DEAD_LOGGED).  The result lives in buf.
  * A reader (seqread.c), if given, may supply the root's entry from an
  * engine view older than now: only to an MVCC snapshot, and only for the
  * first walk's first read (see there why that is safe).
  */
 TamTuple *
 tam_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
-				 TamTupleBuf *buf, bool *all_dead, bool first_call, bool may_prune,
-				 TamSeqReader *reader)
+				 TamTupleBuf *buf, bool *all_dead, bool kills_logged, bool first_call,
+				 bool may_prune, TamSeqReader *reader)
 {
 	Oid			relid = RelationGetRelid(rel);
 	GlobalVisState *vistest = NULL;
 	uint64		start;
-	bool		durable = rel->rd_rel->relpersistence == RELPERSISTENCE_PERMANENT;
+	TamDeadRule visible_rule = tam_dead_rule(rel, false);
+	TamDeadRule kill_rule = tam_dead_rule(rel, kills_logged);
 
 	if (all_dead)
 		*all_dead = first_call;
@@ -157,7 +159,7 @@ tam_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 
 				/* (a non-vacuumable snapshot knows no relation: see tam_surely_dead) */
 				if (snapshot->snapshot_type == SNAPSHOT_NON_VACUUMABLE)
-					valid = !tam_surely_dead(t, snapshot->vistest, durable);
+					valid = !tam_surely_dead(t, snapshot->vistest, visible_rule);
 				else
 					valid = tam_visible(t, snapshot);
 
@@ -179,7 +181,7 @@ tam_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 			{
 				if (vistest == NULL)
 					vistest = GlobalVisTestFor(rel);
-				if (!tam_surely_dead(t, vistest, durable))
+				if (!tam_surely_dead(t, vistest, kill_rule))
 					*all_dead = false;
 			}
 			/* a member pointing at itself: written before deletes cleared the bit (tam_tuple_delete) */
@@ -305,7 +307,7 @@ tam_hot_chain_dead(Relation rel, uint64 tree, uint64 root_vid, GlobalVisState *v
 	tam_tuple_buf_init(&buf, CurrentMemoryContext);
 	trt_vid_to_tid(root_vid, &tid);
 	InitNonVacuumableSnapshot(nonvacuumable, vistest);
-	if (tam_hot_search(rel, tree, &tid, &nonvacuumable, &buf, NULL, true, false, NULL) != NULL)
+	if (tam_hot_search(rel, tree, &tid, &nonvacuumable, &buf, NULL, false, true, false, NULL) != NULL)
 	{
 		tam_tuple_buf_free(&buf);
 		return false;

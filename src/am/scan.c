@@ -381,7 +381,7 @@ next_visible(TamScanDesc s, ScanDirection dir, TupleTableSlot *slot)
 		}
 		visible = tam_visible(t, snap);
 		/* a version dead to all belongs to a vacant run; any other ends one */
-		if (s->vacant_test != NULL && (visible || !tam_surely_dead(t, s->vacant_test, false)))
+		if (s->vacant_test != NULL && (visible || !tam_surely_dead(t, s->vacant_test, TAM_DEAD_NOW)))
 			tam_cursor_note_live(s->cursor, t->vid);
 		tam_ssi_conflict_out(visible, rel, t, snap);
 		if (visible && passes_keys(s, t))
@@ -544,7 +544,7 @@ add_chain_member(TamScanDesc s, uint64 vid)
 	trt_vid_to_tid(vid, &tid);
 	if (s->reader == NULL)
 		s->reader = tam_seq_reader_create(s->cxt);
-	t = tam_hot_search(s->base.rs_rd, s->tree, &tid, s->base.rs_snapshot, &s->fetchbuf, NULL, true, true,
+	t = tam_hot_search(s->base.rs_rd, s->tree, &tid, s->base.rs_snapshot, &s->fetchbuf, NULL, false, true, true,
 						 s->reader);
 	if (t != NULL)
 		page_add(s, t);

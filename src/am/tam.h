@@ -166,7 +166,19 @@ extern bool tam_visible(TamTuple *t, Snapshot snapshot);
 extern TM_Result tam_satisfies_update(TamTuple *t, CommandId curcid);
 extern HTSV_Result tam_satisfies_vacuum(TamTuple *t, TransactionId oldest_xmin,
 										  TransactionId *dead_after);
-extern bool tam_surely_dead(TamTuple *t, GlobalVisState *vistest, bool durable);
+/*
+ * What must hold of a deletion before it counts as dead for good
+ * (tam_surely_dead), by what could outlive it in a crash.
+ */
+typedef enum TamDeadRule
+{
+	TAM_DEAD_NOW,				/* temporary or unlogged: no crash to outlive */
+	TAM_DEAD_LOGGED,			/* the consequence goes to the tides log after it */
+	TAM_DEAD_DURABLE			/* the consequence may reach the disk first */
+} TamDeadRule;
+
+extern bool tam_surely_dead(TamTuple *t, GlobalVisState *vistest, TamDeadRule rule);
+extern TamDeadRule tam_dead_rule(Relation rel, bool logged);
 extern bool tam_is_only_locked(TamTuple *t);
 extern void tam_ssi_conflict_out(bool visible, Relation rel, TamTuple *t, Snapshot snapshot);
 
@@ -329,8 +341,8 @@ extern void tam_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNu
 /* ---- hot.c: heap-only versions and their chains */
 
 extern TamTuple *tam_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
-									TamTupleBuf *buf, bool *all_dead, bool first_call,
-									bool may_prune, TamSeqReader *reader);
+									TamTupleBuf *buf, bool *all_dead, bool kills_logged,
+									bool first_call, bool may_prune, TamSeqReader *reader);
 extern bool tam_hot_update_allowed(Relation rel, Bitmapset *hot_attrs, TamTuple *old,
 									 HeapTuple newtup);
 extern bool tam_hot_chain_dead(Relation rel, uint64 tree, uint64 root_vid, GlobalVisState *vistest,

@@ -20,7 +20,9 @@
 
 #include "access/multixact.h"
 #include "access/subtrans.h"
+#include "access/transam.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "storage/predicate.h"
 #include "storage/procarray.h"
 #include "utils/snapmgr.h"
@@ -261,27 +263,54 @@ tam_satisfies_vacuum(TamTuple *t, TransactionId oldest_xmin, TransactionId *dead
 static bool
 visible_nonvacuumable(TamTuple *t, Snapshot snap)
 {
-	return !tam_surely_dead(t, snap->vistest, true);
+	return !tam_surely_dead(t, snap->vistest, TAM_DEAD_DURABLE);
 }
 
 /*
  * Dead to everyone, for good: what lets an index forget its entry
- * (HeapTupleIsSurelyDead).  A deletion also has to be durable, or a crash
- * could bring the version back after the index forgot it (see
- * trt_xid_durable); an aborted insertion is dead whatever happens.
- * Temporary and unlogged relations do not outlive a crash, so for them
- * (durable = false) a deletion need not be durable.
+ * (HeapTupleIsSurelyDead).  A crash must not bring the version back after
+ * the forgetting survived it, and the deletion is only as durable as two
+ * records: the deleter's commit record in the WAL and its tides records.
+ *
+ *   - The commit record must be flushed (heap's SetHintBits rule: an
+ *     asynchronous commit is lost whole in an OS crash, and the deleter then
+ *     reads as aborted).  With tides.wal the tides records are WAL records
+ *     before it, so that is all.
+ *   - TAM_DEAD_LOGGED: the forgetting is itself a write to the tides log,
+ *     after the deletion (tides_btree's kill), so a crash that keeps it keeps
+ *     the deletion's tides records too (the log is recovered as a prefix).
+ *     With tides.wal the forgetting is a WAL record after the commit record.
+ *   - TAM_DEAD_DURABLE: the forgetting may reach the disk before the tides
+ *     log (nbtree's LP_DEAD hint): the tides records must be durable
+ *     (trt_xid_durable).
+ *   - TAM_DEAD_NOW: temporary and unlogged relations do not outlive a crash.
+ *
+ * An aborted insertion is dead whatever happens.
  */
 bool
-tam_surely_dead(TamTuple *t, GlobalVisState *vistest, bool durable)
+tam_surely_dead(TamTuple *t, GlobalVisState *vistest, TamDeadRule rule)
 {
 	TransactionId dead_after;
 	HTSV_Result r = tam_satisfies_vacuum(t, InvalidTransactionId, &dead_after);
 
 	if (r == HEAPTUPLE_DEAD)
 		return true;
-	return r == HEAPTUPLE_RECENTLY_DEAD && GlobalVisTestIsRemovableXid(vistest, dead_after) &&
-		(!durable || trt_xid_durable(dead_after));
+	if (r != HEAPTUPLE_RECENTLY_DEAD || !GlobalVisTestIsRemovableXid(vistest, dead_after))
+		return false;
+	if (rule == TAM_DEAD_NOW || (rule == TAM_DEAD_LOGGED && trt_wal))
+		return true;
+	if (XLogNeedsFlush(TransactionIdGetCommitLSN(dead_after)))
+		return false;
+	return rule == TAM_DEAD_LOGGED || trt_xid_durable(dead_after);
+}
+
+/* the rule for a relation's deletions; logged: the consequence is a tides log write */
+TamDeadRule
+tam_dead_rule(Relation rel, bool logged)
+{
+	if (rel->rd_rel->relpersistence != RELPERSISTENCE_PERMANENT)
+		return TAM_DEAD_NOW;
+	return logged ? TAM_DEAD_LOGGED : TAM_DEAD_DURABLE;
 }
 
 /* -------------------------------------------------------------- UPDATE */

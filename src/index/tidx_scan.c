@@ -182,6 +182,9 @@ tidx_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int n
 	so->nchunk = so->chunkpos = 0;
 	so->can_kill = tidx_heap_is_tides(scan->heapRelation) && !RecoveryInProgress();
 	so->heap = scan->heapRelation;
+	/* a kill is a write to the tides log, after the deletion (runtime/trt.h) */
+	if (so->can_kill && scan->xs_heapfetch != NULL)
+		((TrtIndexFetch *) scan->xs_heapfetch)->kills_logged = true;
 
 	old = MemoryContextSwitchTo(so->cxt);
 	so->nfilter = scan->numberOfKeys;

@@ -376,6 +376,24 @@ extern bool trt_is_tides_relation(Relation rel);
 extern bool trt_is_tides_index(Relation rel);
 
 /*
+ * The head of the tides table AM's index fetch state (src/am/fetch.c), the
+ * one field of it an index AM may set.  An index forgets an entry whose rows
+ * an index fetch reported all dead (kill_prior_tuple).  A crash must not
+ * bring back a row its index forgot, so by default "all dead" waits until
+ * the deleter's commit record is flushed and its tides records are durable
+ * (trt_xid_durable): nbtree's forgetting, an LP_DEAD hint, may reach the disk
+ * before either.  kills_logged: the index writes each forgetting to the
+ * tides log (tides_btree), after the deletion, so a crash that keeps the
+ * one keeps the other; only the commit record must be flushed.  Set by the
+ * index AM on scan->xs_heapfetch of a tides table (trt_is_tides_relation).
+ */
+typedef struct TrtIndexFetch
+{
+	IndexFetchTableData base;
+	bool		kills_logged;
+} TrtIndexFetch;
+
+/*
  * Index entries by key: deleting the entries a row version has in an index
  * without reading the index.  A table AM that knows a dead version (VACUUM)
  * can compute the keys of its entries where the index AM says how, and
