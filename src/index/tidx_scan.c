@@ -92,16 +92,22 @@ typedef struct TidxScan
 
 	/*
 	 * A parallel scan: the entries of the chunk this participant claimed
-	 * last (keys and, for index-only scans, tuples, in chunkcxt, made by
-	 * the first claim), returned in order from chunkpos.
+	 * last, returned in order from chunkpos (both made by the first claim;
+	 * a serial scan has none).
 	 */
 	MemoryContext chunkcxt;
+	struct TidxChunk *chunk;
 	int			nchunk;
 	int			chunkpos;
-	uint8	   *chunkkeys[TIDX_PARALLEL_CHUNK];
-	int			chunklens[TIDX_PARALLEL_CHUNK];
-	IndexTuple	chunkitups[TIDX_PARALLEL_CHUNK];
 } TidxScan;
+
+/* keys and, for index-only scans, tuples of a claimed chunk (in chunkcxt) */
+typedef struct TidxChunk
+{
+	uint8	   *keys[TIDX_PARALLEL_CHUNK];
+	int			lens[TIDX_PARALLEL_CHUNK];
+	IndexTuple	itups[TIDX_PARALLEL_CHUNK];
+} TidxChunk;
 
 /* ------------------------------------------------------------------ kills */
 
@@ -617,7 +623,7 @@ tidx_parallelrescan(IndexScanDesc scan)
 }
 
 /*
- * Claim the next chunk of the scan into so->chunk*: false when nothing is
+ * Claim the next chunk of the scan into so->chunk: false when nothing is
  * left.  An error while advancing ends the whole parallel query, as in
  * nbtree, so the area is not given back then.
  */
@@ -648,8 +654,11 @@ claim_chunk(IndexScanDesc scan, ScanDirection dir)
 	if (so->state == POS_ON)
 		save_current_key(so, p->key, p->keylen);
 	if (so->chunkcxt == NULL)
+	{
 		so->chunkcxt = AllocSetContextCreate(GetMemoryChunkContext(so), "tides_btree parallel chunk",
 											 ALLOCSET_DEFAULT_SIZES);
+		so->chunk = MemoryContextAlloc(GetMemoryChunkContext(so), sizeof(TidxChunk));
+	}
 	MemoryContextReset(so->chunkcxt);
 	so->nchunk = so->chunkpos = 0;
 	while (so->nchunk < TIDX_PARALLEL_CHUNK)
@@ -659,10 +668,10 @@ claim_chunk(IndexScanDesc scan, ScanDirection dir)
 		if (!advance(so, dir, &itup, scan->xs_want_itup))
 			break;
 		old = MemoryContextSwitchTo(so->chunkcxt);
-		so->chunkkeys[so->nchunk] = palloc(so->curkeylen);
-		memcpy(so->chunkkeys[so->nchunk], so->curkey, so->curkeylen);
-		so->chunklens[so->nchunk] = so->curkeylen;
-		so->chunkitups[so->nchunk] = itup != NULL ? CopyIndexTuple(itup) : NULL;
+		so->chunk->keys[so->nchunk] = palloc(so->curkeylen);
+		memcpy(so->chunk->keys[so->nchunk], so->curkey, so->curkeylen);
+		so->chunk->lens[so->nchunk] = so->curkeylen;
+		so->chunk->itups[so->nchunk] = itup != NULL ? CopyIndexTuple(itup) : NULL;
 		MemoryContextSwitchTo(old);
 		so->nchunk++;
 	}
@@ -704,9 +713,9 @@ tidx_gettuple(IndexScanDesc scan, ScanDirection dir)
 			return false;
 		i = so->chunkpos++;
 		/* the entry returned is the current one (kills) */
-		save_current_key(so, so->chunkkeys[i], so->chunklens[i]);
+		save_current_key(so, so->chunk->keys[i], so->chunk->lens[i]);
 		so->state = POS_ON;
-		itup = so->chunkitups[i];
+		itup = so->chunk->itups[i];
 	}
 	else if (!advance(so, dir, &itup, scan->xs_want_itup))
 		return false;
@@ -751,7 +760,10 @@ tidx_endscan(IndexScanDesc scan)
 	MemoryContextDelete(so->cxt);
 	MemoryContextDelete(so->filtercxt);
 	if (so->chunkcxt != NULL)
+	{
 		MemoryContextDelete(so->chunkcxt);
+		pfree(so->chunk);
+	}
 	pfree(so);
 	scan->opaque = NULL;
 }
