@@ -35,6 +35,7 @@ tam_index_fetch_begin(Relation rel)
 
 	f->head.base.rel = rel;
 	f->head.kills_logged = false;
+	f->head.deleted_by = NULL;
 	f->tree = trt_rel_tree(rel);
 	tam_tuple_buf_init(&f->buf, CurrentMemoryContext);
 	f->reader = tam_seq_reader_create(CurrentMemoryContext);
@@ -74,7 +75,7 @@ tam_index_fetch_tuple(IndexFetchTableData *scan, ItemPointer tid, Snapshot snaps
 	Relation	rel = f->head.base.rel;
 	TamTuple *t;
 
-	t = tam_hot_search(rel, f->tree, tid, snapshot, &f->buf, all_dead, f->head.kills_logged,
+	t = tam_hot_search(rel, f->tree, tid, snapshot, &f->buf, all_dead, &f->head,
 					   !*call_again, true, f->reader);
 	if (t == NULL)
 	{

@@ -80,22 +80,26 @@ worth_pruning(Relation rel, int walked, TransactionId first_updater)
  * later call (first_call false) the member returned last -- return the
  * first member of the chain visible to snapshot, with *tid set to it, or
  * NULL.  If all_dead is given, it reports whether every member is dead to
- * everyone for good (the index entry may then be killed; kills_logged: the
- * kill is a tides log write, TAM_DEAD_LOGGED).  The result lives in buf.
+ * everyone for good (the index entry may then be killed; the asker's
+ * kills_logged: the kill is a tides log write, TAM_DEAD_LOGGED), and an asker
+ * learns the newest deleter of a chain all deleted (its deleted_by).  The
+ * result lives in buf.
  * A reader (seqread.c), if given, may supply the root's entry from an
  * engine view older than now: only to an MVCC snapshot, and only for the
  * first walk's first read (see there why that is safe).
  */
 TamTuple *
 tam_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
-				 TamTupleBuf *buf, bool *all_dead, bool kills_logged, bool first_call,
+				 TamTupleBuf *buf, bool *all_dead, TrtIndexFetch *asker, bool first_call,
 				 bool may_prune, TamSeqReader *reader)
 {
 	Oid			relid = RelationGetRelid(rel);
 	GlobalVisState *vistest = NULL;
 	uint64		start;
 	TamDeadRule visible_rule = tam_dead_rule(rel, false);
-	TamDeadRule kill_rule = tam_dead_rule(rel, kills_logged);
+	TamDeadRule kill_rule = tam_dead_rule(rel, asker != NULL && asker->kills_logged);
+	/* the newest deleter of the chain, while every member was deleted (asker's deleted_by) */
+	TransactionId deleted_by = FrozenTransactionId;
 
 	if (all_dead)
 		*all_dead = first_call;
@@ -116,6 +120,8 @@ tam_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 
 		if (all_dead)
 			*all_dead = first_call;
+		deleted_by = first_call && snapshot->snapshot_type == SNAPSHOT_MVCC ?
+			FrozenTransactionId : InvalidTransactionId;
 		for (;;)
 		{
 			TamTuple *t = NULL;
@@ -149,7 +155,10 @@ tam_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 			}
 			/* an index entry never points at a heap-only version */
 			if (at_chain_start && HeapTupleHeaderIsHeapOnly(t->htup.t_data))
+			{
+				deleted_by = InvalidTransactionId;
 				break;
+			}
 			if (TransactionIdIsValid(prev_xmax) &&
 				!TransactionIdEquals(prev_xmax, HeapTupleHeaderGetXmin(t->htup.t_data)))
 				break;
@@ -177,12 +186,23 @@ tam_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 				}
 			}
 			skip = false;
-			if (all_dead && *all_dead)
+			if ((all_dead && *all_dead) || TransactionIdIsValid(deleted_by))
 			{
-				if (vistest == NULL)
-					vistest = GlobalVisTestFor(rel);
-				if (!tam_surely_dead(t, vistest, kill_rule))
-					*all_dead = false;
+				TransactionId dead_after;
+				HTSV_Result r = tam_satisfies_vacuum(t, InvalidTransactionId, &dead_after);
+
+				if (all_dead && *all_dead)
+				{
+					if (vistest == NULL)
+						vistest = GlobalVisTestFor(rel);
+					if (!tam_dead_settled(r, dead_after, vistest, kill_rule))
+						*all_dead = false;
+				}
+				if (r == HEAPTUPLE_RECENTLY_DEAD &&
+					(deleted_by == FrozenTransactionId || TransactionIdFollows(dead_after, deleted_by)))
+					deleted_by = dead_after;
+				else if (r != HEAPTUPLE_DEAD && r != HEAPTUPLE_RECENTLY_DEAD)
+					deleted_by = InvalidTransactionId;
 			}
 			/* a member pointing at itself: written before deletes cleared the bit (tam_tuple_delete) */
 			if (!HeapTupleHeaderIsHotUpdated(t->htup.t_data) ||
@@ -204,6 +224,8 @@ tam_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 		{
 			if (may_prune && first_call && worth_pruning(rel, walked, first_updater))
 				tam_hot_prune_opt(rel, tree, start);
+			if (asker != NULL && asker->deleted_by != NULL && TransactionIdIsValid(deleted_by))
+				*asker->deleted_by = deleted_by;
 			return NULL;
 		}
 		{
@@ -307,7 +329,7 @@ tam_hot_chain_dead(Relation rel, uint64 tree, uint64 root_vid, GlobalVisState *v
 	tam_tuple_buf_init(&buf, CurrentMemoryContext);
 	trt_vid_to_tid(root_vid, &tid);
 	InitNonVacuumableSnapshot(nonvacuumable, vistest);
-	if (tam_hot_search(rel, tree, &tid, &nonvacuumable, &buf, NULL, false, true, false, NULL) != NULL)
+	if (tam_hot_search(rel, tree, &tid, &nonvacuumable, &buf, NULL, NULL, true, false, NULL) != NULL)
 	{
 		tam_tuple_buf_free(&buf);
 		return false;

@@ -544,7 +544,7 @@ add_chain_member(TamScanDesc s, uint64 vid)
 	trt_vid_to_tid(vid, &tid);
 	if (s->reader == NULL)
 		s->reader = tam_seq_reader_create(s->cxt);
-	t = tam_hot_search(s->base.rs_rd, s->tree, &tid, s->base.rs_snapshot, &s->fetchbuf, NULL, false, true, true,
+	t = tam_hot_search(s->base.rs_rd, s->tree, &tid, s->base.rs_snapshot, &s->fetchbuf, NULL, NULL, true, true,
 						 s->reader);
 	if (t != NULL)
 		page_add(s, t);

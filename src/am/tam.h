@@ -178,6 +178,8 @@ typedef enum TamDeadRule
 } TamDeadRule;
 
 extern bool tam_surely_dead(TamTuple *t, GlobalVisState *vistest, TamDeadRule rule);
+extern bool tam_dead_settled(HTSV_Result r, TransactionId dead_after, GlobalVisState *vistest,
+							 TamDeadRule rule);
 extern TamDeadRule tam_dead_rule(Relation rel, bool logged);
 extern bool tam_is_only_locked(TamTuple *t);
 extern void tam_ssi_conflict_out(bool visible, Relation rel, TamTuple *t, Snapshot snapshot);
@@ -341,7 +343,7 @@ extern void tam_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNu
 /* ---- hot.c: heap-only versions and their chains */
 
 extern TamTuple *tam_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
-									TamTupleBuf *buf, bool *all_dead, bool kills_logged,
+									TamTupleBuf *buf, bool *all_dead, TrtIndexFetch *asker,
 									bool first_call, bool may_prune, TamSeqReader *reader);
 extern bool tam_hot_update_allowed(Relation rel, Bitmapset *hot_attrs, TamTuple *old,
 									 HeapTuple newtup);

@@ -293,6 +293,13 @@ tam_surely_dead(TamTuple *t, GlobalVisState *vistest, TamDeadRule rule)
 	TransactionId dead_after;
 	HTSV_Result r = tam_satisfies_vacuum(t, InvalidTransactionId, &dead_after);
 
+	return tam_dead_settled(r, dead_after, vistest, rule);
+}
+
+/* the same, from tam_satisfies_vacuum's answer (r, dead_after) */
+bool
+tam_dead_settled(HTSV_Result r, TransactionId dead_after, GlobalVisState *vistest, TamDeadRule rule)
+{
 	if (r == HEAPTUPLE_DEAD)
 		return true;
 	if (r != HEAPTUPLE_RECENTLY_DEAD || !GlobalVisTestIsRemovableXid(vistest, dead_after))

@@ -34,6 +34,22 @@
  *     dropped the hint or preceded the scan that set it (which saw it).
  *
  * Deletions (kills, VACUUM) only remove keys and never make a hint false.
+ *
+ * Dead runs.  A deleted row's entry stays in the engine until the deletion
+ * is dead to every snapshot (then a scan kills it, or VACUUM deletes it);
+ * while anything holds the oldest snapshot back -- an autovacuum ANALYZE
+ * holds one for its whole sampling -- every `min(pk)` walked every entry
+ * deleted since, fetching each row to find it dead: in the Insert
+ * Benchmark, a fifth of the server's CPU.  So a hint may also cover entries
+ * whose rows a scan found deleted, with a horizon: the newest deleter + 1
+ * (as a full xid).  Every version behind such an entry was deleted by a
+ * committed transaction below the horizon; a snapshot whose xmin is at or
+ * above it saw all those deleters end, so it sees none of those versions,
+ * and no other writer than the inserters can add a version it sees behind
+ * an existing entry (a HOT update needs a live version to update).  Only
+ * MVCC snapshots with xmin >= horizon use such a hint; others use none.  A
+ * hint whose horizon is 0 holds no key at all and serves every scan.
+ *
  * Unique checks read without hints.  During recovery (a hot standby, whose
  * index entries arrive by WAL replay, not through inserters) hints are
  * neither set nor used; shared memory starts empty at every server start.
@@ -43,11 +59,13 @@
  */
 #include "postgres.h"
 
+#include "access/transam.h"
 #include "access/xlog.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "storage/spin.h"
+#include "utils/snapshot.h"
 
 #include "index/tidx.h"
 
@@ -60,6 +78,7 @@ typedef struct TidxHintSlot
 	uint32		inflight;		/* inserts between begin and end */
 	bool		valid;
 	uint64		tree;			/* whose hint it is */
+	uint64		horizon;		/* full xid a snapshot's xmin must reach (0: any scan) */
 	uint8		lolen;
 	uint8		hilen;
 	uint8		lo[TIDX_HINT_KEY_MAX];
@@ -150,13 +169,33 @@ tidx_hint_generation(uint64 tree)
 	return gen;
 }
 
+/* xid as a full xid: it lies at most 2^31 behind the next one */
+static uint64
+full_xid(TransactionId xid)
+{
+	FullTransactionId next = ReadNextFullTransactionId();
+
+	return U64FromFullTransactionId(next) - (uint32) (XidFromFullTransactionId(next) - xid);
+}
+
+/* what a scan with this snapshot passes as snap_xmin: 0 when it may use no dead run */
+uint64
+tidx_hint_snapshot_xmin(Snapshot snapshot)
+{
+	if (snapshot == NULL || snapshot->snapshot_type != SNAPSHOT_MVCC ||
+		!TransactionIdIsNormal(snapshot->xmin))
+		return 0;
+	return full_xid(snapshot->xmin);
+}
+
 /*
- * A scan about to seek to `start`: if a hint covers it, the key to seek to
+ * A scan about to seek to `start`, with snapshot xmin snap_xmin
+ * (tidx_hint_snapshot_xmin): if a hint covers it, the key to seek to
  * instead (copied into *to, which has TIDX_HINT_KEY_MAX bytes), else false.
  * Call only after the scan's iterator was opened.
  */
 bool
-tidx_hint_lookup(uint64 tree, const uint8 *start, int slen, uint8 *to, int *tolen)
+tidx_hint_lookup(uint64 tree, const uint8 *start, int slen, uint64 snap_xmin, uint8 *to, int *tolen)
 {
 	TidxHintSlot *s;
 	bool		use = false;
@@ -166,6 +205,7 @@ tidx_hint_lookup(uint64 tree, const uint8 *start, int slen, uint8 *to, int *tole
 	s = slot_of(tree);
 	SpinLockAcquire(&s->lock);
 	if (s->tree == tree && s->valid &&
+		(s->horizon == 0 || (snap_xmin != 0 && s->horizon <= snap_xmin)) &&
 		cmp_key(start, slen, s->lo, s->lolen) >= 0 &&
 		cmp_key(start, slen, s->hi, s->hilen) < 0)
 	{
@@ -178,29 +218,43 @@ tidx_hint_lookup(uint64 tree, const uint8 *start, int slen, uint8 *to, int *tole
 }
 
 /*
- * A scan that sought to `start` found `first` as the engine's first key
- * there (or the end of the tree: first = NULL): [start, first) holds no key.
- * gen is what tidx_hint_generation returned before the scan's iterator was
- * opened.
+ * A scan that sought to `start` found `first` as the first entry there that
+ * it cannot pass over (or the end of the tree: first = NULL): [start, first)
+ * holds no key (deleted_by = InvalidTransactionId or FrozenTransactionId), or
+ * only entries of versions deleted by committed transactions, the newest of
+ * them deleted_by.  gen is what tidx_hint_generation returned before the
+ * scan's iterator was opened.
  */
 void
-tidx_hint_set(uint64 tree, uint64 gen, const uint8 *start, int slen, const uint8 *first, int flen)
+tidx_hint_set(uint64 tree, uint64 gen, const uint8 *start, int slen, const uint8 *first, int flen,
+			  TransactionId deleted_by)
 {
 	TidxHintSlot *s;
+	uint64		horizon = 0;
 
 	if (RecoveryInProgress() || first == NULL || slen > TIDX_HINT_KEY_MAX || flen > TIDX_HINT_KEY_MAX ||
 		cmp_key(start, slen, first, flen) >= 0)
 		return;
+	if (TransactionIdIsNormal(deleted_by))
+		horizon = full_xid(deleted_by) + 1;
 	s = slot_of(tree);
 	SpinLockAcquire(&s->lock);
 	if (s->gen == gen && s->inflight == 0)
 	{
-		/* an interval that reaches a valid one of the tree extends it up */
 		if (s->valid && s->tree == tree && cmp_key(start, slen, s->lo, s->lolen) >= 0 &&
 			cmp_key(start, slen, s->hi, s->hilen) <= 0)
 		{
-			memcpy(s->hi, first, flen);
-			s->hilen = (uint8) flen;
+			/*
+			 * An interval that reaches a valid one of the tree extends it up,
+			 * under the later of the two horizons; one that ends inside it
+			 * adds nothing.
+			 */
+			if (cmp_key(first, flen, s->hi, s->hilen) > 0)
+			{
+				memcpy(s->hi, first, flen);
+				s->hilen = (uint8) flen;
+				s->horizon = Max(s->horizon, horizon);
+			}
 		}
 		else
 		{
@@ -208,6 +262,7 @@ tidx_hint_set(uint64 tree, uint64 gen, const uint8 *start, int slen, const uint8
 			s->lolen = (uint8) slen;
 			memcpy(s->hi, first, flen);
 			s->hilen = (uint8) flen;
+			s->horizon = horizon;
 		}
 		s->tree = tree;
 		s->valid = true;

@@ -89,6 +89,19 @@ typedef struct TidxScan
 	bool		hint_pending;	/* the first key after hint_start is to be recorded */
 	uint8		hint_start[TIDX_HINT_KEY_MAX];	/* where the first interval was entered */
 	int			hint_startlen;
+	uint64		snap_xmin;		/* tidx_hint_snapshot_xmin of the scan's snapshot */
+
+	/*
+	 * Dead runs (tidx_hint.c): while every entry this scan handed out since
+	 * hint_start led to versions deleted by committed transactions (the
+	 * table's fetch reports each into fetched_deleted_by), the newest
+	 * deleter of them; at the first entry that did not, the scan records
+	 * the run as a hint.
+	 */
+	bool		run_ok;			/* this rescan may record a dead run */
+	bool		run_open;
+	TransactionId run_deleted_by;	/* FrozenTransactionId: none yet */
+	TransactionId fetched_deleted_by;
 
 	/*
 	 * A parallel scan: the entries of the chunk this participant claimed
@@ -108,6 +121,8 @@ typedef struct TidxChunk
 	int			lens[TIDX_PARALLEL_CHUNK];
 	IndexTuple	itups[TIDX_PARALLEL_CHUNK];
 } TidxChunk;
+
+static bool have_filters(TidxScan *so);
 
 /* ------------------------------------------------------------------ kills */
 
@@ -139,6 +154,35 @@ remember_kill(TidxScan *so)
 		flush_kills(so);
 }
 
+/* ------------------------------------------------------------------ dead runs */
+
+/*
+ * What the table's fetch found behind the entry handed out last (the
+ * current one): a version deleted for every snapshot past a horizon extends
+ * the run over it; anything else -- a version a snapshot may see, an entry
+ * not fetched (an index-only scan's all-visible block), the end -- closes
+ * the run before it and records it (tidx_hint.c, "Dead runs").
+ */
+static void
+note_fetched(TidxScan *so)
+{
+	TransactionId d = so->fetched_deleted_by;
+
+	if (!so->run_open)
+		return;
+	if (so->state == POS_ON && TransactionIdIsValid(d))
+	{
+		if (TransactionIdIsNormal(d) &&
+			(!TransactionIdIsNormal(so->run_deleted_by) || TransactionIdFollows(d, so->run_deleted_by)))
+			so->run_deleted_by = d;
+		return;
+	}
+	so->run_open = false;
+	if (so->state == POS_ON)
+		tidx_hint_set(so->d.tree, so->hint_gen, so->hint_start, so->hint_startlen,
+					  so->curkey, so->curkeylen, so->run_deleted_by);
+}
+
 /* ------------------------------------------------------------------ AM API */
 
 IndexScanDesc
@@ -165,6 +209,8 @@ tidx_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int n
 	MemoryContext old;
 
 	flush_kills(so);
+	note_fetched(so);
+	so->run_open = false;
 	if (keys && scan->numberOfKeys > 0)
 		memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
 
@@ -188,9 +234,6 @@ tidx_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int n
 	so->nchunk = so->chunkpos = 0;
 	so->can_kill = tidx_heap_is_tides(scan->heapRelation) && !RecoveryInProgress();
 	so->heap = scan->heapRelation;
-	/* a kill is a write to the tides log, after the deletion (runtime/trt.h) */
-	if (so->can_kill && scan->xs_heapfetch != NULL)
-		((TrtIndexFetch *) scan->xs_heapfetch)->kills_logged = true;
 
 	old = MemoryContextSwitchTo(so->cxt);
 	so->nfilter = scan->numberOfKeys;
@@ -243,6 +286,23 @@ tidx_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int n
 	so->hint_pending = false;
 	if (so->hint_ok)
 		so->hint_gen = tidx_hint_generation(so->d.tree);
+	so->snap_xmin = tidx_hint_snapshot_xmin(scan->xs_snapshot);
+
+	/*
+	 * The table's fetch state (runtime/trt.h): a kill is a write to the
+	 * tides log, after the deletion; and a serial scan of one interval, with
+	 * no filter passing over entries unfetched, may record a dead run.
+	 */
+	so->run_ok = false;
+	if (so->can_kill && scan->xs_heapfetch != NULL)
+	{
+		TrtIndexFetch *fetch = (TrtIndexFetch *) scan->xs_heapfetch;
+
+		so->run_ok = so->hint_ok && so->nintervals == 1 && !have_filters(so) &&
+			so->snap_xmin != 0 && scan->parallel_scan == NULL;
+		fetch->kills_logged = true;
+		fetch->deleted_by = so->run_ok ? &so->fetched_deleted_by : NULL;
+	}
 	if (so->qual_ok && so->nintervals > 0)
 	{
 		so->iter = trt_iter_open(so->iv[0].lo, so->iv[0].lolen,
@@ -284,7 +344,8 @@ enter_interval(TidxScan *so, int i, ScanDirection dir)
 	{
 		/* from the start: past the deleted run a hint knows of, and note what follows */
 		so->hint_startlen = 0;
-		if (!tidx_hint_lookup(so->d.tree, iv->lo, iv->lolen, so->hint_start, &so->hint_startlen) &&
+		if (!tidx_hint_lookup(so->d.tree, iv->lo, iv->lolen, so->snap_xmin, so->hint_start,
+							  &so->hint_startlen) &&
 			iv->lolen <= TIDX_HINT_KEY_MAX)
 		{
 			memcpy(so->hint_start, iv->lo, iv->lolen);
@@ -487,8 +548,11 @@ advance(TidxScan *so, ScanDirection dir, IndexTuple *itup_out, bool want_itup)
 				const uint8 *k = tides_iter_key(it, &klen);
 
 				tidx_hint_set(so->d.tree, so->hint_gen, so->hint_start, so->hint_startlen,
-							  k, (int) klen);
+							  k, (int) klen, InvalidTransactionId);
 			}
+			/* ... and from that key on, a dead run may follow */
+			so->run_open = so->run_ok;
+			so->run_deleted_by = FrozenTransactionId;
 		}
 		if (tides_iter_valid(it))
 		{
@@ -698,6 +762,9 @@ tidx_gettuple(IndexScanDesc scan, ScanDirection dir)
 
 	if (scan->kill_prior_tuple)
 		remember_kill(so);
+	note_fetched(so);
+	if (ScanDirectionIsBackward(dir))
+		so->run_open = false;
 	if (!so->qual_ok)
 		return false;
 	if (!so->counted)
@@ -719,6 +786,7 @@ tidx_gettuple(IndexScanDesc scan, ScanDirection dir)
 	}
 	else if (!advance(so, dir, &itup, scan->xs_want_itup))
 		return false;
+	so->fetched_deleted_by = InvalidTransactionId;
 	tidx_decode_tid(so->curkey, so->curkeylen, &scan->xs_heaptid);
 	scan->xs_recheck = false;
 	if (scan->xs_want_itup)
@@ -756,6 +824,7 @@ tidx_endscan(IndexScanDesc scan)
 	TidxScan   *so = (TidxScan *) scan->opaque;
 
 	flush_kills(so);
+	note_fetched(so);
 	trt_iter_close(so->iter);
 	MemoryContextDelete(so->cxt);
 	MemoryContextDelete(so->filtercxt);
@@ -797,6 +866,7 @@ tidx_restrpos(IndexScanDesc scan)
 
 	if (!so->qual_ok)
 		return;
+	so->run_open = false;		/* the entries handed out are no longer consecutive */
 	so->state = so->mark_state;
 	so->cur = so->mark_cur;
 	if (so->state == POS_ON)

@@ -391,6 +391,18 @@ typedef struct TrtIndexFetch
 {
 	IndexFetchTableData base;
 	bool		kills_logged;
+
+	/*
+	 * deleted_by, if the index AM points it somewhere (memory of its own: a
+	 * scan's fetch state is freed before amendscan): what an MVCC fetch of a
+	 * TID that returned nothing found, when every version the TID leads to
+	 * was deleted by a committed transaction (or never committed) -- the
+	 * newest such deleter, or FrozenTransactionId when there is none (dead to
+	 * everyone).  Any other fetch leaves it alone; the index AM sets it to
+	 * InvalidTransactionId before it hands out a TID (tidx_scan.c, "dead
+	 * runs").
+	 */
+	TransactionId *deleted_by;
 } TrtIndexFetch;
 
 /*
