@@ -120,8 +120,8 @@ tam_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 
 		if (all_dead)
 			*all_dead = first_call;
-		deleted_by = first_call && snapshot->snapshot_type == SNAPSHOT_MVCC ?
-			FrozenTransactionId : InvalidTransactionId;
+		deleted_by = asker != NULL && asker->deleted_by != NULL && first_call &&
+			snapshot->snapshot_type == SNAPSHOT_MVCC ? FrozenTransactionId : InvalidTransactionId;
 		for (;;)
 		{
 			TamTuple *t = NULL;
@@ -224,7 +224,7 @@ tam_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 		{
 			if (may_prune && first_call && worth_pruning(rel, walked, first_updater))
 				tam_hot_prune_opt(rel, tree, start);
-			if (asker != NULL && asker->deleted_by != NULL && TransactionIdIsValid(deleted_by))
+			if (TransactionIdIsValid(deleted_by))
 				*asker->deleted_by = deleted_by;
 			return NULL;
 		}
