@@ -286,7 +286,7 @@ tidx_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int n
 	so->hint_pending = false;
 	if (so->hint_ok)
 		so->hint_gen = tidx_hint_generation(so->d.tree);
-	so->snap_xmin = tidx_hint_snapshot_xmin(scan->xs_snapshot);
+	so->snap_xmin = so->hint_ok ? tidx_hint_snapshot_xmin(scan->xs_snapshot) : 0;
 
 	/*
 	 * The table's fetch state (runtime/trt.h): a kill is a write to the
