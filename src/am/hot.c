@@ -198,11 +198,13 @@ tam_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 					if (!tam_dead_settled(r, dead_after, vistest, kill_rule))
 						*all_dead = false;
 				}
-				if (r == HEAPTUPLE_RECENTLY_DEAD &&
-					(deleted_by == FrozenTransactionId || TransactionIdFollows(dead_after, deleted_by)))
-					deleted_by = dead_after;
+				if (!TransactionIdIsValid(deleted_by))
+					;			/* nobody asks, or a member was not deleted */
 				else if (r != HEAPTUPLE_DEAD && r != HEAPTUPLE_RECENTLY_DEAD)
 					deleted_by = InvalidTransactionId;
+				else if (r == HEAPTUPLE_RECENTLY_DEAD &&
+						 (deleted_by == FrozenTransactionId || TransactionIdFollows(dead_after, deleted_by)))
+					deleted_by = dead_after;
 			}
 			/* a member pointing at itself: written before deletes cleared the bit (tam_tuple_delete) */
 			if (!HeapTupleHeaderIsHotUpdated(t->htup.t_data) ||

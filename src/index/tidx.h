@@ -302,7 +302,7 @@ extern void tidx_hint_write_end(uint64 tree, const uint8 *k, int klen);
 extern uint64 tidx_hint_generation(uint64 tree);
 extern uint64 tidx_hint_snapshot_xmin(Snapshot snapshot);
 extern bool tidx_hint_lookup(uint64 tree, const uint8 *start, int slen, uint64 snap_xmin,
-							 uint8 *to, int *tolen);
+							 struct GlobalVisState *vistest, uint8 *to, int *tolen);
 extern void tidx_hint_set(uint64 tree, uint64 gen, const uint8 *start, int slen,
 						  const uint8 *first, int flen, TransactionId deleted_by);
 #define TIDX_HINT_KEY_MAX	64

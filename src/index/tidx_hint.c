@@ -42,13 +42,19 @@
  * deleted since, fetching each row to find it dead: in the Insert
  * Benchmark, a fifth of the server's CPU.  So a hint may also cover entries
  * whose rows a scan found deleted, with a horizon: the newest deleter + 1
- * (as a full xid).  Every version behind such an entry was deleted by a
- * committed transaction below the horizon; a snapshot whose xmin is at or
- * above it saw all those deleters end, so it sees none of those versions,
- * and no other writer than the inserters can add a version it sees behind
- * an existing entry (a HOT update needs a live version to update).  Only
- * MVCC snapshots with xmin >= horizon use such a hint; others use none.  A
- * hint whose horizon is 0 holds no key at all and serves every scan.
+ * (as a full xid): a slot holds, beside [lo, hi), a run [lo, run_hi).
+ * Every version behind an entry of the run was deleted by a committed
+ * transaction below the horizon; a snapshot whose xmin is at or above it saw
+ * all those deleters end, so it sees none of those versions, and no other
+ * writer than the inserters can add a version it sees behind an existing
+ * entry (a HOT update needs a live version to update).  Only MVCC snapshots
+ * with xmin >= horizon pass over the run; others use [lo, hi) alone.  And
+ * only while the run's newest deleter is not yet removable: from then on a
+ * scan walks the run again and kills its entries, as before runs existed --
+ * a run passed over forever would keep its entries from ever being killed,
+ * and every scan too old for it (or after an insert below it) would walk
+ * all of them (an l.i1-like run was a third slower so).  Inserts below
+ * run_hi drop the run, below hi the whole hint.
  *
  * Unique checks read without hints.  During recovery (a hot standby, whose
  * index entries arrive by WAL replay, not through inserters) hints are
@@ -65,7 +71,7 @@
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "storage/spin.h"
-#include "utils/snapshot.h"
+#include "utils/snapmgr.h"
 
 #include "index/tidx.h"
 
@@ -78,11 +84,14 @@ typedef struct TidxHintSlot
 	uint32		inflight;		/* inserts between begin and end */
 	bool		valid;
 	uint64		tree;			/* whose hint it is */
-	uint64		horizon;		/* full xid a snapshot's xmin must reach (0: any scan) */
 	uint8		lolen;
 	uint8		hilen;
+	uint8		runlen;			/* 0: no dead run */
 	uint8		lo[TIDX_HINT_KEY_MAX];
-	uint8		hi[TIDX_HINT_KEY_MAX];
+	uint8		hi[TIDX_HINT_KEY_MAX];	/* [lo, hi): no key at all */
+	uint8		run_hi[TIDX_HINT_KEY_MAX];	/* [lo, run_hi): keys of deleted versions only */
+	TransactionId run_xid;		/* their newest deleter */
+	uint64		run_horizon;	/* full xid of run_xid + 1 */
 } TidxHintSlot;
 
 static TidxHintSlot *slots = NULL;
@@ -137,8 +146,13 @@ note_write(uint64 tree, const uint8 *k, int klen, int delta)
 	SpinLockAcquire(&s->lock);
 	s->gen++;
 	s->inflight += delta;
-	if (s->valid && s->tree == tree && cmp_key(k, klen, s->hi, s->hilen) < 0)
-		s->valid = false;
+	if (s->valid && s->tree == tree)
+	{
+		if (cmp_key(k, klen, s->hi, s->hilen) < 0)
+			s->valid = false;
+		else if (s->runlen > 0 && cmp_key(k, klen, s->run_hi, s->runlen) < 0)
+			s->runlen = 0;
+	}
 	SpinLockRelease(&s->lock);
 }
 
@@ -192,29 +206,53 @@ tidx_hint_snapshot_xmin(Snapshot snapshot)
  * A scan about to seek to `start`, with snapshot xmin snap_xmin
  * (tidx_hint_snapshot_xmin): if a hint covers it, the key to seek to
  * instead (copied into *to, which has TIDX_HINT_KEY_MAX bytes), else false.
+ * A dead run is passed over only while its newest deleter is not yet
+ * removable by vistest's horizon (NULL: never): once it is, the scan walks
+ * the run and kills its entries, so that they do not outlive the hold on
+ * the horizon (a scan too old for the run would walk them all again).
  * Call only after the scan's iterator was opened.
  */
 bool
-tidx_hint_lookup(uint64 tree, const uint8 *start, int slen, uint64 snap_xmin, uint8 *to, int *tolen)
+tidx_hint_lookup(uint64 tree, const uint8 *start, int slen, uint64 snap_xmin,
+				 GlobalVisState *vistest, uint8 *to, int *tolen)
 {
 	TidxHintSlot *s;
-	bool		use = false;
+	bool		in_empty = false;
+	bool		in_run = false;
+	TransactionId run_xid = InvalidTransactionId;
+	uint8		run_hi[TIDX_HINT_KEY_MAX];
+	int			runlen = 0;
 
 	if (RecoveryInProgress())
 		return false;
 	s = slot_of(tree);
 	SpinLockAcquire(&s->lock);
-	if (s->tree == tree && s->valid &&
-		(s->horizon == 0 || (snap_xmin != 0 && s->horizon <= snap_xmin)) &&
-		cmp_key(start, slen, s->lo, s->lolen) >= 0 &&
-		cmp_key(start, slen, s->hi, s->hilen) < 0)
+	if (s->tree == tree && s->valid && cmp_key(start, slen, s->lo, s->lolen) >= 0)
 	{
-		memcpy(to, s->hi, s->hilen);
-		*tolen = s->hilen;
-		use = true;
+		in_empty = cmp_key(start, slen, s->hi, s->hilen) < 0;
+		if (in_empty)
+		{
+			memcpy(to, s->hi, s->hilen);
+			*tolen = s->hilen;
+		}
+		in_run = s->runlen > 0 && vistest != NULL && snap_xmin != 0 && s->run_horizon <= snap_xmin &&
+			cmp_key(start, slen, s->run_hi, s->runlen) < 0;
+		if (in_run)
+		{
+			run_xid = s->run_xid;
+			runlen = s->runlen;
+			memcpy(run_hi, s->run_hi, runlen);
+		}
 	}
 	SpinLockRelease(&s->lock);
-	return use;
+	/* (outside the spin lock: the test may compute the horizons) */
+	if (in_run && !GlobalVisTestIsRemovableXid(vistest, run_xid))
+	{
+		memcpy(to, run_hi, runlen);
+		*tolen = runlen;
+		return true;
+	}
+	return in_empty;
 }
 
 /*
@@ -222,50 +260,59 @@ tidx_hint_lookup(uint64 tree, const uint8 *start, int slen, uint64 snap_xmin, ui
  * it cannot pass over (or the end of the tree: first = NULL): [start, first)
  * holds no key (deleted_by = InvalidTransactionId or FrozenTransactionId), or
  * only entries of versions deleted by committed transactions, the newest of
- * them deleted_by.  gen is what tidx_hint_generation returned before the
- * scan's iterator was opened.
+ * them deleted_by (a dead run).  gen is what tidx_hint_generation returned
+ * before the scan's iterator was opened.  An interval that starts inside
+ * the tree's hint extends it (a dead run: under the later of the two
+ * horizons); one that starts elsewhere replaces it.
  */
 void
 tidx_hint_set(uint64 tree, uint64 gen, const uint8 *start, int slen, const uint8 *first, int flen,
 			  TransactionId deleted_by)
 {
 	TidxHintSlot *s;
-	uint64		horizon = 0;
+	bool		run = TransactionIdIsNormal(deleted_by);
+	uint64		horizon = run ? full_xid(deleted_by) + 1 : 0;
 
 	if (RecoveryInProgress() || first == NULL || slen > TIDX_HINT_KEY_MAX || flen > TIDX_HINT_KEY_MAX ||
 		cmp_key(start, slen, first, flen) >= 0)
 		return;
-	if (TransactionIdIsNormal(deleted_by))
-		horizon = full_xid(deleted_by) + 1;
 	s = slot_of(tree);
 	SpinLockAcquire(&s->lock);
 	if (s->gen == gen && s->inflight == 0)
 	{
-		if (s->valid && s->tree == tree && cmp_key(start, slen, s->lo, s->lolen) >= 0 &&
-			cmp_key(start, slen, s->hi, s->hilen) <= 0)
-		{
-			/*
-			 * An interval that reaches a valid one of the tree extends it up,
-			 * under the later of the two horizons; one that ends inside it
-			 * adds nothing.
-			 */
-			if (cmp_key(first, flen, s->hi, s->hilen) > 0)
-			{
-				memcpy(s->hi, first, flen);
-				s->hilen = (uint8) flen;
-				s->horizon = Max(s->horizon, horizon);
-			}
-		}
-		else
+		bool		inside = s->valid && s->tree == tree && cmp_key(start, slen, s->lo, s->lolen) >= 0 &&
+			(cmp_key(start, slen, s->hi, s->hilen) <= 0 ||
+			 (s->runlen > 0 && cmp_key(start, slen, s->run_hi, s->runlen) <= 0));
+
+		if (!inside)
 		{
 			memcpy(s->lo, start, slen);
 			s->lolen = (uint8) slen;
-			memcpy(s->hi, first, flen);
-			s->hilen = (uint8) flen;
-			s->horizon = horizon;
+			memcpy(s->hi, start, slen);		/* [start, start): empty until below */
+			s->hilen = (uint8) slen;
+			s->runlen = 0;
+			s->tree = tree;
+			s->valid = true;
 		}
-		s->tree = tree;
-		s->valid = true;
+		if (!run)
+		{
+			/* no key in [start, first): only if start is not past hi */
+			if (cmp_key(start, slen, s->hi, s->hilen) <= 0 && cmp_key(first, flen, s->hi, s->hilen) > 0)
+			{
+				memcpy(s->hi, first, flen);
+				s->hilen = (uint8) flen;
+				if (s->runlen > 0 && cmp_key(first, flen, s->run_hi, s->runlen) >= 0)
+					s->runlen = 0;	/* the run is gone from the engine */
+			}
+		}
+		else if (s->runlen == 0 || cmp_key(first, flen, s->run_hi, s->runlen) > 0)
+		{
+			memcpy(s->run_hi, first, flen);
+			s->run_xid = s->runlen > 0 && TransactionIdFollows(s->run_xid, deleted_by) ?
+				s->run_xid : deleted_by;
+			s->run_horizon = s->runlen > 0 ? Max(s->run_horizon, horizon) : horizon;
+			s->runlen = (uint8) flen;
+		}
 	}
 	SpinLockRelease(&s->lock);
 }

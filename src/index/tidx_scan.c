@@ -30,6 +30,7 @@
 #include "utils/array.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/snapmgr.h"
 
 #include "index/tidx.h"
 
@@ -344,8 +345,9 @@ enter_interval(TidxScan *so, int i, ScanDirection dir)
 	{
 		/* from the start: past the deleted run a hint knows of, and note what follows */
 		so->hint_startlen = 0;
-		if (!tidx_hint_lookup(so->d.tree, iv->lo, iv->lolen, so->snap_xmin, so->hint_start,
-							  &so->hint_startlen) &&
+		if (!tidx_hint_lookup(so->d.tree, iv->lo, iv->lolen, so->snap_xmin,
+							  so->can_kill ? GlobalVisTestFor(so->heap) : NULL,
+							  so->hint_start, &so->hint_startlen) &&
 			iv->lolen <= TIDX_HINT_KEY_MAX)
 		{
 			memcpy(so->hint_start, iv->lo, iv->lolen);
