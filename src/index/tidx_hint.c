@@ -183,15 +183,6 @@ tidx_hint_generation(uint64 tree)
 	return gen;
 }
 
-/* xid as a full xid: it lies at most 2^31 behind the next one */
-static uint64
-full_xid(TransactionId xid)
-{
-	FullTransactionId next = ReadNextFullTransactionId();
-
-	return U64FromFullTransactionId(next) - (uint32) (XidFromFullTransactionId(next) - xid);
-}
-
 /* what a scan with this snapshot passes as snap_xmin: 0 when it may use no dead run */
 uint64
 tidx_hint_snapshot_xmin(Snapshot snapshot)
@@ -199,7 +190,7 @@ tidx_hint_snapshot_xmin(Snapshot snapshot)
 	if (snapshot == NULL || snapshot->snapshot_type != SNAPSHOT_MVCC ||
 		!TransactionIdIsNormal(snapshot->xmin))
 		return 0;
-	return full_xid(snapshot->xmin);
+	return trt_full_xid(snapshot->xmin);
 }
 
 /*
@@ -271,7 +262,7 @@ tidx_hint_set(uint64 tree, uint64 gen, const uint8 *start, int slen, const uint8
 {
 	TidxHintSlot *s;
 	bool		run = TransactionIdIsNormal(deleted_by);
-	uint64		horizon = run ? full_xid(deleted_by) + 1 : 0;
+	uint64		horizon = run ? trt_full_xid(deleted_by) + 1 : 0;
 
 	if (RecoveryInProgress() || first == NULL || slen > TIDX_HINT_KEY_MAX || flen > TIDX_HINT_KEY_MAX ||
 		cmp_key(start, slen, first, flen) >= 0)

@@ -692,6 +692,9 @@ extern void trt_xact_force_durable(void);
 /* make the whole log durable and advance the durable-transaction horizon */
 extern void trt_sync_everything(const char *why);
 
+/* a recent xid (at most 2^31 behind the next one) as a full xid */
+extern uint64 trt_full_xid(TransactionId xid);
+
 /* are the tides records of this (ended) transaction durable? */
 extern bool trt_xid_durable(TransactionId xid);
 

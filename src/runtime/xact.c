@@ -500,6 +500,15 @@ seal_quietly(void)
 			 tides_status_name(s));
 }
 
+uint64
+trt_full_xid(TransactionId xid)
+{
+	FullTransactionId next = ReadNextFullTransactionId();
+
+	/* xid is at most 2^31 behind next: place it in next's epoch (or the one before) */
+	return U64FromFullTransactionId(next) - (uint32) (XidFromFullTransactionId(next) - xid);
+}
+
 /*
  * Which committed deletions may an index forget?  nbtree drops an index
  * entry (bottom-up or LP_DEAD deletion, WAL-logged) or marks it killed (a
@@ -507,7 +516,8 @@ seal_quietly(void)
  * is dead to all.  But a deleter's tides records may be lost in an OS crash
  * in the relaxed sync modes (and, briefly, in any mode until its seal's
  * fsync is done), bringing the old version back without its index entry.
- * So a deletion counts only once the deleter's records are durable: true of
+ * So a deletion counts only once the deleter's records are durable (and its
+ * commit record flushed: src/am/visibility.c, tam_surely_dead): true of
  * every transaction older than the oldest one running when the last sync of
  * the whole log began.  The sync worker advances that horizon every
  * tides.sync_interval (every 10 s in mode none); VACUUM advances it too.
@@ -515,12 +525,7 @@ seal_quietly(void)
 static FullTransactionId
 oldest_running_full(void)
 {
-	FullTransactionId next = ReadNextFullTransactionId();
-	TransactionId oldest = GetOldestActiveTransactionId();
-
-	/* oldest is at most 2^31 behind next: place it in next's epoch (or the one before) */
-	return FullTransactionIdFromU64(U64FromFullTransactionId(next) -
-									(uint32) (XidFromFullTransactionId(next) - oldest));
+	return FullTransactionIdFromU64(trt_full_xid(GetOldestActiveTransactionId()));
 }
 
 void
@@ -548,9 +553,6 @@ trt_sync_everything(const char *why)
 bool
 trt_xid_durable(TransactionId xid)
 {
-	FullTransactionId next;
-	uint64		full;
-
 	/*
 	 * With tides.wal whatever relies on the deletion -- an index entry's
 	 * removal, a frozen xid -- is WAL-logged after the deleter's commit
@@ -559,10 +561,7 @@ trt_xid_durable(TransactionId xid)
 	 */
 	if (trt_wal)
 		return true;
-	next = ReadNextFullTransactionId();
-	full = U64FromFullTransactionId(next) - (uint32) (XidFromFullTransactionId(next) - xid);
-
-	return full < pg_atomic_read_u64(&trt_shared->durable_horizon);
+	return trt_full_xid(xid) < pg_atomic_read_u64(&trt_shared->durable_horizon);
 }
 
 /* the transaction callback (src/module/module.c registers it) */

@@ -217,19 +217,23 @@ tides_compaction_complete(tides_db *db, tides_compaction *c)
 	return false;
 }
 
-int
-tides_compaction_take_l0(tides_db *db, tides_compaction *c, int base)
+/*
+ * c's inputs at its level: files[0..n), to output_level (in place: the
+ * same level, where only conflicts can refuse it).  1 when c can run, 0 when
+ * it cannot (inputs released), -1 without memory.
+ */
+static int
+take_inputs(tides_db *db, tides_compaction *c, tides_file_meta **files, uint32_t n, int output_level,
+			bool in_place)
 {
-	const tides_version *v = c->v;
-
-	TIDES_ASSERT(c->level == 0 && c->in[0] == NULL);
-	c->in[0] = malloc((v->nfiles[0] + 1) * sizeof(tides_file_meta *));
+	TIDES_ASSERT(c->in[0] == NULL);
+	c->in[0] = malloc((n + 1) * sizeof(tides_file_meta *));
 	if (c->in[0] == NULL)
 		return -1;
-	c->nin[0] = v->nfiles[0];
-	memcpy(c->in[0], v->files[0], v->nfiles[0] * sizeof(tides_file_meta *));
-	c->output_level = tides_compaction_l0_output(v, base, c->in[0], c->nin[0]);
-	if (tides_compaction_complete(db, c))
+	memcpy(c->in[0], files, n * sizeof(tides_file_meta *));
+	c->nin[0] = n;
+	c->output_level = output_level;
+	if (in_place ? !tides_compaction_conflicts(db->sh, c) : tides_compaction_complete(db, c))
 		return 1;
 	free(c->in[0]);
 	c->in[0] = NULL;
@@ -237,29 +241,19 @@ tides_compaction_take_l0(tides_db *db, tides_compaction *c, int base)
 }
 
 int
+tides_compaction_take_l0(tides_db *db, tides_compaction *c, int base)
+{
+	const tides_version *v = c->v;
+
+	TIDES_ASSERT(c->level == 0);
+	return take_inputs(db, c, v->files[0], v->nfiles[0],
+					   tides_compaction_l0_output(v, base, v->files[0], v->nfiles[0]), false);
+}
+
+int
 tides_compaction_take_file(tides_db *db, tides_compaction *c, tides_file_meta *f, bool in_place)
 {
-	TIDES_ASSERT(c->in[0] == NULL);
-	c->in[0] = malloc(sizeof(tides_file_meta *));
-	if (c->in[0] == NULL)
-		return -1;
-	c->in[0][0] = f;
-	c->nin[0] = 1;
-	if (in_place)
-	{
-		c->output_level = c->level;
-		if (!tides_compaction_conflicts(db->sh, c))
-			return 1;
-	}
-	else
-	{
-		c->output_level = c->level + 1;
-		if (tides_compaction_complete(db, c))
-			return 1;
-	}
-	free(c->in[0]);
-	c->in[0] = NULL;
-	return 0;
+	return take_inputs(db, c, &f, 1, in_place ? c->level : c->level + 1, in_place);
 }
 
 /*
