@@ -15,6 +15,7 @@
 #include "access/tableam.h"
 #include "executor/tuptable.h"
 #include "pgstat.h"
+#include "storage/bufmgr.h"
 #include "storage/predicate.h"
 #include "utils/snapmgr.h"
 
@@ -26,6 +27,7 @@ typedef struct TamIndexFetchData
 	uint64		tree;
 	TamTupleBuf buf;
 	TamSeqReader *reader;		/* for TIDs that come in vid order */
+	Buffer		vmbuf;			/* visibility map page (tam_hot_search) */
 } TamIndexFetchData;
 
 IndexFetchTableData *
@@ -39,6 +41,7 @@ tam_index_fetch_begin(Relation rel)
 	f->tree = trt_rel_tree(rel);
 	tam_tuple_buf_init(&f->buf, CurrentMemoryContext);
 	f->reader = tam_seq_reader_create(CurrentMemoryContext);
+	f->vmbuf = InvalidBuffer;
 	return &f->head.base;
 }
 
@@ -54,6 +57,8 @@ tam_index_fetch_end(IndexFetchTableData *scan)
 
 	tam_tuple_buf_free(&f->buf);
 	tam_seq_reader_free(f->reader);
+	if (BufferIsValid(f->vmbuf))
+		ReleaseBuffer(f->vmbuf);
 	pfree(f);
 }
 
@@ -76,7 +81,7 @@ tam_index_fetch_tuple(IndexFetchTableData *scan, ItemPointer tid, Snapshot snaps
 	TamTuple *t;
 
 	t = tam_hot_search(rel, f->tree, tid, snapshot, &f->buf, all_dead, &f->head,
-					   !*call_again, true, f->reader);
+					   !*call_again, true, f->reader, &f->vmbuf);
 	if (t == NULL)
 	{
 		/* the end of the chain (a removed root reads as dead: TIDs are never reused) */

@@ -87,11 +87,16 @@ worth_pruning(Relation rel, int walked, TransactionId first_updater)
  * A reader (seqread.c), if given, may supply the root's entry from an
  * engine view older than now: only to an MVCC snapshot, and only for the
  * first walk's first read (see there why that is safe).
+ * With vmbuf (a map page pin kept across calls), an MVCC snapshot's reads
+ * look at the visibility map first: a version read from a block all-visible
+ * just before needs no commit log lookup for its inserter
+ * (tam_hint_all_visible); the reader's entries get the same from the map
+ * as it was before their view opened.
  */
 TamTuple *
 tam_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 				 TamTupleBuf *buf, bool *all_dead, TrtIndexFetch *asker, bool first_call,
-				 bool may_prune, TamSeqReader *reader)
+				 bool may_prune, TamSeqReader *reader, Buffer *vmbuf)
 {
 	Oid			relid = RelationGetRelid(rel);
 	GlobalVisState *vistest = NULL;
@@ -107,6 +112,8 @@ tam_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 		return NULL;
 	if (!first_call || snapshot->snapshot_type != SNAPSHOT_MVCC)
 		reader = NULL;
+	if (snapshot->snapshot_type != SNAPSHOT_MVCC || snapshot->takenDuringRecovery)
+		vmbuf = NULL;
 	for (;;)
 	{
 		uint64		vid = start;
@@ -129,11 +136,17 @@ tam_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 
 			if (reader != NULL)
 			{
-				t = tam_seq_reader_read(reader, tree, vid, relid, buf);
+				t = tam_seq_reader_read(reader, rel, tree, vid, snapshot, buf);
 				reader = NULL;
 			}
 			if (t == NULL)
+			{
+				bool		all_visible = vmbuf != NULL && tam_vm_all_visible(rel, vid, vmbuf);
+
 				t = tam_fetch_entry(tree, vid, relid, buf);
+				if (all_visible && t != NULL && !TAM_IS_STUB(t))
+					tam_hint_all_visible(t, snapshot);
+			}
 			walked++;
 			if (at_chain_start)
 				root = root_state(t);
@@ -331,7 +344,7 @@ tam_hot_chain_dead(Relation rel, uint64 tree, uint64 root_vid, GlobalVisState *v
 	tam_tuple_buf_init(&buf, CurrentMemoryContext);
 	trt_vid_to_tid(root_vid, &tid);
 	InitNonVacuumableSnapshot(nonvacuumable, vistest);
-	if (tam_hot_search(rel, tree, &tid, &nonvacuumable, &buf, NULL, NULL, true, false, NULL) != NULL)
+	if (tam_hot_search(rel, tree, &tid, &nonvacuumable, &buf, NULL, NULL, true, false, NULL, NULL) != NULL)
 	{
 		tam_tuple_buf_free(&buf);
 		return false;

@@ -250,7 +250,7 @@ index_by_chains(BuildState *bs, TableScanDesc scan, Snapshot snapshot)
 			/* an MVCC build indexes the one member its snapshot sees */
 			ItemPointerData tid = root_tid;
 
-			t = tam_hot_search(bs->heap, bs->tree, &tid, snapshot, &walkbuf, NULL, NULL, true, false, NULL);
+			t = tam_hot_search(bs->heap, bs->tree, &tid, snapshot, &walkbuf, NULL, NULL, true, false, NULL, NULL);
 			if (t == NULL)
 				continue;
 			bs->reltuples += 1;
@@ -407,7 +407,7 @@ tam_index_validate_scan(Relation heapRelation, Relation indexRelation,
 		}
 		if (!tuplesort_empty && ItemPointerEquals(&indexcursor, &root_tid))
 			continue;			/* already in the index */
-		t = tam_hot_search(heapRelation, tree, &tid, snapshot, &walkbuf, NULL, NULL, true, false, NULL);
+		t = tam_hot_search(heapRelation, tree, &tid, snapshot, &walkbuf, NULL, NULL, true, false, NULL, NULL);
 		if (t == NULL)
 			continue;
 		MemoryContextReset(econtext->ecxt_per_tuple_memory);

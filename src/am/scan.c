@@ -545,7 +545,7 @@ add_chain_member(TamScanDesc s, uint64 vid)
 	if (s->reader == NULL)
 		s->reader = tam_seq_reader_create(s->cxt);
 	t = tam_hot_search(s->base.rs_rd, s->tree, &tid, s->base.rs_snapshot, &s->fetchbuf, NULL, NULL, true, true,
-						 s->reader);
+						 s->reader, NULL);
 	if (t != NULL)
 		page_add(s, t);
 }

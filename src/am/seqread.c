@@ -28,6 +28,13 @@
  * The iterator is a TrtIter, replaced every TRT_ITER_REFRESH_MS as scans'
  * are (src/runtime/iterators.c), so that it pins no memtable for long; the
  * fresh one is opened later than the snapshot as well.
+ *
+ * Just before it opens an iterator (and after the snapshot), the reader
+ * copies the visibility map page of the vid it was asked for.  A version
+ * the view holds in a block the copy has all-visible was read after the
+ * bit was seen set, which is what tam_hint_all_visible asks; the map page
+ * as it is when the version is read would not do, as VACUUM may have
+ * removed a version this older view still holds and set the bit since.
  */
 #include "postgres.h"
 
@@ -45,6 +52,9 @@ struct TamSeqReader
 	uint64		tree;
 	uint64		last_vid;		/* the vid asked for last (0: none yet) */
 	int			run;			/* reads in a row a little ahead of the one before */
+	/* the map page copied before the iterator opened (vm_page Invalid: none) */
+	BlockNumber vm_page;
+	uint8	   *vm_bits;
 };
 
 TamSeqReader *
@@ -53,6 +63,7 @@ tam_seq_reader_create(MemoryContext cxt)
 	TamSeqReader *r = MemoryContextAllocZero(cxt, sizeof(TamSeqReader));
 
 	r->cxt = cxt;
+	r->vm_page = InvalidBlockNumber;
 	return r;
 }
 
@@ -69,7 +80,22 @@ tam_seq_reader_free(TamSeqReader *r)
 	if (r == NULL)
 		return;
 	close_iterator(r);
+	if (r->vm_bits != NULL)
+		pfree(r->vm_bits);
 	pfree(r);
+}
+
+/* before a view opens: copy the map page of vid (see the file comment) */
+static void
+copy_map(TamSeqReader *r, Relation rel, Snapshot snapshot, uint64 vid)
+{
+	r->vm_page = InvalidBlockNumber;
+	if (snapshot->takenDuringRecovery)
+		return;
+	if (r->vm_bits == NULL)
+		r->vm_bits = MemoryContextAlloc(r->cxt, TAM_VM_PAGE_BYTES);
+	if (tam_vm_copy_page(rel, vid, r->vm_bits))
+		r->vm_page = tam_vm_page_of(vid);
 }
 
 static void
@@ -105,12 +131,14 @@ current_vid(TamSeqReader *r)
 }
 
 TamTuple *
-tam_seq_reader_read(TamSeqReader *r, uint64 tree, uint64 vid, Oid relid, TamTupleBuf *buf)
+tam_seq_reader_read(TamSeqReader *r, Relation rel, uint64 tree, uint64 vid, Snapshot snapshot,
+					TamTupleBuf *buf)
 {
 	bool		in_order = r->last_vid != 0 && vid > r->last_vid && vid - r->last_vid <= SEQ_WINDOW;
 	uint64		cur;
 	const void *val;
 	size_t		vlen;
+	TamTuple   *t;
 
 	r->run = in_order ? r->run + 1 : 0;
 	r->last_vid = vid;
@@ -118,13 +146,16 @@ tam_seq_reader_read(TamSeqReader *r, uint64 tree, uint64 vid, Oid relid, TamTupl
 		return NULL;
 	if (r->w != NULL && r->tree != tree)
 		close_iterator(r);
+	Assert(snapshot->snapshot_type == SNAPSHOT_MVCC);
 	if (r->w == NULL)
 	{
+		copy_map(r, rel, snapshot, vid);
 		open_iterator(r, tree);
 		cur = 0;
 	}
 	else if (trt_iter_refresh_due(r->w))
 	{
+		copy_map(r, rel, snapshot, vid);
 		trt_iter_reopen(r->w);
 		cur = 0;
 	}
@@ -152,5 +183,9 @@ tam_seq_reader_read(TamSeqReader *r, uint64 tree, uint64 vid, Oid relid, TamTupl
 	val = tides_iter_value(r->w->it, &vlen);
 	/* a DELETE or UPDATE locks and reads this row next: trt_read_row */
 	trt_iter_remember(r->w);
-	return tam_tuple_from_value((const char *) val, vlen, vid, relid, buf);
+	t = tam_tuple_from_value((const char *) val, vlen, vid, RelationGetRelid(rel), buf);
+	if (t != NULL && !TAM_IS_STUB(t) && r->vm_page == tam_vm_page_of(vid) &&
+		tam_vm_copy_all_visible(r->vm_bits, vid))
+		tam_hint_all_visible(t, snapshot);
+	return t;
 }

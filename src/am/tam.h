@@ -163,6 +163,7 @@ extern HeapTuple tam_tuple_copy_heap(const TamTuple *t);
 /* ---- visibility.c */
 
 extern bool tam_visible(TamTuple *t, Snapshot snapshot);
+extern void tam_hint_all_visible(TamTuple *t, Snapshot snapshot);
 extern TM_Result tam_satisfies_update(TamTuple *t, CommandId curcid);
 extern HTSV_Result tam_satisfies_vacuum(TamTuple *t, TransactionId oldest_xmin,
 										  TransactionId *dead_after);
@@ -285,8 +286,8 @@ extern void tam_scan_set_block_range(TableScanDesc sscan, BlockNumber start, Blo
 typedef struct TamSeqReader TamSeqReader;
 extern TamSeqReader *tam_seq_reader_create(MemoryContext cxt);
 /* vid's entry, or NULL: not in the reader's view, or not read in order (read the engine) */
-extern TamTuple *tam_seq_reader_read(TamSeqReader *r, uint64 tree, uint64 vid, Oid relid,
-										 TamTupleBuf *buf);
+extern TamTuple *tam_seq_reader_read(TamSeqReader *r, Relation rel, uint64 tree, uint64 vid,
+										 Snapshot snapshot, TamTupleBuf *buf);
 extern void tam_seq_reader_free(TamSeqReader *r);
 
 /* a raw cursor over one tree's versions, used by scans, vacuum, builds */
@@ -344,7 +345,8 @@ extern void tam_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNu
 
 extern TamTuple *tam_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 									TamTupleBuf *buf, bool *all_dead, TrtIndexFetch *asker,
-									bool first_call, bool may_prune, TamSeqReader *reader);
+									bool first_call, bool may_prune, TamSeqReader *reader,
+									Buffer *vmbuf);
 extern bool tam_hot_update_allowed(Relation rel, Bitmapset *hot_attrs, TamTuple *old,
 									 HeapTuple newtup);
 extern bool tam_hot_chain_dead(Relation rel, uint64 tree, uint64 root_vid, GlobalVisState *vistest,
@@ -379,6 +381,12 @@ extern void tam_hot_prune_opt(Relation rel, uint64 tree, uint64 root_vid);
 
 /* ---- vm.c: the visibility map for index-only scans */
 
+extern bool tam_vm_all_visible(Relation rel, uint64 vid, Buffer *vmbuf);
+/* a visibility map page's contents (BLCKSZ less its header) */
+#define TAM_VM_PAGE_BYTES (BLCKSZ - MAXALIGN(SizeOfPageHeaderData))
+extern bool tam_vm_copy_page(Relation rel, uint64 vid, uint8 *bits);
+extern BlockNumber tam_vm_page_of(uint64 vid);
+extern bool tam_vm_copy_all_visible(const uint8 *bits, uint64 vid);
 extern void tam_vm_clear(Relation rel, uint64 vid);
 extern void tam_vm_clear_chain(Relation rel, uint64 vid, uint64 root_vid);
 extern void tam_vm_clear_range(Relation rel, uint64 first_vid, uint64 nvids);

@@ -124,6 +124,37 @@ visible_mvcc(TamTuple *t, Snapshot snap)
 	return true;
 }
 
+/*
+ * t was read, by a read that began after it, from a block the visibility
+ * map showed all-visible after the MVCC snapshot snap was taken
+ * (tam_vm_all_visible, hot.c).  If snap does not count t's inserter as
+ * running, and it is not ours, the inserter had ended before snap was
+ * taken, and with it its write of t and its clear of the block's bit (the
+ * clear follows the write, or for a row held back with its entries comes
+ * just before it: vm.c).  So the bit seen set was set again after that
+ * clear, by a VACUUM that saw t in the block, live, from a committed
+ * inserter -- an aborted one's version makes VACUUM leave the bit alone,
+ * and a version VACUUM removed before setting it cannot be read after.
+ * The inserter committed: hint it, and the judgement that follows needs no
+ * commit log lookup, as heap's hint bits spare heap.
+ */
+void
+tam_hint_all_visible(TamTuple *t, Snapshot snap)
+{
+	HeapTupleHeader h = t->htup.t_data;
+	TransactionId xmin;
+
+	Assert(snap->snapshot_type == SNAPSHOT_MVCC);
+	if (HeapTupleHeaderXminCommitted(h) || HeapTupleHeaderXminInvalid(h))
+		return;
+	xmin = raw_xmin(t);
+	if (!TransactionIdIsNormal(xmin) || TransactionIdIsCurrentTransactionId(xmin) ||
+		XidInMVCCSnapshot(xmin, snap))
+		return;
+	Assert(TransactionIdDidCommit(xmin));
+	hint(t, HEAP_XMIN_COMMITTED);
+}
+
 /* ------------------------------------------------- SELF and DIRTY */
 
 /*

@@ -108,6 +108,64 @@ map_page(Relation rel, BlockNumber blk)
 	return buf;
 }
 
+/*
+ * Is vid's block all-visible?  Read without the map page's lock, as
+ * index-only scans read heap's map; *vmbuf keeps the map page pinned for the
+ * next call (release it when done).  A table never vacuumed answers from the
+ * shared page count, without a system call.
+ */
+bool
+tam_vm_all_visible(Relation rel, uint64 vid, Buffer *vmbuf)
+{
+	BlockNumber blk = (BlockNumber) (vid / TRT_ROWS_PER_BLOCK);
+
+	if (!BufferIsValid(*vmbuf) || BufferGetBlockNumber(*vmbuf) != HEAPBLK_TO_MAPBLOCK(blk))
+	{
+		if (BufferIsValid(*vmbuf))
+			ReleaseBuffer(*vmbuf);
+		*vmbuf = map_page(rel, blk);
+		if (!BufferIsValid(*vmbuf))
+			return false;
+	}
+	return VM_ALL_VISIBLE(rel, blk, vmbuf);
+}
+
+/*
+ * Copy the map page that holds vid's block into bits (TAM_VM_PAGE_BYTES),
+ * as it is now; false if the fork has no such page.  For readers whose
+ * engine view opens after the copy (seqread.c): a bit set in the copy was
+ * set before anything that view holds was read.
+ */
+bool
+tam_vm_copy_page(Relation rel, uint64 vid, uint8 *bits)
+{
+	Buffer		buf = map_page(rel, (BlockNumber) (vid / TRT_ROWS_PER_BLOCK));
+
+	StaticAssertStmt(TAM_VM_PAGE_BYTES == MAPSIZE, "map page size");
+	if (!BufferIsValid(buf))
+		return false;
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	memcpy(bits, PageGetContents(BufferGetPage(buf)), MAPSIZE);
+	UnlockReleaseBuffer(buf);
+	return true;
+}
+
+/* the map page number of vid's block, for tam_vm_copy_page's copies */
+BlockNumber
+tam_vm_page_of(uint64 vid)
+{
+	return HEAPBLK_TO_MAPBLOCK((BlockNumber) (vid / TRT_ROWS_PER_BLOCK));
+}
+
+/* in a copy of vid's map page: was its block all-visible? */
+bool
+tam_vm_copy_all_visible(const uint8 *bits, uint64 vid)
+{
+	BlockNumber blk = (BlockNumber) (vid / TRT_ROWS_PER_BLOCK);
+
+	return (bits[HEAPBLK_TO_MAPBYTE(blk)] & (VISIBILITYMAP_ALL_VISIBLE << HEAPBLK_TO_OFFSET(blk))) != 0;
+}
+
 void
 tam_vm_clear(Relation rel, uint64 vid)
 {
