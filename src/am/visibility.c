@@ -125,13 +125,14 @@ visible_mvcc(TamTuple *t, Snapshot snap)
 }
 
 /*
- * t was read, by a read that began after it, from a block the visibility
- * map showed all-visible after the MVCC snapshot snap was taken
- * (tam_vm_all_visible, hot.c).  If snap does not count t's inserter as
- * running, and it is not ours, the inserter had ended before snap was
- * taken, and with it its write of t and its clear of the block's bit (the
- * clear follows the write, or for a row held back with its entries comes
- * just before it: vm.c).  So the bit seen set was set again after that
+ * t was read from a block that the visibility map showed all-visible at a
+ * look taken after the MVCC snapshot snap and before the read began
+ * (tam_vm_all_visible in hot.c; seqread.c's copy).  If snap does not
+ * count t's inserter as running, and it is not ours, the inserter had
+ * ended before snap was taken, and with it its write of t and its clear
+ * of the block's bit (the clear follows the write, or for a row held back
+ * with its entries comes just before it: vm.c).  So the bit seen set was
+ * set again after that
  * clear, by a VACUUM that saw t in the block, live, from a committed
  * inserter -- an aborted one's version makes VACUUM leave the bit alone,
  * and a version VACUUM removed before setting it cannot be read after.
