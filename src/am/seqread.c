@@ -52,9 +52,7 @@ struct TamSeqReader
 	uint64		tree;
 	uint64		last_vid;		/* the vid asked for last (0: none yet) */
 	int			run;			/* reads in a row a little ahead of the one before */
-	/* the map page copied before the iterator opened (vm_page Invalid: none) */
-	BlockNumber vm_page;
-	uint8	   *vm_bits;
+	TamVmCopy  *vm;				/* the map page copied before the iterator opened */
 };
 
 TamSeqReader *
@@ -63,7 +61,6 @@ tam_seq_reader_create(MemoryContext cxt)
 	TamSeqReader *r = MemoryContextAllocZero(cxt, sizeof(TamSeqReader));
 
 	r->cxt = cxt;
-	r->vm_page = InvalidBlockNumber;
 	return r;
 }
 
@@ -80,8 +77,8 @@ tam_seq_reader_free(TamSeqReader *r)
 	if (r == NULL)
 		return;
 	close_iterator(r);
-	if (r->vm_bits != NULL)
-		pfree(r->vm_bits);
+	if (r->vm != NULL)
+		pfree(r->vm);
 	pfree(r);
 }
 
@@ -89,13 +86,12 @@ tam_seq_reader_free(TamSeqReader *r)
 static void
 copy_map(TamSeqReader *r, Relation rel, Snapshot snapshot, uint64 vid)
 {
-	r->vm_page = InvalidBlockNumber;
+	if (r->vm == NULL)
+		r->vm = MemoryContextAlloc(r->cxt, sizeof(TamVmCopy));
 	if (snapshot->takenDuringRecovery)
-		return;
-	if (r->vm_bits == NULL)
-		r->vm_bits = MemoryContextAlloc(r->cxt, TAM_VM_PAGE_BYTES);
-	if (tam_vm_copy_page(rel, vid, r->vm_bits))
-		r->vm_page = tam_vm_page_of(vid);
+		r->vm->page = InvalidBlockNumber;
+	else
+		tam_vm_copy_page(rel, vid, r->vm);
 }
 
 static void
@@ -184,8 +180,7 @@ tam_seq_reader_read(TamSeqReader *r, Relation rel, uint64 tree, uint64 vid, Snap
 	/* a DELETE or UPDATE locks and reads this row next: trt_read_row */
 	trt_iter_remember(r->w);
 	t = tam_tuple_from_value((const char *) val, vlen, vid, RelationGetRelid(rel), buf);
-	if (t != NULL && !TAM_IS_STUB(t) && r->vm_page == tam_vm_page_of(vid) &&
-		tam_vm_copy_all_visible(r->vm_bits, vid))
+	if (t != NULL && !TAM_IS_STUB(t) && tam_vm_copy_all_visible(r->vm, vid))
 		tam_hint_all_visible(t, snapshot);
 	return t;
 }

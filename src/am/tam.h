@@ -382,11 +382,14 @@ extern void tam_hot_prune_opt(Relation rel, uint64 tree, uint64 root_vid);
 /* ---- vm.c: the visibility map for index-only scans */
 
 extern bool tam_vm_all_visible(Relation rel, uint64 vid, Buffer *vmbuf);
-/* a visibility map page's contents (BLCKSZ less its header) */
-#define TAM_VM_PAGE_BYTES (BLCKSZ - MAXALIGN(SizeOfPageHeaderData))
-extern bool tam_vm_copy_page(Relation rel, uint64 vid, uint8 *bits);
-extern BlockNumber tam_vm_page_of(uint64 vid);
-extern bool tam_vm_copy_all_visible(const uint8 *bits, uint64 vid);
+/* a copy of one visibility map page's bits (page Invalid: none) */
+typedef struct TamVmCopy
+{
+	BlockNumber page;
+	uint8		bits[BLCKSZ - MAXALIGN(SizeOfPageHeaderData)];
+} TamVmCopy;
+extern void tam_vm_copy_page(Relation rel, uint64 vid, TamVmCopy *copy);
+extern bool tam_vm_copy_all_visible(const TamVmCopy *copy, uint64 vid);
 extern void tam_vm_clear(Relation rel, uint64 vid);
 extern void tam_vm_clear_chain(Relation rel, uint64 vid, uint64 root_vid);
 extern void tam_vm_clear_range(Relation rel, uint64 first_vid, uint64 nvids);

@@ -56,6 +56,13 @@
 #define HEAPBLK_TO_MAPBYTE(x) (((x) % HEAPBLOCKS_PER_PAGE) / HEAPBLOCKS_PER_BYTE)
 #define HEAPBLK_TO_OFFSET(x) (((x) % HEAPBLOCKS_PER_BYTE) * BITS_PER_HEAPBLOCK)
 
+/* the virtual block a row id lies in */
+static inline BlockNumber
+vid_block(uint64 vid)
+{
+	return (BlockNumber) (vid / TRT_ROWS_PER_BLOCK);
+}
+
 /*
  * How many pages the map fork has, as every backend knows it (a counter in
  * shared memory next to the tree's row-id counter, set under the relation
@@ -117,7 +124,7 @@ map_page(Relation rel, BlockNumber blk)
 bool
 tam_vm_all_visible(Relation rel, uint64 vid, Buffer *vmbuf)
 {
-	BlockNumber blk = (BlockNumber) (vid / TRT_ROWS_PER_BLOCK);
+	BlockNumber blk = vid_block(vid);
 
 	if (!BufferIsValid(*vmbuf) || BufferGetBlockNumber(*vmbuf) != HEAPBLK_TO_MAPBLOCK(blk))
 	{
@@ -131,45 +138,41 @@ tam_vm_all_visible(Relation rel, uint64 vid, Buffer *vmbuf)
 }
 
 /*
- * Copy the map page that holds vid's block into bits (TAM_VM_PAGE_BYTES),
- * as it is now; false if the fork has no such page.  For readers whose
+ * Copy the map page that holds vid's block into copy, as it is now
+ * (copy->page Invalid if the fork has no such page).  For readers whose
  * engine view opens after the copy (seqread.c): a bit set in the copy was
  * set before anything that view holds was read.
  */
-bool
-tam_vm_copy_page(Relation rel, uint64 vid, uint8 *bits)
+void
+tam_vm_copy_page(Relation rel, uint64 vid, TamVmCopy *copy)
 {
-	Buffer		buf = map_page(rel, (BlockNumber) (vid / TRT_ROWS_PER_BLOCK));
+	BlockNumber blk = vid_block(vid);
+	Buffer		buf = map_page(rel, blk);
 
-	StaticAssertStmt(TAM_VM_PAGE_BYTES == MAPSIZE, "map page size");
+	StaticAssertStmt(sizeof(copy->bits) == MAPSIZE, "map page size");
+	copy->page = InvalidBlockNumber;
 	if (!BufferIsValid(buf))
-		return false;
+		return;
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	memcpy(bits, PageGetContents(BufferGetPage(buf)), MAPSIZE);
+	memcpy(copy->bits, PageGetContents(BufferGetPage(buf)), MAPSIZE);
 	UnlockReleaseBuffer(buf);
-	return true;
+	copy->page = HEAPBLK_TO_MAPBLOCK(blk);
 }
 
-/* the map page number of vid's block, for tam_vm_copy_page's copies */
-BlockNumber
-tam_vm_page_of(uint64 vid)
-{
-	return HEAPBLK_TO_MAPBLOCK((BlockNumber) (vid / TRT_ROWS_PER_BLOCK));
-}
-
-/* in a copy of vid's map page: was its block all-visible? */
+/* in the copy: was vid's block all-visible?  (false if the copy is of another page) */
 bool
-tam_vm_copy_all_visible(const uint8 *bits, uint64 vid)
+tam_vm_copy_all_visible(const TamVmCopy *copy, uint64 vid)
 {
-	BlockNumber blk = (BlockNumber) (vid / TRT_ROWS_PER_BLOCK);
+	BlockNumber blk = vid_block(vid);
 
-	return (bits[HEAPBLK_TO_MAPBYTE(blk)] & (VISIBILITYMAP_ALL_VISIBLE << HEAPBLK_TO_OFFSET(blk))) != 0;
+	return copy->page == HEAPBLK_TO_MAPBLOCK(blk) &&
+		(copy->bits[HEAPBLK_TO_MAPBYTE(blk)] & (VISIBILITYMAP_ALL_VISIBLE << HEAPBLK_TO_OFFSET(blk))) != 0;
 }
 
 void
 tam_vm_clear(Relation rel, uint64 vid)
 {
-	BlockNumber blk = (BlockNumber) (vid / TRT_ROWS_PER_BLOCK);
+	BlockNumber blk = vid_block(vid);
 	Buffer		buf = map_page(rel, blk);
 
 	if (BufferIsValid(buf))
@@ -188,15 +191,15 @@ void
 tam_vm_clear_chain(Relation rel, uint64 vid, uint64 root_vid)
 {
 	tam_vm_clear(rel, vid);
-	if (root_vid / TRT_ROWS_PER_BLOCK != vid / TRT_ROWS_PER_BLOCK)
+	if (vid_block(root_vid) != vid_block(vid))
 		tam_vm_clear(rel, root_vid);
 }
 
 void
 tam_vm_clear_range(Relation rel, uint64 first_vid, uint64 nvids)
 {
-	BlockNumber first = (BlockNumber) (first_vid / TRT_ROWS_PER_BLOCK);
-	BlockNumber last = (BlockNumber) ((first_vid + nvids - 1) / TRT_ROWS_PER_BLOCK);
+	BlockNumber first = vid_block(first_vid);
+	BlockNumber last = vid_block(first_vid + nvids - 1);
 
 	for (BlockNumber b = first; b <= last; b++)
 		tam_vm_clear(rel, (uint64) b * TRT_ROWS_PER_BLOCK);
