@@ -321,6 +321,7 @@ typedef struct TidxKeyRange
 	int			lolen;
 	uint8	   *hi;				/* exclusive */
 	int			hilen;
+	bool		stem;			/* every key column equal: the entries are lo || TID */
 } TidxKeyRange;
 
 /* a scan key, and for = ANY / < ANY ... arrays its non-NULL elements */

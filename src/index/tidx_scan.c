@@ -361,6 +361,12 @@ enter_interval(TidxScan *so, int i, ScanDirection dir)
 		else
 			tides_iter_seek(it, iv->lo, iv->lolen);
 	}
+	else if (iv->stem)
+	{
+		/* one key: only tables whose stem filter lets it through are read */
+		StaticAssertStmt(TIDX_TID_LEN == TRT_STEM_SUFFIX_LEN, "an index entry's stem is its key");
+		tides_iter_seek_stem(it, iv->lo, iv->lolen);
+	}
 	else
 		tides_iter_seek(it, iv->lo, iv->lolen);
 }

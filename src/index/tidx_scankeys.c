@@ -636,6 +636,7 @@ tidx_build_intervals(const TidxDesc *d, TidxFilterKey *filter, int nfilter,
 		iv->lolen = lo.len;
 		iv->hi = (uint8 *) hi.data;
 		iv->hilen = hi.len;
+		iv->stem = neq == nkeys;
 
 		/* next combination (last column fastest) */
 		for (int i = neq - 1; i >= 0; i--)

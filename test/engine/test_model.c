@@ -591,7 +591,9 @@ op_scan(void)
 
 /*
  * A uniqueness-check style read: the keys stem || exactly filter_stem_suffix
- * bytes, through an iterator with lower_is_stem over [stem, successor).
+ * bytes, through an iterator with lower_is_stem over [stem, successor), or
+ * (an index scan's key) through tides_iter_seek_stem on an iterator without
+ * bounds, maybe after another seek, read up to the successor.
  * Every such key the oracle holds must be shown with its value, in order,
  * and no other key of that length; keys of other lengths may be shown (from
  * files the filter did not rule out, even versions a skipped file would have
@@ -615,6 +617,7 @@ op_stem_read(void)
 	msnap	   *sn = NULL;
 	const uint32_t *vers;
 	int			step = 0;
+	bool		by_seek;
 
 	if (tides_rand_uniform(&rnd, 4) == 0)
 		sl = make_probe(stem);
@@ -644,12 +647,16 @@ op_stem_read(void)
 	vers = sn ? sn->vers : cur;
 	memset(&o, 0, sizeof(o));
 	o.snap = sn ? &sn->s : NULL;
-	o.lower = stem;
-	o.lower_len = sl;
-	o.upper = up;
-	o.upper_len = ul;
 	o.fill_cache = true;
-	o.lower_is_stem = true;
+	by_seek = tides_rand_uniform(&rnd, 2) == 0;
+	if (!by_seek)
+	{
+		o.lower = stem;
+		o.lower_len = sl;
+		o.upper = up;
+		o.upper_len = ul;
+		o.lower_is_stem = true;
+	}
 	it = tides_iter_new(st.db, &o);
 	if (it == NULL)
 	{
@@ -659,7 +666,23 @@ op_stem_read(void)
 	lo = ks_lower_bound(&ks, stem, sl);
 	hi = ks_lower_bound(&ks, up, ul);
 	want = lo;
-	for (tides_iter_first(it); tides_iter_valid(it); tides_iter_next(it), step++)
+	if (by_seek)
+	{
+		/* a stem seek repositions whatever came before it */
+		if (tides_rand_uniform(&rnd, 2) == 0)
+		{
+			uint32_t	o2 = (uint32_t) tides_rand_uniform(&rnd, ks.n);
+
+			if (tides_rand_uniform(&rnd, 2) == 0 && ks.len[o2] > suffix)
+				tides_iter_seek_stem(it, ks.key[o2], ks.len[o2] - suffix);
+			else
+				tides_iter_seek(it, ks.key[o2], ks.len[o2]);
+		}
+		tides_iter_seek_stem(it, stem, sl);
+	}
+	else
+		tides_iter_first(it);
+	for (; tides_iter_valid(it); tides_iter_next(it), step++)
 	{
 		size_t		kl,
 					vl;
@@ -667,6 +690,8 @@ op_stem_read(void)
 		const void *v = tides_iter_value(it, &vl);
 		uint32_t	kr = ks_lower_bound(&ks, k, kl);
 
+		if (by_seek && ks_cmp_raw(k, kl, up, ul) >= 0)
+			break;				/* the reader stops at the successor */
 		if (kl != sl + suffix)
 			continue;			/* another length: may be shown, even stale (ignored) */
 		if (kr >= ks.n || ks_cmp_raw(ks.key[kr], ks.len[kr], k, kl) != 0 || vers[kr] == 0 ||

@@ -242,19 +242,23 @@ find_prev_user_entry(tides_iter *it)
 		it->valid = true;
 }
 
+/* seek the merge to ukey; with stem_suffix, as a reader of ukey's stem keys only */
 static void
-seek_internal(tides_iter *it, const uint8_t *ukey, size_t n)
+seek_internal(tides_iter *it, const uint8_t *ukey, size_t n, uint32_t stem_suffix)
 {
 	tides_buf  *s = &it->scratch;
 
 	s->len = 0;
 	tides_buf_reserve(s, n + TIDES_TRAILER);
 	s->len = tides_ikey_make(s->data, ukey, n, it->seq, TIDES_KT_SEEK);
-	tides_iiter_seek(it->inner, s->data, s->len);
+	if (stem_suffix > 0)
+		tides_iiter_seek_stem(it->inner, s->data, s->len, ukey, n, stem_suffix);
+	else
+		tides_iiter_seek(it->inner, s->data, s->len);
 }
 
-void
-tides_iter_seek(tides_iter *it, const void *key, size_t klen)
+static void
+seek_forward(tides_iter *it, const void *key, size_t klen, uint32_t stem_suffix)
 {
 	it->parked = false;
 	it->dir = DIR_FORWARD;
@@ -264,9 +268,22 @@ tides_iter_seek(tides_iter *it, const void *key, size_t klen)
 	{
 		key = it->lower.data;
 		klen = it->lower.len;
+		stem_suffix = 0;
 	}
-	seek_internal(it, key, klen);
+	seek_internal(it, key, klen, klen > 0 ? stem_suffix : 0);
 	find_next_user_entry(it, false);
+}
+
+void
+tides_iter_seek(tides_iter *it, const void *key, size_t klen)
+{
+	seek_forward(it, key, klen, 0);
+}
+
+void
+tides_iter_seek_stem(tides_iter *it, const void *stem, size_t len)
+{
+	seek_forward(it, stem, len, it->db->opts.filter_stem_suffix);
 }
 
 void
@@ -277,7 +294,7 @@ tides_iter_first(tides_iter *it)
 	it->valid = false;
 	it->saved_value.len = 0;
 	if (it->has_lower)
-		seek_internal(it, it->lower.data, it->lower.len);
+		seek_internal(it, it->lower.data, it->lower.len, 0);
 	else
 		tides_iiter_first(it->inner);
 	find_next_user_entry(it, false);

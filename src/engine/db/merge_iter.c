@@ -257,8 +257,18 @@ mi_destroy(tides_iiter *it)
 	free(m);
 }
 
+static void
+mi_seek_stem(tides_iiter *it, const uint8_t *k, size_t n, const uint8_t *stem, size_t stem_len, uint32_t suffix)
+{
+	merge_iter *m = (merge_iter *) it;
+
+	for (int i = 0; i < m->n; i++)
+		tides_iiter_seek_stem(m->child[i], k, n, stem, stem_len, suffix);
+	rebuild(m, DIR_FORWARD);
+}
+
 static const tides_iiter_ops merge_ops = {
-	mi_seek, mi_first, mi_last, mi_next, mi_prev, mi_valid, mi_key, mi_value, mi_destroy
+	mi_seek, mi_first, mi_last, mi_next, mi_prev, mi_valid, mi_key, mi_value, mi_destroy, mi_seek_stem
 };
 
 tides_iiter *
@@ -638,8 +648,43 @@ li_destroy(tides_iiter *it)
 	free(li);
 }
 
+/*
+ * The keys stem || suffix bytes lie in the files from the one seek would
+ * enter, as long as their key ranges reach the stem: the first of those
+ * whose filter lets the stem through is entered and sought (the walk goes on
+ * from there as after any seek); with none, the level shows nothing.  The
+ * deepest level is sought plainly: it holds most keys, so a key looked for
+ * is usually there, and its filter would cost a block read (on a store
+ * larger than memory, a device read) to say so.
+ */
+static void
+li_seek_stem(tides_iiter *it, const uint8_t *k, size_t n, const uint8_t *stem, size_t stem_len, uint32_t suffix)
+{
+	level_iter *li = (level_iter *) it;
+	uint32_t	i;
+
+	TIDES_ASSERT(n >= TIDES_TRAILER && tides_ukey_cmp(k, n - TIDES_TRAILER, stem, stem_len) >= 0);
+	if (li->level == tides_version_last_level(li->v))
+	{
+		li_seek(it, k, n);
+		return;
+	}
+	i = tides_version_find_file(li->v, li->level, k, n);
+	for (; i < level_count(li) && tides_file_may_hold_prefix(file_at(li, i), stem, stem_len); i++)
+	{
+		if (!tides_file_may_hold_stem(li->tc, file_at(li, i), stem, stem_len, suffix))
+			continue;
+		open_file(li, i, false);
+		if (li->file != NULL)
+			tides_iiter_seek(li->file, k, n);
+		skip_forward(li);
+		return;
+	}
+	open_file(li, level_count(li), false);
+}
+
 static const tides_iiter_ops level_ops = {
-	li_seek, li_first, li_last, li_next, li_prev, li_valid, li_key, li_value, li_destroy
+	li_seek, li_first, li_last, li_next, li_prev, li_valid, li_key, li_value, li_destroy, li_seek_stem
 };
 
 tides_iiter *
@@ -667,4 +712,33 @@ tides_level_iter_new(tides_table_cache *tc, const tides_version *v, int level, b
 	li->index = level_count(li);
 	li->file = NULL;
 	return &li->base;
+}
+
+bool
+tides_file_may_hold_prefix(const tides_file_meta *f, const uint8_t *stem, size_t len)
+{
+	const uint8_t *lo = tides_file_smallest(f);
+	size_t		lolen = f->smallest_len - TIDES_TRAILER;
+
+	/* keys with the prefix start at stem; the file's smallest key is at or below one of them */
+	if (tides_ukey_cmp(tides_file_largest(f), f->largest_len - TIDES_TRAILER, stem, len) < 0)
+		return false;
+	return tides_ukey_cmp(lo, lolen, stem, len) < 0 || (lolen >= len && memcmp(lo, stem, len) == 0);
+}
+
+bool
+tides_file_may_hold_stem(tides_table_cache *tc, const tides_file_meta *f, const uint8_t *stem, size_t len,
+						 uint32_t suffix)
+{
+	tides_sst  *t;
+	tides_error err;
+	bool		may;
+
+	if (!tides_file_may_hold_prefix(f, stem, len))
+		return false;
+	if (suffix == 0 || tides_table_cache_get(tc, f->number, f->size, &t, &err) != TIDES_OK)
+		return true;
+	may = tides_sst_may_contain_stem(t, stem, len, suffix);
+	tides_table_cache_release(tc, t);
+	return may;
 }

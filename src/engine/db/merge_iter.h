@@ -43,4 +43,15 @@ tides_iiter *tides_level_iter_new(tides_table_cache *tc, const tides_version *v,
 								  const uint8_t *lower, size_t lower_len,
 								  const uint8_t *upper, size_t upper_len);
 
+/* may file f hold a key starting with stem, by its key range alone? */
+bool		tides_file_may_hold_prefix(const tides_file_meta *f, const uint8_t *stem, size_t len);
+
+/*
+ * may file f hold a key stem || exactly suffix bytes?  Its key range, then
+ * (suffix > 0) its key runs and stem filter, read through tc; true when the
+ * file cannot be opened (the reader that opens it reports why)
+ */
+bool		tides_file_may_hold_stem(tides_table_cache *tc, const tides_file_meta *f,
+									 const uint8_t *stem, size_t len, uint32_t suffix);
+
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "db/db_impl.h"
+#include "db/merge_iter.h"
 #include "util/testpoint.h"
 
 typedef struct get_state
@@ -141,9 +142,7 @@ get_internal(tides_db *db, const tides_snapshot *snap, const void *key, size_t k
 	 * an index gave), so its filter block would only add a read to "may be
 	 * there"; a key not there costs an index and a data block instead.
 	 */
-	last = TIDES_MAX_LEVELS - 1;
-	while (last > 0 && sv->version->nfiles[last] == 0)
-		last--;
+	last = tides_version_last_level(sv->version);
 	for (int l = 1; !g->found && s == TIDES_OK && l <= last; l++)
 	{
 		uint32_t	i = tides_version_find_file(sv->version, l, ikey, iklen);
@@ -284,37 +283,6 @@ tides_changed_since(tides_db *db, const void *key, size_t klen, uint64_t since, 
 	return TIDES_OK;
 }
 
-/* may a file hold a key starting with stem, by its key range alone? */
-static bool
-file_may_hold_prefix(const tides_file_meta *f, const uint8_t *stem, size_t len)
-{
-	const uint8_t *lo = tides_file_smallest(f);
-	size_t		lolen = f->smallest_len - TIDES_TRAILER;
-
-	/* keys with the prefix start at stem; the file's smallest key is at or below one of them */
-	if (tides_ukey_cmp(tides_file_largest(f), f->largest_len - TIDES_TRAILER, stem, len) < 0)
-		return false;
-	return tides_ukey_cmp(lo, lolen, stem, len) < 0 || (lolen >= len && memcmp(lo, stem, len) == 0);
-}
-
-/* may the file hold stem || suffix bytes?  Its key range, then its stem filter */
-static bool
-file_may_hold_stem(tides_db *db, const tides_file_meta *f, const uint8_t *stem, size_t len,
-				   uint32_t suffix)
-{
-	tides_sst  *t;
-	tides_error err;
-	bool		may;
-
-	if (!file_may_hold_prefix(f, stem, len))
-		return false;
-	if (suffix == 0 || tides_table_cache_get(db->tcache, f->number, f->size, &t, &err) != TIDES_OK)
-		return true;
-	may = tides_sst_may_contain_stem(t, stem, len, suffix);
-	tides_table_cache_release(db->tcache, t);
-	return may;
-}
-
 /*
  * Why "absent" is right.  Every entry whose write returned before the call
  * is in a memtable or a file of the current superversion (a flush installs
@@ -343,7 +311,7 @@ tides_stem_absent(tides_db *db, const void *stem, size_t len, bool *absent)
 	for (uint32_t i = 0; i < sv->nmem && !may; i++)
 		may = tides_memtable_has_prefix(sv->mems[i], stem, len);
 	for (uint32_t i = 0; i < v->nfiles[0] && !may; i++)
-		may = file_may_hold_stem(db, v->files[0][i], stem, len, suffix);
+		may = tides_file_may_hold_stem(db->tcache, v->files[0][i], stem, len, suffix);
 	if (!may && len + TIDES_TRAILER > sizeof(stackkey) && (ikey = malloc(len + TIDES_TRAILER)) == NULL)
 		may = true;				/* no memory for the search key: "maybe" */
 	if (!may)
@@ -352,8 +320,8 @@ tides_stem_absent(tides_db *db, const void *stem, size_t len, bool *absent)
 	{
 		/* the first file whose largest key reaches stem, and any after it that the run reaches */
 		for (uint32_t i = tides_version_find_file(v, l, ikey, len + TIDES_TRAILER);
-			 i < v->nfiles[l] && !may && file_may_hold_prefix(v->files[l][i], stem, len); i++)
-			may = file_may_hold_stem(db, v->files[l][i], stem, len, suffix);
+			 i < v->nfiles[l] && !may && tides_file_may_hold_prefix(v->files[l][i], stem, len); i++)
+			may = tides_file_may_hold_stem(db->tcache, v->files[l][i], stem, len, suffix);
 	}
 	*absent = !may;
 	if (*absent)

@@ -121,6 +121,17 @@ void		tides_version_unref(tides_shm_heap *heap, tides_version *v,
 
 uint64_t	tides_version_level_bytes(const tides_version *v, int level);
 
+/* the deepest level holding a file (0 when only level 0 does, or none) */
+static inline int
+tides_version_last_level(const tides_version *v)
+{
+	int			last = TIDES_MAX_LEVELS - 1;
+
+	while (last > 0 && v->nfiles[last] == 0)
+		last--;
+	return last;
+}
+
 /* index of the first file in a sorted level whose largest key >= ikey */
 uint32_t	tides_version_find_file(const tides_version *v, int level,
 									const uint8_t *ikey, size_t iklen);

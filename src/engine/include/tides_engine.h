@@ -657,6 +657,16 @@ tides_iter *tides_iter_new(tides_db *db, const tides_iter_options *opts);
 void		tides_iter_free(tides_iter *it);
 void		tides_iter_seek(tides_iter *it, const void *key, size_t klen);	/* first >= key */
 void		tides_iter_seek_for_prev(tides_iter *it, const void *key, size_t klen); /* last <= key */
+/*
+ * tides_iter_seek for a reader that wants only the keys stem || exactly
+ * filter_stem_suffix bytes from here (a unique check, one key of an index
+ * scan): tables whose stem filter proves they hold none of them are not
+ * read.  Those keys are shown as tides_iter_seek(stem) would show them, up
+ * to the next seek; other keys may be shown, even versions that a skipped
+ * table would have hidden: ignore them.  A plain seek when
+ * filter_stem_suffix is 0.
+ */
+void		tides_iter_seek_stem(tides_iter *it, const void *stem, size_t len);
 void		tides_iter_first(tides_iter *it);
 void		tides_iter_last(tides_iter *it);
 void		tides_iter_next(tides_iter *it);

@@ -415,7 +415,7 @@ mi_destroy(tides_iiter *it)
 }
 
 static const tides_iiter_ops mem_iter_ops = {
-	mi_seek, mi_first, mi_last, mi_next, mi_prev, mi_valid, mi_key, mi_value, mi_destroy
+	mi_seek, mi_first, mi_last, mi_next, mi_prev, mi_valid, mi_key, mi_value, mi_destroy, NULL
 };
 
 tides_iiter *

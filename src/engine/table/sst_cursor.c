@@ -466,8 +466,22 @@ it_destroy(tides_iiter *it)
 	free(si);
 }
 
+/* a table whose key runs and stem filter rule the stem out shows nothing */
+static void
+it_seek_stem(tides_iiter *it, const uint8_t *k, size_t n, const uint8_t *stem, size_t stem_len, uint32_t suffix)
+{
+	sst_cursor *c = &((sst_iter *) it)->c;
+
+	if (!tides_sst_may_contain_stem(c->t, stem, stem_len, suffix))
+	{
+		c->data.valid = false;
+		return;
+	}
+	it_seek(it, k, n);
+}
+
 static const tides_iiter_ops sst_iter_ops = {
-	it_seek, it_first, it_last, it_next, it_prev, it_valid, it_key, it_value, it_destroy
+	it_seek, it_first, it_last, it_next, it_prev, it_valid, it_key, it_value, it_destroy, it_seek_stem
 };
 
 tides_iiter *

@@ -26,7 +26,7 @@ empty_destroy(tides_iiter *it)
 
 static const tides_iiter_ops empty_ops = {
 	empty_seek, empty_move, empty_move, empty_move, empty_move,
-	empty_valid, empty_kv, empty_kv, empty_destroy
+	empty_valid, empty_kv, empty_kv, empty_destroy, NULL
 };
 
 tides_iiter *

@@ -35,6 +35,15 @@ typedef struct tides_iiter_ops
 	const uint8_t *(*key) (const tides_iiter *it, size_t *len);
 	const uint8_t *(*value) (const tides_iiter *it, size_t *len);
 	void		(*destroy) (tides_iiter *it);
+
+	/*
+	 * Optional (NULL: seek): seek for a reader that wants only the entries
+	 * whose user key is stem || exactly suffix bytes.  Those are positioned
+	 * and shown as seek would show them; other entries may be missing (a
+	 * source whose stem filter proves it holds no wanted key yields none).
+	 */
+	void		(*seek_stem) (tides_iiter *it, const uint8_t *ikey, size_t len,
+							  const uint8_t *stem, size_t stem_len, uint32_t suffix);
 } tides_iiter_ops;
 
 struct tides_iiter
@@ -51,6 +60,17 @@ tides_iiter_base_init(tides_iiter *it, const tides_iiter_ops *ops)
 }
 
 static inline void tides_iiter_seek(tides_iiter *it, const uint8_t *k, size_t n) { it->ops->seek(it, k, n); }
+
+static inline void
+tides_iiter_seek_stem(tides_iiter *it, const uint8_t *k, size_t n, const uint8_t *stem, size_t stem_len,
+					  uint32_t suffix)
+{
+	if (it->ops->seek_stem != NULL)
+		it->ops->seek_stem(it, k, n, stem, stem_len, suffix);
+	else
+		it->ops->seek(it, k, n);
+}
+
 static inline void tides_iiter_first(tides_iiter *it) { it->ops->first(it); }
 static inline void tides_iiter_last(tides_iiter *it) { it->ops->last(it); }
 static inline bool tides_iiter_valid(const tides_iiter *it) { return it->ops->valid(it); }
