@@ -840,8 +840,11 @@ test_ranges(const char *dir)
 	tides_sst  *t;
 	uint8_t		stem[12];
 	size_t		n = 0;
+	tides_counters ctr;
 
+	memset(&ctr, 0, sizeof(ctr));
 	env.vfs = tides_vfs_posix();
+	env.counters = &ctr;
 	env.block_size = 512;
 	env.restart_interval = 16;
 	env.range_prefix_len = 8;	/* no filter: the answers are the ranges' */
@@ -880,6 +883,21 @@ test_ranges(const char *dir)
 		CHECK(tides_sst_may_contain_stem(t, stem, 12, 0) == present);
 		test_put_be32(stem + 8, 1100);
 		CHECK(!tides_sst_may_contain_stem(t, stem, 12, 0));
+		/* a get of a tree the table lacks reads no block: the runs decide */
+		{
+			uint8_t		ik[20];
+			uint64_t	read_before = atomic_load(&ctr.bytes_read);
+			found_ctx	f = {0};
+
+			test_put_be32(stem + 8, 1050);
+			tides_ikey_make(ik, stem, sizeof(stem), TIDES_MAX_SEQ, TIDES_KT_SEEK);
+			s = tides_sst_get(t, ik, sizeof(ik), on_found, &f, &err);
+			if (present)
+				CHECK(s == TIDES_OK && f.calls == 1 && f.kl == sizeof(ik) && memcmp(f.k, stem, sizeof(stem)) == 0);
+			else
+				CHECK(s == TIDES_NOT_FOUND && f.calls == 0 && atomic_load(&ctr.bytes_read) == read_before);
+			free(f.vcopy);
+		}
 		/* prefixes of 2 key bytes: every key starts 0x0000, none 0xffff */
 		test_put_be32(stem + 8, 0);
 		CHECK(tides_sst_may_contain_prefix(t, stem, 10) == present);

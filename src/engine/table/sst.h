@@ -148,8 +148,8 @@ uint64_t	tides_sst_file_number(const tides_sst *t);
 
 /*
  * Point lookup: find the first entry whose internal key is >= ikey.  If the
- * filters prove the user key absent, returns TIDES_NOT_FOUND without reading
- * a data block.  Otherwise calls found(arg, key, klen, val, vlen) with that
+ * key runs (README "Key ranges") or the filters prove the user key absent,
+ * returns TIDES_NOT_FOUND without reading a data block.  Otherwise calls found(arg, key, klen, val, vlen) with that
  * entry (whatever its user key) and returns TIDES_OK; returns TIDES_NOT_FOUND
  * when no entry is >= ikey.  found's pointers are valid only during the call.
  */
@@ -160,9 +160,10 @@ tides_status tides_sst_get(tides_sst *t, const uint8_t *ikey, size_t iklen,
 						   tides_sst_found_fn found, void *arg, tides_error *err);
 
 /*
- * The same, asking the filters only if use_filter: a lookup that expects to
- * find its key in this table (the last level, below which nothing can hold
- * it) saves the filter block the answer "may be there" would cost.
+ * The same, asking the filters only if use_filter (the key runs, in process
+ * memory, always): a lookup that expects to find its key in this table (the
+ * last level, below which nothing can hold it) saves the filter block the
+ * answer "may be there" would cost.
  */
 tides_status tides_sst_get_filtered(tides_sst *t, const uint8_t *ikey, size_t iklen, bool use_filter,
 									tides_sst_found_fn found, void *arg, tides_error *err);

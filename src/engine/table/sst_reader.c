@@ -390,6 +390,14 @@ tides_sst_get_filtered(tides_sst *t, const uint8_t *ikey, size_t iklen, bool use
 
 	if (!tides_ikey_valid(ikey, iklen))
 		return tides_fail(err, TIDES_INVALID, "invalid lookup key for %s", t->fname);
+	/*
+	 * No run of the table can hold the key: absent, decided in process
+	 * memory.  A level-0 table holds several trees, so its smallest and
+	 * largest keys let through the keys of a tree it lacks, whose filter
+	 * would be one more block to visit (README "Key ranges").
+	 */
+	if (!ranges_may_hold(t, ikey, iklen - TIDES_TRAILER))
+		return TIDES_NOT_FOUND;
 	c = get_cursor(t, &tmpc, &tmp_err);
 
 	if (t->gseq > tides_ikey_seq(ikey, iklen))
