@@ -1,0 +1,41 @@
+#!/bin/bash
+# copy_ab.sh VERSION ROWS [perf]: COPY into UNLOGGED heap and UNLOGGED tides, one scratch cluster
+set -e
+v=$1; rows=$2; bin=/work/wt/$v/build/pg-private/usr/lib/postgresql/15/bin
+d=/var/tmp/copyab-$v; rm -rf $d; mkdir -p $d; chown postgres $d
+run() { su postgres -c "$*"; }
+run "$bin/initdb -D $d/data -A trust >/dev/null"
+cat >> $d/data/postgresql.conf <<CONF
+shared_preload_libraries = 'tidesam'
+port = 56$((RANDOM%90+10))
+unix_socket_directories = '$d'
+listen_addresses = ''
+shared_buffers = 256MB
+tides.block_cache_size = 256MB
+tides.sync_mode = none
+synchronous_commit = off
+autovacuum = off
+max_wal_size = 8GB
+CONF
+port=$(grep ^port $d/data/postgresql.conf | awk '{print $3}')
+run "$bin/pg_ctl -D $d/data -l $d/log -w start >/dev/null"
+P="$bin/psql -h $d -p $port -d postgres -qAt"
+run "$P -c 'CREATE EXTENSION tidesam'"
+csv=/var/tmp/copy_$rows.csv
+if [ ! -f $csv ]; then
+run "$P -c \"COPY (SELECT g, abs(hashint8(g)) % 1000000, g % 1000, timestamptz '2024-01-01 00:00:00+00' + g * interval '1 second', (ARRAY['alpha', 'beta', 'gamma', 'delta', 'epsilon'])[g % 5 + 1], md5(g::text), 'customer ' || (abs(hashint8(g)) % 50000) || ' ordered item ' || (g % 977) || ' from store ' || (g % 31) FROM generate_series(1, $rows) g) TO '$csv' (FORMAT csv)\""
+fi
+cat $csv > /dev/null
+for am in heap tides heap tides; do
+  run "$P -c 'DROP TABLE IF EXISTS copy_t'"
+  run "$P -c 'CREATE UNLOGGED TABLE copy_t (id bigint NOT NULL, k int NOT NULL, v int NOT NULL, ts timestamptz NOT NULL, category text NOT NULL, digest text NOT NULL, note text NOT NULL) USING $am'"
+  if [ "$3" = perf ] && [ $am = tides ]; then
+    (sleep 1; perf record -F 1999 -g -a -o /tmp/perf-copy-$v.data -- sleep 2.5 >/dev/null 2>&1) &
+  fi
+  t0=$(date +%s.%N)
+  run "$P -c \"COPY copy_t FROM '$csv' (FORMAT csv)\""
+  t1=$(date +%s.%N)
+  echo "$v $am: $(echo "$rows / ($t1 - $t0)" | bc) rows/s ($(echo "$t1 - $t0" | bc) s)"
+  wait
+done
+run "$bin/pg_ctl -D $d/data -m fast stop >/dev/null"
