@@ -149,9 +149,10 @@ uint64_t	tides_sst_file_number(const tides_sst *t);
 /*
  * Point lookup: find the first entry whose internal key is >= ikey.  If the
  * key runs (README "Key ranges") or the filters prove the user key absent,
- * returns TIDES_NOT_FOUND without reading a data block.  Otherwise calls found(arg, key, klen, val, vlen) with that
- * entry (whatever its user key) and returns TIDES_OK; returns TIDES_NOT_FOUND
- * when no entry is >= ikey.  found's pointers are valid only during the call.
+ * returns TIDES_NOT_FOUND without reading a data block.  Otherwise calls
+ * found(arg, key, klen, val, vlen) with that entry (whatever its user key)
+ * and returns TIDES_OK; returns TIDES_NOT_FOUND when no entry is >= ikey.
+ * found's pointers are valid only during the call.
  */
 typedef void (*tides_sst_found_fn) (void *arg, const uint8_t *ikey, size_t iklen,
 									const uint8_t *val, size_t vlen);
