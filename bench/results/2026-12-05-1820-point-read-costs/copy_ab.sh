@@ -4,26 +4,9 @@
 # into a heap table: every row parsed and converted, none stored).  With perf, a tides load is profiled
 # 1 s after its start for 2.5 s (perf-copy-VERSION.data in /tmp).
 set -e
-v=$1; rows=$2; bin=/work/wt/$v/build/pg-private/usr/lib/postgresql/15/bin
-d=/var/tmp/copyab-$v; rm -rf $d; mkdir -p $d; chown postgres $d
-run() { su postgres -c "$*"; }
-run "$bin/initdb -D $d/data -A trust >/dev/null"
-cat >> $d/data/postgresql.conf <<CONF
-shared_preload_libraries = 'tidesam'
-port = 56$((RANDOM%90+10))
-unix_socket_directories = '$d'
-listen_addresses = ''
-shared_buffers = 256MB
-tides.block_cache_size = 256MB
-tides.sync_mode = none
-synchronous_commit = off
-autovacuum = off
-max_wal_size = 8GB
-CONF
-port=$(grep ^port $d/data/postgresql.conf | awk '{print $3}')
-run "$bin/pg_ctl -D $d/data -l $d/log -w start >/dev/null"
-P="$bin/psql -h $d -p $port -d postgres -qAt"
-run "$P -c 'CREATE EXTENSION tidesam'"
+v=$1; rows=$2
+. "$(dirname "$0")/cluster.sh"
+scratch_cluster $v /var/tmp/copyab-$v "autovacuum = off\nmax_wal_size = 8GB\n"
 csv=/var/tmp/copy_$rows.csv
 if [ ! -f $csv ]; then
 run "$P -c \"COPY (SELECT g, abs(hashint8(g)) % 1000000, g % 1000, timestamptz '2024-01-01 00:00:00+00' + g * interval '1 second', (ARRAY['alpha', 'beta', 'gamma', 'delta', 'epsilon'])[g % 5 + 1], md5(g::text), 'customer ' || (abs(hashint8(g)) % 50000) || ' ordered item ' || (g % 977) || ' from store ' || (g % 31) FROM generate_series(1, $rows) g) TO '$csv' (FORMAT csv)\""
