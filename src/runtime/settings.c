@@ -39,6 +39,7 @@ bool		trt_check_publications = true;
 int			trt_bulk_load_threshold_kb = 32 * 1024;
 bool		trt_bulk_load_helper = true;
 bool		trt_bulk_read_helper = true;
+bool		trt_transparent_huge_pages = true;
 
 static const struct config_enum_entry sync_mode_options[] = {
 	{"none", TIDES_SYNC_NONE, false},
@@ -112,6 +113,11 @@ trt_define_settings(void)
 							 "Log tides changes in PostgreSQL's WAL.",
 							 "on: tides changes are WAL records, durable with the commit's WAL flush, replicated to standbys, in base backups and point-in-time recovery; tides.sync_mode does not apply.  off: the engine's own log, which none of those see.",
 							 &trt_wal, true,
+							 PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("tides.transparent_huge_pages",
+							 "Ask the kernel for transparent huge pages for the engine's shared memory.",
+							 "on: the memtables, block cache and metadata are advised MADV_HUGEPAGE when the server starts; the kernel uses 2 MB pages for them where /sys/kernel/mm/transparent_hugepage/shmem_enabled is advise or always, and nothing changes where it is never.  off: no advice.",
+							 &trt_transparent_huge_pages, true,
 							 PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	DefineCustomBoolVariable("tides.check_publications",
 							 "Refuse publications that name tides tables.",

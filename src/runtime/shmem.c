@@ -12,6 +12,8 @@
  */
 #include "postgres.h"
 
+#include <sys/mman.h>
+
 #include "miscadmin.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
@@ -132,6 +134,35 @@ recover_engine(void)
 	tides_close(db);
 }
 
+/*
+ * Ask for transparent huge pages over the engine's region (memtables, block
+ * cache, metadata), tides.transparent_huge_pages.  Done in the postmaster
+ * when the region is created, so every process forked from it inherits the
+ * advice with the mapping.  With 4 kB pages a point read touches a dozen
+ * distinct pages of a region of hundreds of MB, each a TLB miss, and every
+ * process pays a page fault the first time it touches each page (on this
+ * project's VMs 12 us: a new backend writing 64 MB of memtable faults
+ * 16,384 times).  The kernel honours the advice only where
+ * /sys/kernel/mm/transparent_hugepage/shmem_enabled says advise (or always);
+ * under never it is a no-op, and under PostgreSQL's own huge_pages (hugetlb)
+ * the region has huge pages already and the call fails harmlessly.
+ */
+#define HUGE_PAGE_SIZE ((uintptr_t) 2 * 1024 * 1024)	/* x86-64's and ARMv8's (4 kB granule) */
+
+static void
+advise_huge_pages(void *region, Size size)
+{
+	char	   *lo = (char *) TYPEALIGN(HUGE_PAGE_SIZE, region);
+	char	   *hi = (char *) TYPEALIGN_DOWN(HUGE_PAGE_SIZE, (char *) region + size);
+
+	if (!trt_transparent_huge_pages || hi <= lo)
+		return;
+#ifdef MADV_HUGEPAGE
+	if (madvise(lo, hi - lo, MADV_HUGEPAGE) != 0)
+		elog(DEBUG1, "tides: madvise(MADV_HUGEPAGE) of the engine's shared memory failed: %m");
+#endif
+}
+
 void
 trt_shmem_startup(void)
 {
@@ -147,6 +178,7 @@ trt_shmem_startup(void)
 
 		memset(trt_shared, 0, sizeof(TrtShared));
 		trt_shared->region = (void *) TYPEALIGN(64, (char *) trt_shared + sizeof(TrtShared));
+		advise_huge_pages(trt_shared->region, engine_region_size());
 		locks = GetNamedLWLockTranche("tides");
 		trt_shared->init_lock = &locks[0].lock;
 		trt_shared->reserve_lock = &locks[1].lock;
