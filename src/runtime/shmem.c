@@ -144,8 +144,8 @@ recover_engine(void)
  * project's VMs 12 us: a new backend writing 64 MB of memtable faults
  * 16,384 times).  The kernel honours the advice only where
  * /sys/kernel/mm/transparent_hugepage/shmem_enabled says advise (or always);
- * under never it is a no-op, and under PostgreSQL's own huge_pages (hugetlb)
- * the region has huge pages already and the call fails harmlessly.
+ * under never it changes nothing, nor where PostgreSQL's huge_pages put the
+ * whole segment in hugetlb pages already (the call succeeds there too).
  */
 #define HUGE_PAGE_SIZE ((uintptr_t) 2 * 1024 * 1024)	/* x86-64's and ARMv8's (4 kB granule) */
 

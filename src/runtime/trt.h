@@ -730,6 +730,7 @@ extern int	trt_bulk_load_threshold_kb;
 extern bool trt_bulk_load_helper;
 /* tides.bulk_read_helper: a bulk read's blocks read and decoded ahead by a helper thread */
 extern bool trt_bulk_read_helper;
+/* tides.transparent_huge_pages: the engine's region advised MADV_HUGEPAGE (shmem.c) */
 extern bool trt_transparent_huge_pages;
 
 /* ------------------------------------------------------ incarnations (incarnation.c) */
