@@ -396,8 +396,9 @@ def main():
     L.append("- **Run**: %s to %s, %s s; tidesam %s; %s" % (meta.get("started"), meta.get("finished"),
                                                            meta.get("total_s"), m.get("tidesam_commit"),
                                                            m.get("postgres")))
-    L.append("- **Machine**: %s CPUs (%s), %s GB RAM, Linux %s; disk %s" % (
-        m.get("nproc"), m.get("cpu"), m.get("ram_gb"), m.get("kernel"), m.get("disk")))
+    L.append("- **Machine**: %s CPUs (%s), %s GB RAM, Linux %s; disk %s; %s" % (
+        m.get("nproc"), m.get("cpu"), m.get("ram_gb"), m.get("kernel"), m.get("disk"),
+        m.get("huge_pages", "huge pages not recorded")))
     L.append("- **Load average**: %s at the start, %s at the end (per step below, with the CPU other "
              "processes than this benchmark's used)" % (meta.get("load_start"), meta.get("load_end")))
     L.append("- **Order**: %s" % (

@@ -814,6 +814,21 @@ COMMON_FIELDS = ["suite", "workload", "scale", "durability", "clients", "protoco
                 ["tides_" + k for k in TIDES_STAT_KEYS] + ["elapsed_s", "check", "plan", "note"]
 
 
+def huge_pages_info():
+    """the system's huge pages for shared memory: transparent (shmem_enabled) and hugetlb (reserved)"""
+    thp = "?"
+    try:
+        with open("/sys/kernel/mm/transparent_hugepage/shmem_enabled") as f:
+            m = re.search(r"\[(\w+)\]", f.read())
+            thp = m.group(1) if m else "?"
+    except OSError:
+        pass
+    with open("/proc/meminfo") as f:
+        m = re.search(r"HugePages_Total:\s*(\d+)", f.read())
+    return "transparent huge pages for shared memory: %s; hugetlb pages reserved: %s" % (
+        thp, m.group(1) if m else "?")
+
+
 def machine_info(path_for_disk=None):
     info = {}
     info["nproc"] = os.cpu_count()
@@ -827,6 +842,7 @@ def machine_info(path_for_disk=None):
         m = re.search(r"MemTotal:\s*(\d+)", f.read())
         info["ram_gb"] = round(int(m.group(1)) / 1024 / 1024, 1)
     info["kernel"] = platform.release()
+    info["huge_pages"] = huge_pages_info()
     disk = ""
     try:
         p = path_for_disk or "/var/tmp"

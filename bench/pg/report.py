@@ -261,7 +261,8 @@ def machine_lines(meta):
             break
     if not m:
         return ["(machine information missing)"]
-    lines = ["- **Machine**: %s CPUs (%s), %s GB RAM, Linux %s" % (m["nproc"], m["cpu"], m["ram_gb"], m["kernel"]),
+    lines = ["- **Machine**: %s CPUs (%s), %s GB RAM, Linux %s; %s" % (m["nproc"], m["cpu"], m["ram_gb"], m["kernel"],
+                                                          m.get("huge_pages", "huge pages not recorded")),
              "- **Disk**: %s; every cluster's data directory sits on its own ext4 filesystem on a loop "
              "device (direct I/O) backed by a file on that disk, so device bytes are exact and private" % m["disk"],
              "- **Server**: %s; tidesam %s" % (m.get("postgres", "?"), m.get("tidesam_commit", "?")),
