@@ -24,6 +24,7 @@ WHERE name LIKE 'tides.%' AND sourcefile LIKE '%postgresql.auto.conf';
 -- postmaster settings cannot be changed with SET
 SET tides.memtable_size = '64MB';
 SET tides.memtable_count = 4;
+SET tides.memtables_per_flush = 1;
 SET tides.block_cache_size = '128MB';
 SET tides.metadata_size = '16MB';
 SET tides.compaction_workers = 1;
@@ -53,6 +54,8 @@ ALTER SYSTEM SET tides.memtable_size = '-1';
 ALTER SYSTEM SET tides.memtable_count = 1;
 ALTER SYSTEM SET tides.memtable_count = 17;
 ALTER SYSTEM SET tides.memtable_count = '4 tables';
+ALTER SYSTEM SET tides.memtables_per_flush = 0;
+ALTER SYSTEM SET tides.memtables_per_flush = 16;
 ALTER SYSTEM SET tides.block_cache_size = 0;
 ALTER SYSTEM SET tides.block_cache_size = '2048TB';
 ALTER SYSTEM SET tides.block_cache_size = '128 furlongs';

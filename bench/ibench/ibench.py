@@ -68,17 +68,18 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 # memtables and the rest in the block cache.
 def split_budget(engine, budget):
     if engine == "heap":
-        return {"shared_buffers": budget, "memtable_mb": 0, "memtable_count": 0, "block_cache_mb": 0}
+        return {"shared_buffers": budget, "memtable_mb": 0, "memtable_count": 0, "memtables_per_flush": 0,
+                "block_cache_mb": 0}
     n = MEMTABLES
     if engine == "tides":
         sb = budget // 2
         mt = max(2, budget // 4 // n)      # the memtables: 1/4 of the budget
         return {"shared_buffers": sb, "memtable_mb": mt, "memtable_count": n,
-                "block_cache_mb": budget - sb - n * mt}
+                "memtables_per_flush": PER_FLUSH, "block_cache_mb": budget - sb - n * mt}
     sb = max(16, budget // 8)
     mt = max(2, budget // 2 // n)          # the memtables: 1/2 of the budget
     return {"shared_buffers": sb, "memtable_mb": mt, "memtable_count": n,
-            "block_cache_mb": budget - sb - n * mt}
+            "memtables_per_flush": PER_FLUSH, "block_cache_mb": budget - sb - n * mt}
 
 
 # four memtables, not fewer: a table scan that writes (CREATE INDEX USING
@@ -86,6 +87,7 @@ def split_budget(engine, budget):
 # with three the build waits forever for a free one whenever it started
 # while one sealed memtable was still being flushed (README)
 MEMTABLES = int(os.environ.get("IBENCH_MEMTABLES", "4"))
+PER_FLUSH = int(os.environ.get("IBENCH_MEMTABLES_PER_FLUSH", "1"))
 
 
 PROFILES = {
@@ -332,6 +334,7 @@ def engine_conf(engine, prof, durability):
             "shared_preload_libraries": "'tidesam'",
             "tides.memtable_size": "%dMB" % mem["memtable_mb"],
             "tides.memtable_count": str(mem["memtable_count"]),
+            "tides.memtables_per_flush": str(mem["memtables_per_flush"]),
             "tides.block_cache_size": "%dMB" % mem["block_cache_mb"],
             "tides.sync_mode": "full" if durability == "strict" else "none",
             "tides.compression": os.environ.get("IBENCH_COMPRESSION") or "lz4",
@@ -622,7 +625,8 @@ class Run:
             "durability": self.durability, "clients": self.clients, "step": step,
             "cap_mb": self.prof["cap_mb"], "budget_mb": self.prof["budget_mb"],
             "shared_buffers_mb": self.mem["shared_buffers"], "memtable_mb": self.mem["memtable_mb"],
-            "memtable_count": self.mem["memtable_count"], "block_cache_mb": self.mem["block_cache_mb"],
+            "memtable_count": self.mem["memtable_count"],
+            "memtables_per_flush": self.mem["memtables_per_flush"], "block_cache_mb": self.mem["block_cache_mb"],
             "secs": round(elapsed, 1), "ops_unit": ops_unit, "ops": res["ops"],
             "ops_per_s": round(res["ops"] / elapsed, 1) if elapsed > 0 else 0,
             "txns": res.get("txns", ""), "p50_ms": res.get("p50_ms"), "p99_ms": res.get("p99_ms"),
@@ -1058,7 +1062,8 @@ STEP_FIELDS = [
     "tides_compaction_bytes_read", "tides_compaction_bytes_written", "tides_flush_bytes_written",
     "tides_log_bytes_written", "tides_bytes_read", "tides_cache_hits", "tides_cache_misses", "tides_bloom_useful",
     "tides_keys_written", "tides_flushes", "tides_levels",
-    "cap_mb", "budget_mb", "shared_buffers_mb", "memtable_mb", "memtable_count", "block_cache_mb",
+    "cap_mb", "budget_mb", "shared_buffers_mb", "memtable_mb", "memtable_count", "memtables_per_flush",
+    "block_cache_mb",
     "cg_peak_mb", "cg_file_mb_end", "cg_refault_file", "cg_limit_hits", "cg_oom_kill",
     "server_cpu_pct", "client_cpu_pct", "other_cpu_pct", "host_busy_pct", "load_start", "load_end",
     "failed", "detail"]

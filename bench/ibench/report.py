@@ -414,8 +414,10 @@ def main():
         split = meta.get("budget_split", {}).get(p, {})
         L.append("- **%s profile**: %s rows loaded, memory cap %s MB, budget %s MB split as %s; step seconds %s" % (
             p, "{:,}".format(pr.get("rows", 0)), pr.get("cap_mb"), pr.get("budget_mb"),
-            "; ".join("%s: shared_buffers %s, memtables %s x %s MB, block cache %s MB" %
-                      (e, v["shared_buffers"], v["memtable_count"], v["memtable_mb"], v["block_cache_mb"])
+            "; ".join("%s: shared_buffers %s, memtables %s x %s MB%s, block cache %s MB" %
+                      (e, v["shared_buffers"], v["memtable_count"], v["memtable_mb"],
+                       " (%s per flush)" % v["memtables_per_flush"] if v.get("memtables_per_flush", 1) > 1 else "",
+                       v["block_cache_mb"])
                       for e, v in split.items()), pr.get("secs")))
     if meta.get("failures"):
         L.append("- **FAILURES**: %s" % "; ".join(meta["failures"]))

@@ -30,6 +30,7 @@ trt_fill_options(tides_options *o)
 	tides_options_default(o);
 	o->memtable_size = (uint64) trt_memtable_size_mb << 20;
 	o->memtable_count = trt_memtable_count;
+	o->memtables_per_flush = trt_memtables_per_flush;
 	o->block_cache_size = (uint64) trt_block_cache_mb << 20;
 	o->meta_size = (uint64) trt_meta_size_mb << 20;
 	o->max_open_tags = Max(1024, Min(16384, 4 * (MaxBackends + max_prepared_xacts) + 256));

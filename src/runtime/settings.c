@@ -20,6 +20,7 @@
 
 int			trt_memtable_size_mb = 64;
 int			trt_memtable_count = 4;
+int			trt_memtables_per_flush = 1;
 int			trt_block_cache_mb = 128;
 int			trt_meta_size_mb = 16;
 int			trt_guc_sync_mode = TIDES_SYNC_FULL;
@@ -100,6 +101,11 @@ trt_define_settings(void)
 	DefineCustomIntVariable("tides.memtable_count",
 							"Number of memtables (one active, the rest waiting for flush).",
 							NULL, &trt_memtable_count, 4, 2, 16,
+							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("tides.memtables_per_flush",
+							"Sealed memtables a flush merges into one level-0 file.",
+							"The flush worker waits until this many memtables are sealed; less than tides.memtable_count.",
+							&trt_memtables_per_flush, 1, 1, 15,
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("tides.block_cache_size",
 							"Size of the shared block cache for SSTable blocks.",
@@ -190,5 +196,18 @@ trt_define_settings(void)
 							"Relations with tides storage that can be in use at once.",
 							NULL, &trt_max_relations, 16384, 128, 1 << 24,
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+
+	/*
+	 * A flush that waited for every memtable to be sealed would leave none
+	 * for new writes: as for a value out of range, warn and keep the default.
+	 */
+	if (trt_memtables_per_flush >= trt_memtable_count)
+	{
+		ereport(WARNING,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("tides.memtables_per_flush (%d) must be less than tides.memtable_count (%d); using 1",
+						trt_memtables_per_flush, trt_memtable_count)));
+		SetConfigOption("tides.memtables_per_flush", "1", PGC_POSTMASTER, PGC_S_OVERRIDE);
+	}
 }
 

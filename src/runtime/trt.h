@@ -36,6 +36,7 @@
 
 extern int	trt_memtable_size_mb;
 extern int	trt_memtable_count;
+extern int	trt_memtables_per_flush;
 extern int	trt_block_cache_mb;
 extern int	trt_meta_size_mb;
 extern int	trt_guc_sync_mode;

@@ -664,6 +664,8 @@ run_mode(int m, const char *name, int points)
 	tides_options_default(&st.opts);
 	st.opts.memtable_size = 64 << 10;
 	st.opts.memtable_count = 3;
+	/* every other mode flushes two memtables at once (db/flush.c) */
+	st.opts.memtables_per_flush = 1 + (uint32_t) (m % 2);
 	st.opts.block_cache_size = 1 << 20;
 	st.opts.meta_size = 2 << 20;
 	st.opts.log_segment_size = 64 << 10;

@@ -528,6 +528,7 @@ if run_check bad_conf; then
 # ---- bad_conf
 tides.memtable_size = '64 parsecs'
 tides.memtable_count = 100
+tides.memtables_per_flush = 4
 tides.block_cache_size = 0
 tides.sync_mode = 'sometimes'
 tides.compression = 'gzip'

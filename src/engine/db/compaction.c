@@ -711,7 +711,7 @@ tides_compaction_execute(tides_db *db, tides_compaction *cp, bool *did)
 	e.written_us = tides_wall_us();
 	e.by_compaction = true;
 	if (s == TIDES_OK)
-		s = tides_manifest_apply(db, &e, NULL, &written, &w.err);
+		s = tides_manifest_apply(db, &e, NULL, 0, &written, &w.err);
 	else if (w.err.code == TIDES_OK)
 		tides_fail(&w.err, s, "out of memory recording a compaction");
 	/* installed (or not): the inputs and the output range are free again */

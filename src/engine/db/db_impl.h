@@ -190,6 +190,8 @@ typedef struct tides_shared
 
 	uint32_t	nmemtables;
 	tides_memtable memtables[TIDES_MAX_MEMTABLES];
+	/* memtables below this id were sealed on request: flush them without waiting for more */
+	_Atomic uint64_t flush_asked_below;
 
 	tides_log_shared log;
 	_Atomic uint64_t last_interval_sync_us;
@@ -402,7 +404,8 @@ uint64_t   *tides_snapshot_list(tides_db *db, uint32_t *n);
  *
  * tides_manifest_apply appends e durably and makes it the in-memory state:
  * the new current version, the persistent lists, and a new superversion
- * (in which `flushed`, if not NULL, is marked FLUSHED and so left out).  It
+ * (in which the nflushed memtables `flushed` are marked FLUSHED and so
+ * left out).  It
  * is all or nothing: everything it needs from the metadata heap is
  * allocated before the append, so once the edit is durable nothing can
  * fail.  On failure *written (may be NULL) tells whether the record was
@@ -410,8 +413,8 @@ uint64_t   *tides_snapshot_list(tides_db *db, uint32_t *n);
  * caller must keep every file the edit names (never unlink a file a
  * durable edit may name; recovery deletes it if no manifest does).
  */
-tides_status tides_manifest_apply(tides_db *db, tides_edit *e, tides_memtable *flushed,
-								  bool *written, tides_error *err);
+tides_status tides_manifest_apply(tides_db *db, tides_edit *e, tides_memtable *const *flushed,
+								  uint32_t nflushed, bool *written, tides_error *err);
 tides_status tides_manifest_load(tides_db *db, tides_edit *state, bool *exists, tides_error *err);
 tides_status tides_manifest_rewrite(tides_db *db, tides_error *err);
 /* the current state as a manifest file of its own named name (a checkpoint) */
@@ -438,6 +441,9 @@ void		tides_db_wakeup(tides_db *db, int kind);
 
 /* the memtable whose sealed state is oldest, or NULL */
 tides_memtable *tides_oldest_sealed(tides_shared *sh);
+
+/* is a flush due (see tides_flush_work)?  (db/flush.c) */
+bool		tides_flush_due(tides_db *db);
 
 /* log space and segments (db/write.c) */
 tides_status tides_log_ensure_ready(tides_db *db, uint64_t segment, tides_error *err);

@@ -1,14 +1,30 @@
 /*
- * flush.c -- writing the oldest sealed memtable to a level-0 SSTable, and
+ * flush.c -- writing the oldest sealed memtables to a level-0 SSTable, and
  * the keys above everything their tree has in the files to files placed
  * below level 0 (flush_place.h).
  *
  * Flushes run one at a time and oldest first, so the log position recovery
  * must replay from is always the start of the oldest unflushed memtable.
  * The manifest edit that adds the files also moves that position and records
- * which batch tags were still open at the end of the flushed memtable, all
- * in one atomic append.  The memtable's arena is reused only after the last
+ * which batch tags were still open at the end of the flushed memtables, all
+ * in one atomic append.  A memtable's arena is reused only after the last
  * reader of an older superversion lets go of it.
+ *
+ * Merged flushes (memtables_per_flush > 1).  A write into a memtable of
+ * 64 MB searches a skiplist of about a million nodes, nearly every one a
+ * cache miss below its top levels; in a memtable of 16 MB the search is a
+ * level shorter and its upper levels stay in the CPU's caches.  But four
+ * small memtables flushed one by one make four small level-0 files, which
+ * level 0 then merges among themselves before they go down: the bytes
+ * compaction writes grow by a third (bench/results).  So a flush waits until
+ * memtables_per_flush memtables are sealed and writes them, merged, as one
+ * file -- the file one large memtable made.  They are consecutive (the
+ * oldest sealed ones), so the replay position moves to the end of the last,
+ * and the versions of a key in several of them meet in the merge as in a
+ * compaction.  Waiting is for efficiency only; a flush is due at once when
+ * someone asked for it (a seal asked for: checkpoints, tides_flush(),
+ * ingestion, recovery), when no memtable is free (a writer would stall), or
+ * when a log sync failed (only a flush makes those writes durable).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +33,7 @@
 #include "db/compaction_iter.h"
 #include "db/db_impl.h"
 #include "db/flush_place.h"
+#include "db/merge_iter.h"
 #include "db/table_writer.h"
 
 static bool
@@ -96,11 +113,91 @@ live_skips(const tides_shared *sh, uint64_t replay_lsn, tides_log_skip *out)
 	return n;
 }
 
+/* the sealed memtable with this id, or NULL */
+static tides_memtable *
+sealed_with_id(tides_shared *sh, uint64_t id)
+{
+	for (uint32_t i = 0; i < sh->nmemtables; i++)
+	{
+		tides_memtable *m = &sh->memtables[i];
+
+		if (atomic_load(&m->state) == TIDES_MEM_SEALED && m->id == id)
+			return m;
+	}
+	return NULL;
+}
+
+static bool
+some_memtable_free(tides_shared *sh)
+{
+	for (uint32_t i = 0; i < sh->nmemtables; i++)
+		if (atomic_load(&sh->memtables[i].state) == TIDES_MEM_FREE &&
+			atomic_load(&sh->memtables[i].refs) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Sealed memtables, oldest first, from the oldest, into ms (at most
+ * memtables_per_flush); returns how many.  Sealed ids are consecutive: every
+ * memtable is sealed before the next one's writes begin, and flushes take
+ * the oldest.
+ */
+static uint32_t
+sealed_run(tides_db *db, tides_memtable **ms)
+{
+	tides_shared *sh = db->sh;
+	uint32_t	n = 0;
+	tides_memtable *m = tides_oldest_sealed(sh);
+
+	for (; m != NULL && n < db->opts.memtables_per_flush; m = sealed_with_id(sh, m->id + 1))
+		ms[n++] = m;
+	return n;
+}
+
+static bool
+flush_due_for(tides_db *db, tides_memtable *const *ms, uint32_t n)
+{
+	tides_shared *sh = db->sh;
+
+	return n > 0 &&
+		(n >= db->opts.memtables_per_flush ||
+		 ms[0]->id < atomic_load(&sh->flush_asked_below) ||
+		 atomic_load(&sh->sync_poisoned_lsn) > sh->replay_lsn ||
+		 !some_memtable_free(sh));
+}
+
+bool
+tides_flush_due(tides_db *db)
+{
+	tides_memtable *ms[TIDES_MAX_MEMTABLES];
+
+	return flush_due_for(db, ms, sealed_run(db, ms));
+}
+
+/*
+ * Is every write into m done and published?  A writer leaves `writers`
+ * before it publishes, and a snapshot taken in between reads at a sequence
+ * number below some of m's entries.  If the flush ran then, it would not
+ * know that snapshot and could drop the older version the snapshot (or a
+ * reader at that sequence number that pins the next superversion) needs.
+ */
+static bool
+memtable_settled(tides_shared *sh, tides_memtable *m)
+{
+	TIDES_ASSERT(atomic_load(&m->state) == TIDES_MEM_SEALED);
+	return atomic_load_explicit(&m->writers, memory_order_acquire) == 0 &&
+		atomic_load_explicit(&sh->published_seq, memory_order_acquire) >= m->last_seq;
+}
+
 tides_status
 tides_flush_work(tides_db *db, bool *did)
 {
 	tides_shared *sh = db->sh;
-	tides_memtable *m;
+	tides_memtable *ms[TIDES_MAX_MEMTABLES];
+	tides_memtable *m;			/* the last (newest) of them */
+	uint32_t	n;
+	uint64_t	ext_max = 0;
 	tides_table_writer w,
 				pw;
 	tides_place_plan plan;
@@ -126,24 +223,24 @@ tides_flush_work(tides_db *db, bool *did)
 		return TIDES_OK;
 	if (!tides_trylock_flush(sh))
 		return TIDES_OK;
-	m = tides_oldest_sealed(sh);
-	/*
-	 * Wait until every write into m is also published: a writer leaves
-	 * `writers` before it publishes, and a snapshot taken in between reads
-	 * at a sequence number below some of m's entries.  If the flush ran
-	 * then, it would not know that snapshot and could drop the older
-	 * version the snapshot (or a reader at that sequence number that pins
-	 * the next superversion) needs.
-	 */
-	TIDES_ASSERT(m == NULL || atomic_load(&m->state) == TIDES_MEM_SEALED);
-	if (m == NULL || atomic_load_explicit(&m->writers, memory_order_acquire) != 0 ||
-		atomic_load_explicit(&sh->published_seq, memory_order_acquire) < m->last_seq)
+	/* due, and the settled prefix of the run: a write still linking into a later one waits */
+	n = sealed_run(db, ms);
+	if (!flush_due_for(db, ms, n))
+		n = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (!memtable_settled(sh, ms[i]))
+			n = i;
+	if (n == 0)
 	{
 		tides_mutex_unlock(&sh->flush_mutex);
 		return TIDES_OK;
 	}
+	m = ms[n - 1];
 	/* the write-ahead rule (tides_set_log_sync): the application's log is durable first */
-	if (atomic_load(&m->ext_max) > 0)
+	for (uint32_t i = 0; i < n; i++)
+		if (atomic_load(&ms[i]->ext_max) > ext_max)
+			ext_max = atomic_load(&ms[i]->ext_max);
+	if (ext_max > 0)
 	{
 		if (db->log_sync == NULL)
 		{
@@ -151,7 +248,7 @@ tides_flush_work(tides_db *db, bool *did)
 			return tides_fail(&db->err, TIDES_INVALID,
 							  "a flush of logged batches needs tides_set_log_sync");
 		}
-		db->log_sync(db->log_sync_arg, atomic_load(&m->ext_max));
+		db->log_sync(db->log_sync_arg, ext_max);
 	}
 
 	memset(&rules, 0, sizeof(rules));
@@ -173,8 +270,8 @@ tides_flush_work(tides_db *db, bool *did)
 	out.l0 = &w;
 	out.placed = &pw;
 	out.plan = &plan;
-	it = tides_memtable_iter_new(m);
-	if (it == NULL || snaps == NULL || dropped_oom || tides_place_plan_make(db, m, &plan) != TIDES_OK)
+	it = tides_memtables_iter_new(ms, n);
+	if (it == NULL || snaps == NULL || dropped_oom || tides_place_plan_make(db, ms, n, &plan) != TIDES_OK)
 		s = tides_fail(&w.err, TIDES_NO_MEMORY, "out of memory starting a flush");
 	else
 	{
@@ -197,8 +294,14 @@ tides_flush_work(tides_db *db, bool *did)
 		e.written_us = tides_wall_us();
 		/* a flush writes one file (no size target at level 0), or none */
 		TIDES_ASSERT(w.noutputs <= 1);
-		/* oldest first: the replay position moves to the end of this memtable */
-		TIDES_ASSERT(m->first_lsn >= sh->replay_lsn && m->end_lsn >= m->first_lsn);
+		/* oldest first: the replay position moves to the end of the last of them */
+		TIDES_ASSERT(ms[0]->first_lsn >= sh->replay_lsn);
+		for (uint32_t i = 0; i < n; i++)
+		{
+			TIDES_ASSERT(ms[i]->end_lsn >= ms[i]->first_lsn);
+			TIDES_ASSERT(i == 0 || (ms[i]->id == ms[i - 1]->id + 1 &&
+									ms[i]->first_lsn == ms[i - 1]->end_lsn));
+		}
 		if (w.noutputs == 1)
 		{
 			w.outputs[0].level = 0;
@@ -219,7 +322,7 @@ tides_flush_work(tides_db *db, bool *did)
 			s = tides_edit_set_skips(&e, skips, live_skips(sh, m->end_lsn, skips));
 		/* all or nothing: on success m has left the read path (FLUSHED) */
 		if (s == TIDES_OK)
-			s = tides_manifest_apply(db, &e, m, &written, &w.err);
+			s = tides_manifest_apply(db, &e, ms, n, &written, &w.err);
 		else
 			tides_fail(&w.err, s, "out of memory recording a flush");
 		tides_mutex_unlock(&sh->version_mutex);

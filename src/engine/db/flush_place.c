@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "db/compaction.h"
+#include "db/merge_iter.h"
 #include "table/table_cache.h"
 #include "util/buf.h"
 
@@ -217,7 +218,7 @@ keep_placeable(tides_db *db, tides_place_plan *p)
 }
 
 tides_status
-tides_place_plan_make(tides_db *db, tides_memtable *m, tides_place_plan *p)
+tides_place_plan_make(tides_db *db, tides_memtable *const *ms, uint32_t n, tides_place_plan *p)
 {
 	tides_superversion *sv;
 	tides_iiter *it;
@@ -237,7 +238,7 @@ tides_place_plan_make(tides_db *db, tides_memtable *m, tides_place_plan *p)
 	p->prefix_len = db->opts.range_prefix_len;
 	if (p->prefix_len == 0)
 		return TIDES_OK;
-	if ((it = tides_memtable_iter_new(m)) == NULL)
+	if ((it = tides_memtables_iter_new(ms, n)) == NULL)
 		return TIDES_NO_MEMORY;
 	tides_buf_init(&prefix);
 	tides_buf_init(&above);

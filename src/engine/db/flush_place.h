@@ -71,11 +71,13 @@ typedef struct tides_place_plan
 uint64_t	tides_place_min(const tides_db *db);
 
 /*
- * Plan the flush of memtable m (sealed, every write into it published).
+ * Plan the flush of memtables ms[0..n) (sealed, every write into them
+ * published; consecutive, oldest first).
  * An empty plan when range_prefix_len is 0.  A run whose files cannot be
  * read is not planned (its keys go to level 0).  TIDES_NO_MEMORY only.
  */
-tides_status tides_place_plan_make(tides_db *db, tides_memtable *m, tides_place_plan *p);
+tides_status tides_place_plan_make(tides_db *db, tides_memtable *const *ms, uint32_t n,
+								   tides_place_plan *p);
 
 /*
  * Does user key ukey (flush order: each key once per version, ascending)

@@ -607,7 +607,7 @@ tides_ingest_install(tides_ingest *in, tides_ingest_result *res)
 		}
 	}
 	if (s == TIDES_OK)
-		s = tides_manifest_apply(db, &e, NULL, &written, &err);
+		s = tides_manifest_apply(db, &e, NULL, 0, &written, &err);
 	/*
 	 * The superversion holds the files: now their number becomes readable.
 	 * (After a failure nothing has it; published all the same, as the next

@@ -327,7 +327,7 @@ tides_dropped_reconcile(tides_db *db, tides_dropped_state *out, tides_error *err
 		if (nkeep < sh->ndropped)
 			s = tides_edit_set_dropped(&e, keep, nkeep);
 		if (s == TIDES_OK)
-			s = tides_manifest_apply(db, &e, NULL, NULL, err);
+			s = tides_manifest_apply(db, &e, NULL, 0, NULL, err);
 		else
 			tides_fail(err, s, "out of memory recording dropped-prefix reclamation");
 		out->did = (s == TIDES_OK);
@@ -419,7 +419,7 @@ tides_work_pending(tides_db *db)
 
 	if (atomic_load(&sh->state) != TIDES_STATE_OPEN)
 		return 0;
-	if (tides_oldest_sealed(sh) != NULL)
+	if (tides_flush_due(db))
 		kinds |= TIDES_WORK_FLUSH;
 	if (tides_compaction_needed(db))
 		kinds |= TIDES_WORK_COMPACT;
@@ -488,7 +488,7 @@ tides_drop_prefix(tides_db *db, const void *prefix, size_t len)
 	if (s == TIDES_OK)
 		s = check_files(db, list, n + 1, &e, &nmarked);
 	if (s == TIDES_OK)
-		s = tides_manifest_apply(db, &e, NULL, NULL, &err);
+		s = tides_manifest_apply(db, &e, NULL, 0, NULL, &err);
 	tides_mutex_unlock(&sh->version_mutex);
 	tides_edit_free(&e);
 	if (s != TIDES_OK)

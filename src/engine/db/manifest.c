@@ -236,7 +236,8 @@ discard_prepared(tides_db *db, prepared_edit *p)
 
 /* make a prepared edit the in-memory state; cannot fail */
 static void
-publish_edit(tides_db *db, const tides_edit *e, prepared_edit *p, tides_memtable *flushed)
+publish_edit(tides_db *db, const tides_edit *e, prepared_edit *p, tides_memtable *const *flushed,
+			 uint32_t nflushed)
 {
 	tides_shared *sh = db->sh;
 	tides_version *cur = sh->current;
@@ -276,9 +277,9 @@ publish_edit(tides_db *db, const tides_edit *e, prepared_edit *p, tides_memtable
 		sh->pending = p->pending;
 		sh->npending = e->npending;
 	}
-	/* a flushed memtable leaves the read path with the superversion below */
-	if (flushed != NULL)
-		tides_memtable_mark_flushed(flushed);
+	/* flushed memtables leave the read path with the superversion below */
+	for (uint32_t i = 0; i < nflushed; i++)
+		tides_memtable_mark_flushed(flushed[i]);
 	if (p->sv != NULL)
 		tides_sv_publish(db, p->sv);
 	memset(p, 0, sizeof(*p));
@@ -291,7 +292,7 @@ tides_version_apply_edit(tides_db *db, const tides_edit *e, tides_error *err)
 	tides_status s = prepare_edit(db, e, false, &p, err);
 
 	if (s == TIDES_OK)
-		publish_edit(db, e, &p, NULL);
+		publish_edit(db, e, &p, NULL, 0);
 	return s;
 }
 
@@ -538,8 +539,8 @@ tides_manifest_rewrite(tides_db *db, tides_error *err)
 }
 
 tides_status
-tides_manifest_apply(tides_db *db, tides_edit *e, tides_memtable *flushed, bool *written,
-					 tides_error *err)
+tides_manifest_apply(tides_db *db, tides_edit *e, tides_memtable *const *flushed, uint32_t nflushed,
+					 bool *written, tides_error *err)
 {
 	tides_shared *sh = db->sh;
 	char		path[1024];
@@ -548,7 +549,8 @@ tides_manifest_apply(tides_db *db, tides_edit *e, tides_memtable *flushed, bool 
 
 	TIDES_ASSERT(tides_mutex_held(&sh->version_mutex));
 	TIDES_ASSERT(edit_fits(sh->current, e));
-	TIDES_ASSERT(flushed == NULL || atomic_load(&flushed->state) == TIDES_MEM_SEALED);
+	for (uint32_t i = 0; i < nflushed; i++)
+		TIDES_ASSERT(atomic_load(&flushed[i]->state) == TIDES_MEM_SEALED);
 	if (written != NULL)
 		*written = false;
 	e->has_next_file = true;
@@ -600,7 +602,7 @@ tides_manifest_apply(tides_db *db, tides_edit *e, tides_memtable *flushed, bool 
 		discard_prepared(db, &p);
 		return s;
 	}
-	publish_edit(db, e, &p, flushed);
+	publish_edit(db, e, &p, flushed, nflushed);
 	if (sh->manifest_size > MANIFEST_ROLL_SIZE)
 	{
 		/*

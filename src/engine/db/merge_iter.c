@@ -8,6 +8,8 @@
  */
 #include "db/merge_iter.h"
 
+#include "db/db_impl.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -292,6 +294,24 @@ tides_merge_iter_new(tides_iiter **children, int n)
 	m->hn = 0;
 	m->dir = DIR_FORWARD;
 	return &m->base;
+}
+
+tides_iiter *
+tides_memtables_iter_new(tides_memtable *const *ms, uint32_t n)
+{
+	tides_iiter *children[TIDES_MAX_MEMTABLES];
+
+	TIDES_ASSERT(n >= 1 && n <= TIDES_MAX_MEMTABLES);
+	if (n == 1)
+		return tides_memtable_iter_new(ms[0]);
+	for (uint32_t i = 0; i < n; i++)
+		if ((children[i] = tides_memtable_iter_new(ms[i])) == NULL)
+		{
+			while (i-- > 0)
+				tides_iiter_destroy(children[i]);
+			return NULL;
+		}
+	return tides_merge_iter_new(children, (int) n);
 }
 
 /* ---- level iterator */

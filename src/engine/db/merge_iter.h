@@ -13,6 +13,7 @@
 #define TIDES_DB_MERGE_ITER_H
 
 #include "db/version.h"
+#include "mem/memtable.h"
 #include "table/table_cache.h"
 #include "util/iterator.h"
 
@@ -22,6 +23,13 @@
  * merge's validity and is reported in its err.
  */
 tides_iiter *tides_merge_iter_new(tides_iiter **children, int n);
+
+/*
+ * The entries of n memtables (n >= 1; the caller keeps them referenced):
+ * the memtable's own iterator for one, their merge for more.  NULL when out
+ * of memory.
+ */
+tides_iiter *tides_memtables_iter_new(tides_memtable *const *ms, uint32_t n);
 
 /*
  * Iterator over the files of a sorted level (1 and deeper) of version v,

@@ -16,6 +16,7 @@ tides_options_default(tides_options *o)
 	memset(o, 0, sizeof(*o));
 	o->memtable_size = 64ull << 20;
 	o->memtable_count = 4;
+	o->memtables_per_flush = 1;
 	o->block_cache_size = 128ull << 20;
 	o->meta_size = 16ull << 20;
 	o->max_open_tags = 4096;
@@ -50,6 +51,7 @@ options_valid(const tides_options *o)
 {
 	return o->memtable_size >= (64u << 10) && o->memtable_size <= (uint64_t) UINT32_MAX &&
 		o->memtable_count >= 2 && o->memtable_count <= TIDES_MAX_MEMTABLES &&
+		o->memtables_per_flush >= 1 && o->memtables_per_flush < o->memtable_count &&
 		o->meta_size >= (1u << 20) &&
 		o->max_open_tags >= 16 && o->max_open_tags <= 16384 &&
 		o->block_size >= 256 && o->block_size <= (1u << 20) &&

@@ -170,13 +170,29 @@ seal_active(tides_db *db, bool *sealed, uint64_t *id)
 	}
 }
 
+/*
+ * A seal asked for (not one of a full memtable): every memtable below id is
+ * flushed without waiting for memtables_per_flush sealed ones.
+ */
+static void
+ask_flush_below(tides_shared *sh, uint64_t id)
+{
+	uint64_t	cur = atomic_load(&sh->flush_asked_below);
+
+	while (cur < id && !atomic_compare_exchange_weak(&sh->flush_asked_below, &cur, id))
+		;
+}
+
 tides_status
 tides_seal_memtable(tides_db *db)
 {
 	bool		sealed;
 	uint64_t	id;
+	tides_status s = seal_active(db, &sealed, &id);
 
-	return seal_active(db, &sealed, &id);
+	if (s == TIDES_OK)
+		ask_flush_below(db->sh, sealed ? id + 1 : id);
+	return s;
 }
 
 /*
@@ -352,7 +368,7 @@ repair_log(tides_db *db)
 		tides_edit_init(&e);
 		s = tides_edit_set_skips(&e, skips, n);
 		if (s == TIDES_OK)
-			s = tides_manifest_apply(db, &e, NULL, NULL, &err);
+			s = tides_manifest_apply(db, &e, NULL, 0, NULL, &err);
 		tides_edit_free(&e);
 	}
 	tides_mutex_unlock(&sh->version_mutex);
@@ -878,6 +894,7 @@ tides_flush_barrier(tides_db *db, uint64_t *ticket)
 		return tides_fail(&db->err, s, "out of shared memory installing a memtable");
 	/* an empty active memtable holds nothing: everything lies below it */
 	*ticket = sealed ? id + 1 : id;
+	ask_flush_below(db->sh, *ticket);
 	return TIDES_OK;
 }
 

@@ -137,6 +137,16 @@ typedef struct tides_options
 {
 	uint64_t	memtable_size;		/* [region] bytes per memtable (64 MiB) */
 	uint32_t	memtable_count;		/* [region] active + sealed memtables (4) */
+	/*
+	 * A flush writes up to this many sealed memtables, merged, into one
+	 * level-0 file; the flush worker waits until that many are sealed
+	 * (unless a seal was asked for explicitly, no memtable is free, or a
+	 * log sync failed).  Small memtables keep the skiplist a write searches
+	 * within the CPU caches; merging them keeps level-0 files, and so
+	 * compaction, as they were with one large memtable.  (1; less than
+	 * memtable_count)
+	 */
+	uint32_t	memtables_per_flush;
 	uint64_t	block_cache_size;	/* [region] shared block cache bytes (128 MiB) */
 	uint64_t	meta_size;			/* [region] shared metadata heap (16 MiB) */
 	uint32_t	max_open_tags;		/* [region] concurrently open batch tags (4096) */
@@ -704,7 +714,13 @@ tides_status tides_iter_repin(tides_iter *it);
  * was nothing to do.  Errors are returned; the work can be retried later
  * (back-off is the caller's choice) and nothing acknowledged is lost.
  */
-tides_status tides_flush_work(tides_db *db, bool *did);	/* one sealed memtable */
+/*
+ * Flush: the oldest sealed memtable, with the sealed ones after it up to
+ * memtables_per_flush, into one level-0 file.  Nothing (*did false) while
+ * fewer are sealed, unless a seal was asked for (tides_seal_memtable,
+ * tides_flush_barrier) below them, no memtable is free, or a log sync failed.
+ */
+tides_status tides_flush_work(tides_db *db, bool *did);
 tides_status tides_compact_work(tides_db *db, bool *did);	/* one compaction */
 tides_status tides_sync_work(tides_db *db, bool *did);	/* interval fsync */
 tides_status tides_maint_work(tides_db *db, bool *did);	/* delete obsolete files, prepare
