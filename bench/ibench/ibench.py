@@ -70,24 +70,29 @@ def split_budget(engine, budget):
     if engine == "heap":
         return {"shared_buffers": budget, "memtable_mb": 0, "memtable_count": 0, "memtables_per_flush": 0,
                 "block_cache_mb": 0}
-    n = MEMTABLES
     if engine == "tides":
         sb = budget // 2
-        mt = max(2, budget // 4 // n)      # the memtables: 1/4 of the budget
-        return {"shared_buffers": sb, "memtable_mb": mt, "memtable_count": n,
-                "memtables_per_flush": PER_FLUSH, "block_cache_mb": budget - sb - n * mt}
-    sb = max(16, budget // 8)
-    mt = max(2, budget // 2 // n)          # the memtables: 1/2 of the budget
+        share = budget // 4                # the memtables: 1/4 of the budget
+    else:
+        sb = max(16, budget // 8)
+        share = budget // 2                # the memtables: 1/2 of the budget
+    # MEMTABLES of at least 2 MB each, fewer (at least 4) in a small share,
+    # with PER_FLUSH scaled down alike
+    n = max(4, min(MEMTABLES, share // 2))
+    mt = max(2, share // n)
+    per_flush = max(1, min(n - 1, PER_FLUSH * n // MEMTABLES))
     return {"shared_buffers": sb, "memtable_mb": mt, "memtable_count": n,
-            "memtables_per_flush": PER_FLUSH, "block_cache_mb": budget - sb - n * mt}
+            "memtables_per_flush": per_flush, "block_cache_mb": budget - sb - n * mt}
 
 
-# four memtables, not fewer: a table scan that writes (CREATE INDEX USING
+# at least four memtables: a table scan that writes (CREATE INDEX USING
 # tides_btree) pins the memtables of the superversion it started with, and
-# with three the build waits forever for a free one whenever it started
+# with three the build waited forever for a free one whenever it started
 # while one sealed memtable was still being flushed (README)
-MEMTABLES = int(os.environ.get("IBENCH_MEMTABLES", "4"))
-PER_FLUSH = int(os.environ.get("IBENCH_MEMTABLES_PER_FLUSH", "1"))
+MEMTABLES = int(os.environ.get("IBENCH_MEMTABLES", "16"))
+# small memtables, merged by four at each flush: cheaper inserts, the same
+# level-0 files (README, "Same budget for every engine")
+PER_FLUSH = int(os.environ.get("IBENCH_MEMTABLES_PER_FLUSH", "4"))
 
 
 PROFILES = {
