@@ -167,10 +167,11 @@ void
 trt_shmem_startup(void)
 {
 	bool		found;
+	Size		region_size = engine_region_size();
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	trt_shared = ShmemInitStruct("tides shared state",
-								   add_size(sizeof(TrtShared), engine_region_size() + 64),
+								   add_size(sizeof(TrtShared), region_size + 64),
 								   &found);
 	if (!found)
 	{
@@ -178,7 +179,7 @@ trt_shmem_startup(void)
 
 		memset(trt_shared, 0, sizeof(TrtShared));
 		trt_shared->region = (void *) TYPEALIGN(64, (char *) trt_shared + sizeof(TrtShared));
-		advise_huge_pages(trt_shared->region, engine_region_size());
+		advise_huge_pages(trt_shared->region, region_size);
 		locks = GetNamedLWLockTranche("tides");
 		trt_shared->init_lock = &locks[0].lock;
 		trt_shared->reserve_lock = &locks[1].lock;
