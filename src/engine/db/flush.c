@@ -16,7 +16,8 @@
  * level shorter and its upper levels stay in the CPU's caches.  But four
  * small memtables flushed one by one make four small level-0 files, which
  * level 0 then merges among themselves before they go down: the bytes
- * compaction writes grow by a third (bench/results).  So a flush waits until
+ * compaction wrote per row grew by half
+ * (bench/results/2026-12-06-0100-merged-flushes.md).  So a flush waits until
  * memtables_per_flush memtables are sealed and writes them, merged, as one
  * file -- the file one large memtable made.  They are consecutive (the
  * oldest sealed ones), so the replay position moves to the end of the last,
