@@ -276,6 +276,16 @@ h_row_value(uint8_t *v, size_t n, uint32_t tree, uint32_t row, uint32_t ver)
 	}
 }
 
+/* the store's figures now, as a value */
+static H_UNUSED tides_stats
+h_stats(tides_db *db)
+{
+	tides_stats s;
+
+	tides_get_stats(db, &s);
+	return s;
+}
+
 /* ------------------------------------------------------------------ store */
 
 typedef struct store

@@ -19,22 +19,13 @@
 
 static uint32_t next_row = 0;
 
-static tides_stats
-stats_of(tides_db *db)
-{
-	tides_stats st;
-
-	tides_get_stats(db, &st);
-	return st;
-}
-
 /* write rows until `want` memtables are sealed (the write path's seals only) */
 static void
 fill_until_sealed(tides_db *db, uint32_t want)
 {
 	tides_batch *b = tides_batch_new();
 
-	while (stats_of(db).memtables_sealed < want)
+	while (h_stats(db).memtables_sealed < want)
 	{
 		uint8_t		k[H_ROW_KEY_LEN],
 					v[VLEN];
@@ -144,14 +135,14 @@ main(int argc, char **argv)
 	fill_until_sealed(st.db, 2);
 	CHECK(!(tides_work_pending(st.db) & TIDES_WORK_FLUSH));
 	CHECK(!flush_once(st.db));
-	CHECK(stats_of(st.db).memtables_sealed == 2);
+	CHECK(h_stats(st.db).memtables_sealed == 2);
 	write_one(st.db, 7, 3, true);
 	fill_until_sealed(st.db, 3);
 
 	/* the third seal: one flush, one file, three slots free */
 	CHECK(tides_work_pending(st.db) & TIDES_WORK_FLUSH);
 	CHECK(flush_once(st.db));
-	s = stats_of(st.db);
+	s = h_stats(st.db);
 	CHECK(s.memtables_sealed == 0);
 	CHECK(s.level_files[0] == 1);
 	CHECK(s.flushes == 1);
@@ -164,10 +155,10 @@ main(int argc, char **argv)
 	/* a seal asked for: due with one memtable sealed */
 	write_one(st.db, 8, 1, false);
 	CHECK_OK(tides_seal_memtable(st.db));
-	CHECK(stats_of(st.db).memtables_sealed == 1);
+	CHECK(h_stats(st.db).memtables_sealed == 1);
 	CHECK(tides_work_pending(st.db) & TIDES_WORK_FLUSH);
 	CHECK(flush_once(st.db));
-	CHECK(stats_of(st.db).level_files[0] == 2);
+	CHECK(h_stats(st.db).level_files[0] == 2);
 
 	/* a memtable sealed when full waits, until a barrier asks for everything below it */
 	fill_until_sealed(st.db, 1);
@@ -175,7 +166,7 @@ main(int argc, char **argv)
 	CHECK_OK(tides_flush_barrier(st.db, &ticket));
 	while (!tides_flush_barrier_passed(st.db, ticket))
 		CHECK(flush_once(st.db));
-	s = stats_of(st.db);
+	s = h_stats(st.db);
 	CHECK(s.memtables_sealed == 0);
 	CHECK(s.level_files[0] == 3);	/* the full one and what the barrier sealed, merged */
 

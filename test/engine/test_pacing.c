@@ -128,15 +128,6 @@ other_process_writes(store *st)
 	return r;
 }
 
-static tides_stats
-stats(tides_db *db)
-{
-	tides_stats s;
-
-	tides_get_stats(db, &s);
-	return s;
-}
-
 static void
 open_store(store *st, uint64_t rate)
 {
@@ -185,16 +176,16 @@ main(int argc, char **argv)
 	/* below the trigger: no waits */
 	open_store(&st, MB);
 	level0_files(st.db, 1);
-	s0 = stats(st.db);
+	s0 = h_stats(st.db);
 	fast = write_rows(st.db, 1, TOTAL);
-	s1 = stats(st.db);
+	s1 = h_stats(st.db);
 	CHECK(s1.slowdown_count == s0.slowdown_count && s1.slowdown_us == s0.slowdown_us);
 
 	/* at the trigger: small and large batches alike, at the rate */
 	level0_files(st.db, 2);
-	s0 = stats(st.db);
+	s0 = h_stats(st.db);
 	small = write_rows(st.db, 1, TOTAL);
-	s1 = stats(st.db);
+	s1 = h_stats(st.db);
 	CHECK(s1.slowdown_count > s0.slowdown_count);
 	CHECK(s1.slowdown_us - s0.slowdown_us >= (uint64_t) (0.8 * least * 1e6));
 	large = write_rows(st.db, 8 * KB / VLEN, TOTAL);
@@ -228,20 +219,20 @@ main(int argc, char **argv)
 	CHECK(other >= 0 && other < 0.15);
 
 	/* batches marked unpaced (a scan's kills) are not delayed, and the mark goes with a clear */
-	s0 = stats(st.db);
+	s0 = h_stats(st.db);
 	fast = write_batches(st.db, 1, TOTAL, true);
-	s1 = stats(st.db);
+	s1 = h_stats(st.db);
 	CHECK(s1.slowdown_count == s0.slowdown_count);
 	CHECK(fast < 0.5 * least);
-	CHECK(write_rows(st.db, 1, 40 * VLEN) > 0 && stats(st.db).slowdown_count > s1.slowdown_count);
+	CHECK(write_rows(st.db, 1, 40 * VLEN) > 0 && h_stats(st.db).slowdown_count > s1.slowdown_count);
 	close_store(&st);
 
 	/* rate 0: never delayed */
 	open_store(&st, 0);
 	level0_files(st.db, 3);
-	s0 = stats(st.db);
+	s0 = h_stats(st.db);
 	fast = write_rows(st.db, 1, TOTAL);
-	s1 = stats(st.db);
+	s1 = h_stats(st.db);
 	CHECK(s1.slowdown_count == s0.slowdown_count);
 	CHECK(fast < 0.5 * least);
 	close_store(&st);

@@ -442,6 +442,9 @@ void		tides_db_wakeup(tides_db *db, int kind);
 /* the memtable whose sealed state is oldest, or NULL */
 tides_memtable *tides_oldest_sealed(tides_shared *sh);
 
+/* a FREE memtable no superversion holds any more (ready to activate), or NULL */
+tides_memtable *tides_free_memtable(tides_shared *sh);
+
 /* is a flush due (see tides_flush_work)?  (db/flush.c) */
 bool		tides_flush_due(tides_db *db);
 

@@ -128,16 +128,6 @@ sealed_with_id(tides_shared *sh, uint64_t id)
 	return NULL;
 }
 
-static bool
-some_memtable_free(tides_shared *sh)
-{
-	for (uint32_t i = 0; i < sh->nmemtables; i++)
-		if (atomic_load(&sh->memtables[i].state) == TIDES_MEM_FREE &&
-			atomic_load(&sh->memtables[i].refs) == 0)
-			return true;
-	return false;
-}
-
 /*
  * Sealed memtables, oldest first, from the oldest, into ms (at most
  * memtables_per_flush); returns how many.  Sealed ids are consecutive: every
@@ -165,7 +155,7 @@ flush_due_for(tides_db *db, tides_memtable *const *ms, uint32_t n)
 		(n >= db->opts.memtables_per_flush ||
 		 ms[0]->id < atomic_load(&sh->flush_asked_below) ||
 		 atomic_load(&sh->sync_poisoned_lsn) > sh->replay_lsn ||
-		 !some_memtable_free(sh));
+		 tides_free_memtable(sh) == NULL);
 }
 
 bool
@@ -239,8 +229,11 @@ tides_flush_work(tides_db *db, bool *did)
 	m = ms[n - 1];
 	/* the write-ahead rule (tides_set_log_sync): the application's log is durable first */
 	for (uint32_t i = 0; i < n; i++)
-		if (atomic_load(&ms[i]->ext_max) > ext_max)
-			ext_max = atomic_load(&ms[i]->ext_max);
+	{
+		uint64_t	x = atomic_load(&ms[i]->ext_max);
+
+		ext_max = x > ext_max ? x : ext_max;
+	}
 	if (ext_max > 0)
 	{
 		if (db->log_sync == NULL)
@@ -321,7 +314,7 @@ tides_flush_work(tides_db *db, bool *did)
 			s = tides_edit_set_pending(&e, pending, npending);
 		if (s == TIDES_OK)
 			s = tides_edit_set_skips(&e, skips, live_skips(sh, m->end_lsn, skips));
-		/* all or nothing: on success m has left the read path (FLUSHED) */
+		/* all or nothing: on success the n memtables have left the read path (FLUSHED) */
 		if (s == TIDES_OK)
 			s = tides_manifest_apply(db, &e, ms, n, &written, &w.err);
 		else

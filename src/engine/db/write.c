@@ -60,8 +60,8 @@ tides_oldest_sealed(tides_shared *sh)
 	return best;
 }
 
-static tides_memtable *
-free_memtable(tides_shared *sh)
+tides_memtable *
+tides_free_memtable(tides_shared *sh)
 {
 	for (uint32_t i = 0; i < sh->nmemtables; i++)
 		if (atomic_load(&sh->memtables[i].state) == TIDES_MEM_FREE &&
@@ -157,7 +157,7 @@ seal_active(tides_db *db, bool *sealed, uint64_t *id)
 			tides_spin_unlock(&sh->write_lock);
 			return TIDES_OK;
 		}
-		fresh = free_memtable(sh);
+		fresh = tides_free_memtable(sh);
 		if (fresh == NULL)
 		{
 			tides_spin_unlock(&sh->write_lock);
@@ -575,7 +575,7 @@ reserve_write(tides_db *db, write_op *w)
 		mt = sh->active;
 		if (atomic_load(&mt->used) + w->bytes > mt->arena_size)
 		{
-			tides_memtable *fresh = free_memtable(sh);
+			tides_memtable *fresh = tides_free_memtable(sh);
 
 			if (fresh == NULL)
 			{
