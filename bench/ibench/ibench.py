@@ -666,6 +666,8 @@ class Run:
                       "compaction_bytes_written", "flush_bytes_written", "log_bytes_written", "bytes_read",
                       "cache_hits", "cache_misses", "bloom_useful", "keys_written", "flushes"):
                 row["tides_" + k] = int(t1s.get(k, 0)) - int(t0s.get(k, 0))
+            # idle memtables whose memory was back with the system at the step's end
+            row["tides_memtables_discarded"] = int(t1s.get("memtables_discarded", 0))
             row["tides_levels"] = " ".join("L%d:%s/%dMB" % (l, t1s.get("level%d_files" % l),
                                                               int(t1s.get("level%d_bytes" % l, 0)) // MB)
                                            for l in range(8) if int(t1s.get("level%d_files" % l, 0) or 0))
@@ -1066,7 +1068,7 @@ STEP_FIELDS = [
     "tides_stall_count", "tides_write_stalls", "tides_write_stall_us", "tides_slowdown_count", "tides_slowdown_us", "tides_compactions",
     "tides_compaction_bytes_read", "tides_compaction_bytes_written", "tides_flush_bytes_written",
     "tides_log_bytes_written", "tides_bytes_read", "tides_cache_hits", "tides_cache_misses", "tides_bloom_useful",
-    "tides_keys_written", "tides_flushes", "tides_levels",
+    "tides_keys_written", "tides_flushes", "tides_memtables_discarded", "tides_levels",
     "cap_mb", "budget_mb", "shared_buffers_mb", "memtable_mb", "memtable_count", "memtables_per_flush",
     "block_cache_mb",
     "cg_peak_mb", "cg_file_mb_end", "cg_refault_file", "cg_limit_hits", "cg_oom_kill",

@@ -131,6 +131,8 @@ tides_stats_sql(PG_FUNCTION_ARGS)
 	S(publish_wait_us);
 	S(log_sync_requests);
 	S(blocks_fetched);
+	S(memtable_discards);
+	S(memtables_discarded);
 #undef S
 	for (int l = 0; l < TIDES_MAX_LEVELS; l++)
 	{

@@ -31,6 +31,7 @@ trt_fill_options(tides_options *o)
 	o->memtable_size = (uint64) trt_memtable_size_mb << 20;
 	o->memtable_count = trt_memtable_count;
 	o->memtables_per_flush = trt_memtables_per_flush;
+	o->memtable_discard_ms = (uint32) trt_memtable_discard_ms;
 	o->block_cache_size = (uint64) trt_block_cache_mb << 20;
 	o->meta_size = (uint64) trt_meta_size_mb << 20;
 	o->max_open_tags = Max(1024, Min(16384, 4 * (MaxBackends + max_prepared_xacts) + 256));
@@ -89,6 +90,13 @@ trt_compression_changed(void)
 												(tides_compression) trt_guc_bottommost_compression,
 												trt_compression_level);
 	}
+}
+
+void
+trt_memtable_discard_changed(void)
+{
+	if (my_db != NULL)
+		tides_set_memtable_discard_ms(my_db, (uint32) trt_memtable_discard_ms);
 }
 
 static void

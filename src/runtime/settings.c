@@ -21,6 +21,7 @@
 int			trt_memtable_size_mb = 64;
 int			trt_memtable_count = 4;
 int			trt_memtables_per_flush = 1;
+int			trt_memtable_discard_ms = 10000;
 int			trt_block_cache_mb = 128;
 int			trt_meta_size_mb = 16;
 int			trt_guc_sync_mode = TIDES_SYNC_FULL;
@@ -77,6 +78,13 @@ assign_compression(int newval, void *extra)
 }
 
 static void
+assign_memtable_discard(int newval, void *extra)
+{
+	trt_memtable_discard_ms = newval;
+	trt_memtable_discard_changed();
+}
+
+static void
 assign_bottommost_compression(int newval, void *extra)
 {
 	trt_guc_bottommost_compression = newval;
@@ -107,6 +115,11 @@ trt_define_settings(void)
 							"The flush worker waits until this many memtables are sealed; less than tides.memtable_count.",
 							&trt_memtables_per_flush, 1, 1, 15,
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("tides.memtable_discard_after",
+							"Time a memtable stays unused before its shared memory goes back to the system.",
+							"Idle memtables' memory then serves the page cache; one free memtable is always kept ready.  0 keeps all of it.",
+							&trt_memtable_discard_ms, 10000, 0, 3600000,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, assign_memtable_discard, NULL);
 	DefineCustomIntVariable("tides.block_cache_size",
 							"Size of the shared block cache for SSTable blocks.",
 							NULL, &trt_block_cache_mb, 128, 1, INT_MAX / 2,

@@ -37,6 +37,7 @@
 extern int	trt_memtable_size_mb;
 extern int	trt_memtable_count;
 extern int	trt_memtables_per_flush;
+extern int	trt_memtable_discard_ms;
 extern int	trt_block_cache_mb;
 extern int	trt_meta_size_mb;
 extern int	trt_guc_sync_mode;
@@ -356,6 +357,9 @@ extern void trt_sync_mode_changed(void);
 
 /* tides.compression or tides.compression_level changed (configuration reload) */
 extern void trt_compression_changed(void);
+
+/* tides.memtable_discard_after changed (configuration reload) */
+extern void trt_memtable_discard_changed(void);
 
 /* wake background workers (engine callback) */
 extern void trt_wakeup_workers(void *arg, int kind);

@@ -87,7 +87,8 @@ static struct
 				marks,
 				unchanged,
 				changed,
-				fresh_changed;
+				fresh_changed,
+				discards;		/* idle memtables given back, over every incarnation */
 }			cnt;
 
 #define FAILF(...) \
@@ -1006,6 +1007,7 @@ restart(bool clean)
 		if (s != TIDES_OK)
 			FAILF("shutdown: %s: %s", tides_status_name(s), tides_errmsg(st.db));
 	}
+	cnt.discards += h_stats(st.db).memtable_discards;
 	store_crash(&st);
 	st.opts.compression = comp[cnt.crashes % 3];
 	st.opts.block_size = cnt.crashes % 2 ? 1024 : 4096;
@@ -1051,6 +1053,8 @@ main(int argc, char **argv)
 	st.opts.memtable_count = 4;
 	/* merged flushes (db/flush.c) for most seeds, the default 42 among them */
 	st.opts.memtables_per_flush = (uint32_t) (3 - test_seed % 3);
+	/* idle memtables discarded after 1 ms for even seeds, the default 42 among them */
+	st.opts.memtable_discard_ms = test_seed % 2 == 0 ? 1 : 0;
 	st.opts.block_cache_size = 2 << 20;
 	st.opts.meta_size = 4 << 20;
 	st.opts.block_size = 4096;
@@ -1164,9 +1168,12 @@ main(int argc, char **argv)
 			(unsigned long long) cnt.held_released,
 			max_level_seen, (unsigned long long) max_files_seen);
 	fprintf(stderr, "test_model: %llu marked reads: %llu answers unchanged, %llu changed "
-			"(%llu of them at once after a get or a fresh iterator)\n",
+			"(%llu of them at once after a get or a fresh iterator); %llu idle memtables discarded\n",
 			(unsigned long long) cnt.marks, (unsigned long long) cnt.unchanged,
-			(unsigned long long) cnt.changed, (unsigned long long) cnt.fresh_changed);
+			(unsigned long long) cnt.changed, (unsigned long long) cnt.fresh_changed,
+			(unsigned long long) (cnt.discards + h_stats(st.db).memtable_discards));
+	if (st.opts.memtable_discard_ms != 0 && cnt.discards + h_stats(st.db).memtable_discards == 0)
+		FAILF("no idle memtable was ever discarded");
 	/* "changed" is always safe; a read point that never proves anything is useless */
 	if (cnt.marks > 100 && cnt.fresh_changed * 4 > cnt.marks)
 		FAILF("changed_since answered \"changed\" right after %llu of %llu marked reads",

@@ -644,6 +644,8 @@ main(int argc, char **argv)
 	st.opts.memtable_count = 4;
 	/* merged flushes (db/flush.c) for most seeds, the default 42 among them */
 	st.opts.memtables_per_flush = (uint32_t) (3 - test_seed % 3);
+	/* free slots give their pages back after 1 ms: while other processes write (db/maint.c) */
+	st.opts.memtable_discard_ms = 1;
 	st.opts.block_cache_size = 2 << 20;
 	st.opts.meta_size = 4 << 20;
 	st.opts.log_segment_size = 64 << 10;
@@ -705,6 +707,14 @@ main(int argc, char **argv)
 			(unsigned long long) atomic_load(&C->compactor_compactions));
 	if (atomic_load(&C->reader_checks) == 0)
 		FAILF("the reader never completed a check");
+	{
+		uint64_t	discards = h_stats(st.db).memtable_discards;
+
+		fprintf(stderr, "test_multiproc: %llu idle memtables discarded while writers ran\n",
+				(unsigned long long) discards);
+		if (discards == 0)
+			FAILF("no idle memtable was discarded");
+	}
 
 	compare_all("after the run");
 	for (int i = 0; i < 100 && tides_seal_memtable(st.db) == TIDES_BUSY; i++)

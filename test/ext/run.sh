@@ -529,6 +529,7 @@ if run_check bad_conf; then
 tides.memtable_size = '64 parsecs'
 tides.memtable_count = 100
 tides.memtables_per_flush = 4
+tides.memtable_discard_after = '3 fortnights'
 tides.block_cache_size = 0
 tides.sync_mode = 'sometimes'
 tides.compression = 'gzip'

@@ -192,6 +192,8 @@ typedef struct tides_shared
 	tides_memtable memtables[TIDES_MAX_MEMTABLES];
 	/* memtables below this id were sealed on request: flush them without waiting for more */
 	_Atomic uint64_t flush_asked_below;
+	/* the region's memory cannot be given back (tides_mem_discard failed once) */
+	_Atomic bool discard_unsupported;
 
 	tides_log_shared log;
 	_Atomic uint64_t last_interval_sync_us;
@@ -442,7 +444,10 @@ void		tides_db_wakeup(tides_db *db, int kind);
 /* the memtable whose sealed state is oldest, or NULL */
 tides_memtable *tides_oldest_sealed(tides_shared *sh);
 
-/* a FREE memtable no superversion holds any more (ready to activate), or NULL */
+/*
+ * a FREE memtable no superversion holds any more (ready to activate): one
+ * whose pages are kept if any, never one being discarded; or NULL
+ */
 tides_memtable *tides_free_memtable(tides_shared *sh);
 
 /* is a flush due (see tides_flush_work)?  (db/flush.c) */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "db/db_impl.h"
+#include "env/memory.h"
 
 /* delete the files no version refers to any more */
 static bool
@@ -352,6 +353,95 @@ seal_for_dropped(tides_db *db)
 		tides_db_wakeup(db, TIDES_WORK_FLUSH);
 }
 
+/* ---- Idle memtables
+ *
+ * The memtable arenas are sized for the heaviest writing (memtable_count x
+ * memtable_size of shared memory), and once touched their pages stay
+ * resident: shared memory is not reclaimed under pressure the way the page
+ * cache is.  When writes slow down -- a query phase after a load, a quiet
+ * night -- most slots sit FREE, holding memory that the page cache (the
+ * SSTables' compressed blocks) would put to use.  So a slot FREE for
+ * memtable_discard_ms gives its pages back (tides_mem_discard), except the
+ * one free slot the next switch takes (tides_free_memtable prefers slots
+ * whose pages are kept), so that a new burst does not start with page
+ * faults on its first memtable.  A slot discarded is activated like any
+ * other: its pages come back as the writes touch them, zeroed (the point
+ * index stays cleared, mem/memtable.h).
+ *
+ * Under steady writing slots are reused within a second or two and none is
+ * ever idle long enough; the default (10 s) is long against that and short
+ * against a query phase.  If the region's mapping cannot give memory back,
+ * the first failure turns discarding off for the engine's life.
+ */
+
+/* a FREE slot whose kept pages have been idle since before idle_since, or NULL */
+static tides_memtable *
+idle_memtable(tides_shared *sh, uint64_t idle_since, const tides_memtable *spare)
+{
+	for (uint32_t i = 0; i < sh->nmemtables; i++)
+	{
+		tides_memtable *m = &sh->memtables[i];
+
+		if (m != spare && atomic_load(&m->state) == TIDES_MEM_FREE && atomic_load(&m->refs) == 0 &&
+			atomic_load(&m->pages) == TIDES_PAGES_KEPT && atomic_load(&m->freed_us) <= idle_since)
+			return m;
+	}
+	return NULL;
+}
+
+static uint64_t
+discard_idle_since(tides_db *db)
+{
+	uint64_t	after = (uint64_t) db->opts.memtable_discard_ms * 1000;
+	uint64_t	now = tides_now_us();
+
+	if (after == 0 || atomic_load(&db->sh->discard_unsupported) || now < after)
+		return 0;
+	return now - after;
+}
+
+/* is there an idle slot to discard (for tides_work_pending) */
+static bool
+discard_due(tides_db *db)
+{
+	uint64_t	since = discard_idle_since(db);
+
+	return since != 0 && idle_memtable(db->sh, since, tides_free_memtable(db->sh)) != NULL;
+}
+
+static bool
+discard_idle_memtables(tides_db *db)
+{
+	tides_shared *sh = db->sh;
+	uint64_t	since = discard_idle_since(db);
+	bool		did = false;
+
+	while (since != 0)
+	{
+		tides_memtable *m;
+
+		/* the write lock keeps the slot FREE while it turns DISCARDING (mem/memtable.h) */
+		tides_spin_lock(&sh->write_lock);
+		m = idle_memtable(sh, since, tides_free_memtable(sh));
+		if (m != NULL)
+			atomic_store(&m->pages, TIDES_PAGES_DISCARDING);
+		tides_spin_unlock(&sh->write_lock);
+		if (m == NULL)
+			break;
+		TIDES_ASSERT(atomic_load(&m->state) == TIDES_MEM_FREE && atomic_load(&m->refs) == 0);
+		if (!tides_mem_discard(m->arena, m->arena_size))
+		{
+			atomic_store(&sh->discard_unsupported, true);
+			atomic_store(&m->pages, TIDES_PAGES_KEPT);
+			break;
+		}
+		atomic_store(&m->pages, TIDES_PAGES_DISCARDED);
+		tides_count(&sh->counters, memtable_discards, 1);
+		did = true;
+	}
+	return did;
+}
+
 tides_status
 tides_maint_work(tides_db *db, bool *did)
 {
@@ -365,6 +455,8 @@ tides_maint_work(tides_db *db, bool *did)
 		return TIDES_OK;
 	tides_error_clear(&err);
 	if (delete_obsolete(db))
+		*did = true;
+	if (discard_idle_memtables(db))
 		*did = true;
 
 	/* keep the next log segment ready, recycling replayed ones (own log only) */
@@ -428,7 +520,8 @@ tides_work_pending(tides_db *db)
 		kinds |= TIDES_WORK_SYNC;
 	seg = tides_log_segment_of(&sh->log, atomic_load(&sh->published_lsn)) + 1;
 	if ((sh->nobsolete > 0 && atomic_load(&sh->deletion_holds) == 0) || sh->ndropped > 0 ||
-		(sh->ropts.log_mode == TIDES_LOG_OWN && !tides_log_segment_ready(&sh->log, seg)))
+		(sh->ropts.log_mode == TIDES_LOG_OWN && !tides_log_segment_ready(&sh->log, seg)) ||
+		discard_due(db))
 		kinds |= TIDES_WORK_MAINT;
 	return kinds;
 }

@@ -98,6 +98,12 @@ tides_set_compression(tides_db *db, tides_compression c, int level)
 	return TIDES_OK;
 }
 
+void
+tides_set_memtable_discard_ms(tides_db *db, uint32_t ms)
+{
+	db->opts.memtable_discard_ms = ms;
+}
+
 tides_status
 tides_set_bottommost_compression(tides_db *db, tides_compression c, int level)
 {
@@ -261,12 +267,16 @@ tides_get_stats(tides_db *db, tides_stats *st)
 	COPY(publish_wait_us);
 	COPY(log_sync_requests);
 	COPY(blocks_fetched);
+	COPY(memtable_discards);
 #undef COPY
 	st->memtable_count = sh->ropts.memtable_count;
 	for (int i = 0; i < TIDES_MAX_COMPACTIONS; i++)
 		if (*(volatile bool *) &sh->running[i].used)
 			st->compactions_running++;
 	st->memtable_size = sh->ropts.memtable_size;
+	for (uint32_t i = 0; i < sh->nmemtables; i++)
+		if (atomic_load(&sh->memtables[i].pages) == TIDES_PAGES_DISCARDED)
+			st->memtables_discarded++;
 	st->last_seq = atomic_load(&sh->published_seq);
 	st->written_lsn = atomic_load(&sh->log.written_lsn);
 	st->durable_lsn = atomic_load(&sh->log.durable_lsn);

@@ -17,6 +17,7 @@ tides_options_default(tides_options *o)
 	o->memtable_size = 64ull << 20;
 	o->memtable_count = 4;
 	o->memtables_per_flush = 1;
+	o->memtable_discard_ms = 10000;
 	o->block_cache_size = 128ull << 20;
 	o->meta_size = 16ull << 20;
 	o->max_open_tags = 4096;

@@ -61,7 +61,7 @@ memtable_unref(tides_memtable *m)
 	/* every superversion holds each ACTIVE and SEALED memtable (memtable.h) */
 	TIDES_ASSERT(old > 1 || atomic_load(&m->state) == TIDES_MEM_FLUSHED);
 	if (old == 1 && atomic_load(&m->state) == TIDES_MEM_FLUSHED)
-		tides_memtable_release(m);
+		tides_memtable_release(m, tides_now_us());
 }
 
 static void

@@ -60,14 +60,31 @@ tides_oldest_sealed(tides_shared *sh)
 	return best;
 }
 
+/* one whose pages are kept if there is one, else one whose pages were given back */
 tides_memtable *
 tides_free_memtable(tides_shared *sh)
 {
+	tides_memtable *discarded = NULL;
+
 	for (uint32_t i = 0; i < sh->nmemtables; i++)
-		if (atomic_load(&sh->memtables[i].state) == TIDES_MEM_FREE &&
-			atomic_load(&sh->memtables[i].refs) == 0)
-			return &sh->memtables[i];
-	return NULL;
+	{
+		tides_memtable *m = &sh->memtables[i];
+
+		if (atomic_load(&m->state) != TIDES_MEM_FREE || atomic_load(&m->refs) != 0)
+			continue;
+		switch (atomic_load(&m->pages))
+		{
+			case TIDES_PAGES_KEPT:
+				return m;
+			case TIDES_PAGES_DISCARDED:
+				if (discarded == NULL)
+					discarded = m;
+				break;
+			default:
+				break;			/* being discarded: not yours */
+		}
+	}
+	return discarded;
 }
 
 /*

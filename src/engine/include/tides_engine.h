@@ -147,6 +147,16 @@ typedef struct tides_options
 	 * memtable_count)
 	 */
 	uint32_t	memtables_per_flush;
+	/*
+	 * A memtable slot that stayed free this long gives its arena's pages
+	 * back to the operating system (the maintenance work does it, keeping
+	 * one free slot's pages for the next switch); the next activation
+	 * faults in fresh ones.  Memory a burst of writes needed does not stay
+	 * taken from the page cache and the block cache's files once writes
+	 * slow down.  Needs a shared mapping (db/maint.c, "Idle memtables");
+	 * 0: never.  (10000)
+	 */
+	uint32_t	memtable_discard_ms;
 	uint64_t	block_cache_size;	/* [region] shared block cache bytes (128 MiB) */
 	uint64_t	meta_size;			/* [region] shared metadata heap (16 MiB) */
 	uint32_t	max_open_tags;		/* [region] concurrently open batch tags (4096) */
@@ -371,6 +381,9 @@ tides_status tides_set_compression(tides_db *db, tides_compression c, int level)
 
 /* the same for files written into the last level and ingested files */
 tides_status tides_set_bottommost_compression(tides_db *db, tides_compression c, int level);
+
+/* change memtable_discard_ms for this process's maintenance work (0: never) */
+void		tides_set_memtable_discard_ms(tides_db *db, uint32_t ms);
 
 /* highest lsn known durable */
 uint64_t	tides_durable_lsn(tides_db *db);
@@ -871,10 +884,12 @@ typedef struct tides_stats
 	uint64_t	publish_wait_us;	/* ... from their first sleep to their turn */
 	uint64_t	log_sync_requests;	/* writes that waited for a log fsync (FULL mode); / log_syncs = commits per fsync */
 	uint64_t	blocks_fetched;	/* data blocks read and decoded ahead of a read_ahead iterator, and taken */
+	uint64_t	memtable_discards;	/* idle memtable slots whose pages went back to the system */
 	uint32_t	memtable_count;		/* memtable slots in the region */
 	uint64_t	memtable_size;		/* bytes per memtable */
 	uint64_t	memtable_active_bytes;	/* bytes in the memtable taking writes */
 	uint64_t	memtable_entries;	/* entries in every memtable */
+	uint32_t	memtables_discarded;	/* slots whose pages are given back now */
 	uint32_t	compactions_running;
 } tides_stats;
 

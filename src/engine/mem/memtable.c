@@ -143,15 +143,19 @@ tides_memtable_setup(tides_memtable *m, uint8_t *arena, uint64_t size)
 	m->bucket_mask = bucket_count(size) - 1;
 	clear_index(m);
 	atomic_init(&m->state, TIDES_MEM_FREE);
+	atomic_init(&m->pages, TIDES_PAGES_KEPT);
+	atomic_init(&m->freed_us, 0);
 }
 
 void
-tides_memtable_release(tides_memtable *m)
+tides_memtable_release(tides_memtable *m, uint64_t now_us)
 {
 	TIDES_ASSERT(atomic_load(&m->state) == TIDES_MEM_FLUSHED);
 	TIDES_ASSERT(atomic_load(&m->refs) == 0);
 	TIDES_ASSERT(atomic_load(&m->writers) == 0);
+	TIDES_ASSERT(atomic_load(&m->pages) == TIDES_PAGES_KEPT);
 	clear_index(m);
+	atomic_store(&m->freed_us, now_us);
 	atomic_store(&m->state, TIDES_MEM_FREE);
 }
 
@@ -161,6 +165,8 @@ tides_memtable_activate(tides_memtable *m, uint64_t id, uint64_t first_lsn, uint
 	TIDES_ASSERT(atomic_load(&m->state) == TIDES_MEM_FREE);
 	TIDES_ASSERT(atomic_load(&m->refs) == 0);
 	TIDES_ASSERT(atomic_load(&m->writers) == 0);
+	TIDES_ASSERT(atomic_load(&m->pages) != TIDES_PAGES_DISCARDING);
+	atomic_store(&m->pages, TIDES_PAGES_KEPT);
 	tides_skip_init(&m->list, m->arena);
 	atomic_store(&m->used, tides_memtable_base_bytes(m->arena_size));
 	atomic_store(&m->writers, 0);

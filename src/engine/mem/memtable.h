@@ -74,6 +74,27 @@ typedef enum tides_mem_state
 	TIDES_MEM_FLUSHED
 } tides_mem_state;
 
+/*
+ * Where a slot's arena pages are.  A FREE slot's arena holds nothing anyone
+ * reads (activation writes a fresh skiplist head, and the point index was
+ * cleared when the slot was freed), so once the slot has stayed free a while
+ * its pages may go back to the operating system (db/maint.c, "Idle
+ * memtables"), and whoever activates it next faults in zeroed ones.  The
+ * point index was cleared at release, so whether a page was freed (zeroed)
+ * or kept (huge pages only partly in the arena) it is still clear.  KEPT ->
+ * DISCARDING is taken under the write
+ * lock, only for a FREE slot with no references, and the write path never
+ * activates a DISCARDING slot; DISCARDING -> DISCARDED (or back to KEPT if
+ * the memory could not be given back) follows the discard; activation makes
+ * a DISCARDED slot KEPT again.
+ */
+typedef enum tides_mem_pages
+{
+	TIDES_PAGES_KEPT = 0,
+	TIDES_PAGES_DISCARDING,
+	TIDES_PAGES_DISCARDED
+} tides_mem_pages;
+
 typedef struct tides_memtable
 {
 	uint8_t    *arena;
@@ -83,6 +104,8 @@ typedef struct tides_memtable
 	_Atomic int32_t writers;
 	_Atomic int32_t refs;
 	_Atomic int state;			/* tides_mem_state */
+	_Atomic int pages;			/* tides_mem_pages */
+	_Atomic uint64_t freed_us;	/* when it last became FREE (tides_memtable_release) */
 	uint64_t	id;				/* increasing: order of activation */
 	uint64_t	first_lsn;
 	uint64_t	end_lsn;		/* set when sealed */
@@ -106,8 +129,11 @@ typedef struct tides_mem_entry
 /* prepare a slot over its arena (once, at region init) */
 void		tides_memtable_setup(tides_memtable *m, uint8_t *arena, uint64_t size);
 
-/* a FLUSHED slot nobody sees any more becomes FREE (clears its point index) */
-void		tides_memtable_release(tides_memtable *m);
+/*
+ * a FLUSHED slot nobody sees any more becomes FREE (clears its point index);
+ * now_us (tides_now_us) is remembered for the idle-memory discard
+ */
+void		tides_memtable_release(tides_memtable *m, uint64_t now_us);
 
 /* reset a FREE slot (setup or release emptied its point index) to an empty ACTIVE memtable */
 void		tides_memtable_activate(tides_memtable *m, uint64_t id, uint64_t first_lsn,
