@@ -350,6 +350,8 @@ def engine_conf(engine, prof, durability):
             conf["tides.bottommost_compression"] = os.environ["IBENCH_BOTTOMMOST_COMPRESSION"]
         if os.environ.get("IBENCH_COMPACTION_WORKERS"):
             conf["tides.compaction_workers"] = os.environ["IBENCH_COMPACTION_WORKERS"]
+        if os.environ.get("IBENCH_MEMTABLE_DISCARD_AFTER"):
+            conf["tides.memtable_discard_after"] = os.environ["IBENCH_MEMTABLE_DISCARD_AFTER"]
     return conf, drop, mem
 
 

@@ -8,12 +8,15 @@
  * Two slots a flush frees are not discarded at once, and 50 ms later one of
  * them is.  The discarded arenas have no resident pages (mincore) and the
  * counters say so.  Writes through slots whose pages came back zeroed read
- * back, before and after a flush and a crash, and tides_verify is clean.  With 0
+ * back, before and after a flush and a crash, and tides_verify is clean.  A
+ * slot a memtable switch has chosen is not discarded before it is active,
+ * though a flush meanwhile made it look idle and spare.  With 0
  * nothing is discarded; on a private mapping, which cannot give memory back,
  * the first attempt fails, nothing changes, and nothing is tried again.
  */
 #include "harness.h"
 #include "db/db_impl.h"
+#include "util/testpoint.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -214,6 +217,65 @@ discards_and_reuses(void)
 	free(st.dir);
 }
 
+/*
+ * A switch picks its fresh slot under the write lock and activates it under
+ * the lock taken again.  In between (the "switch.chosen" test point) a flush
+ * frees a lower slot, which becomes the one the next switch would take, so
+ * the chosen slot -- idle since the start -- looks discardable.  Maintenance
+ * must leave it alone while writers are paused.
+ */
+static tides_db *db2;
+static bool hook_armed;
+
+static void
+hook(const char *point, void *db)
+{
+	bool		did = false;
+
+	if (!hook_armed || db == db2 || strcmp(point, "switch.chosen") != 0)
+		return;
+	hook_armed = false;
+	CHECK_OK(tides_flush_work(db2, &did));
+	CHECK(did);
+	CHECK_OK(tides_maint_work(db2, &did));
+}
+
+static void
+switch_in_progress(void)
+{
+	store		st;
+
+	memset(&st, 0, sizeof(st));
+	set_opts(&st.opts);
+	st.opts.memtable_discard_ms = 0;
+	st.dir = test_tmpdir("idle_memtables_switch");
+	CHECK_OK(store_open(&st));
+	CHECK_OK(tides_open(st.region, st.dir, &st.opts, NULL, false, NULL, &db2));
+	next_row = 0;
+	/* slots 0 and 1 sealed, 2 active, 3 free since the start */
+	fill_one(st.db);
+	fill_one(st.db);
+	CHECK(slots_with(st.db, TIDES_MEM_SEALED, TIDES_PAGES_KEPT) == 2);
+	CHECK(slots_with(st.db, TIDES_MEM_FREE, TIDES_PAGES_KEPT) == 1);
+	tides_set_memtable_discard_ms(db2, DISCARD_MS);
+	tides_test_point_hook = hook;
+	hook_armed = true;
+	fill_one(st.db);			/* the switch to slot 3 */
+	tides_test_point_hook = NULL;
+	CHECK(!hook_armed);
+	CHECK(h_stats(st.db).memtable_discards == 0);
+	CHECK(atomic_load(&st.db->sh->active->pages) == TIDES_PAGES_KEPT);
+	/* after the switch, the slot the flush freed is the only free one: the spare, kept */
+	CHECK_OK(tides_maint_work(db2, &(bool) {false}));
+	CHECK(h_stats(st.db).memtable_discards == 0);
+	CHECK(rows_present(st.db) == next_row);
+	tides_close(db2);
+	store_crash(&st);
+	if (test_failures == 0)
+		test_rmdir(st.dir);
+	free(st.dir);
+}
+
 /* a region the kernel cannot punch holes in: memory stays, writes go on */
 static void
 private_mapping(void)
@@ -258,6 +320,7 @@ main(int argc, char **argv)
 {
 	test_init(argc, argv);
 	discards_and_reuses();
+	switch_in_progress();
 	private_mapping();
 	return test_finish("test_idle_memtables");
 }

@@ -400,7 +400,7 @@ discard_idle_since(tides_db *db)
 	return now - after;
 }
 
-/* is there an idle slot to discard (for tides_work_pending) */
+/* is there an idle slot to discard (unlocked: a hint, checked again under the lock) */
 static bool
 discard_due(tides_db *db)
 {
@@ -413,16 +413,22 @@ static bool
 discard_idle_memtables(tides_db *db)
 {
 	tides_shared *sh = db->sh;
-	uint64_t	since = discard_idle_since(db);
 	bool		did = false;
 
-	while (since != 0)
+	while (discard_due(db))
 	{
+		uint64_t	since = discard_idle_since(db);
 		tides_memtable *m;
 
-		/* the write lock keeps the slot FREE while it turns DISCARDING (mem/memtable.h) */
+		/*
+		 * The write lock keeps the slot FREE while it turns DISCARDING
+		 * (mem/memtable.h).  Not while writers are paused: a memtable
+		 * switch picked its fresh slot under the lock and activates it
+		 * after taking the lock again, and that slot need not be the one
+		 * tides_free_memtable names now.
+		 */
 		tides_spin_lock(&sh->write_lock);
-		m = idle_memtable(sh, since, tides_free_memtable(sh));
+		m = sh->writers_paused ? NULL : idle_memtable(sh, since, tides_free_memtable(sh));
 		if (m != NULL)
 			atomic_store(&m->pages, TIDES_PAGES_DISCARDING);
 		tides_spin_unlock(&sh->write_lock);

@@ -33,6 +33,7 @@
 #include "db/db_impl.h"
 #include "db/write_batch.h"
 #include "db/write_pace.h"
+#include "util/testpoint.h"
 
 tides_status
 tides_log_ensure_ready(tides_db *db, uint64_t segment, tides_error *err)
@@ -109,6 +110,7 @@ switch_memtable(tides_db *db, tides_memtable *fresh)
 	TIDES_ASSERT(atomic_load(&fresh->state) == TIDES_MEM_FREE && atomic_load(&fresh->refs) == 0);
 	/* writers are paused: the active memtable and next_lsn stay as they are */
 	tides_spin_unlock(&sh->write_lock);
+	TIDES_TEST_POINT("switch.chosen", db);
 	tides_lock_version(sh);
 	sv = tides_sv_alloc(db, sh->ndropped);
 	if (sv == NULL)

@@ -81,12 +81,14 @@ typedef enum tides_mem_state
  * its pages may go back to the operating system (db/maint.c, "Idle
  * memtables"), and whoever activates it next faults in zeroed ones.  The
  * point index was cleared at release, so whether a page was freed (zeroed)
- * or kept (huge pages only partly in the arena) it is still clear.  KEPT ->
- * DISCARDING is taken under the write
- * lock, only for a FREE slot with no references, and the write path never
- * activates a DISCARDING slot; DISCARDING -> DISCARDED (or back to KEPT if
- * the memory could not be given back) follows the discard; activation makes
- * a DISCARDED slot KEPT again.
+ * or kept (huge pages only partly in the arena) it is still clear.
+ *
+ * KEPT -> DISCARDING is taken under the write lock, only for a FREE slot
+ * with no references and while no memtable switch is under way
+ * (writers_paused: a switch picks its slot under the lock and activates it
+ * under the lock taken again); the write path never picks a DISCARDING
+ * slot.  DISCARDING -> DISCARDED (or back to KEPT if the memory could not be
+ * given back) follows the discard; activation makes a DISCARDED slot KEPT.
  */
 typedef enum tides_mem_pages
 {
