@@ -286,6 +286,30 @@ h_stats(tides_db *db)
 	return s;
 }
 
+/* rows [0, nrows) of a tree that read back as their version 1 of vlen bytes */
+static H_UNUSED uint32_t
+h_rows_present(tides_db *db, uint32_t tree, uint32_t nrows, size_t vlen)
+{
+	uint32_t	n = 0;
+	uint8_t    *want = malloc(vlen);
+
+	for (uint32_t row = 0; row < nrows; row++)
+	{
+		uint8_t		k[H_ROW_KEY_LEN];
+		void	   *v = NULL;
+		size_t		vl = 0;
+
+		h_row_key(k, tree, row);
+		h_row_value(want, vlen, tree, row, 1);
+		if (tides_get(db, NULL, k, sizeof(k), &v, &vl) == TIDES_OK && vl == vlen &&
+			memcmp(v, want, vlen) == 0)
+			n++;
+		free(v);
+	}
+	free(want);
+	return n;
+}
+
 /* ------------------------------------------------------------------ store */
 
 typedef struct store

@@ -80,23 +80,7 @@ version_of(tides_db *db, const tides_snapshot *snap, uint32_t row)
 static uint32_t
 rows_present(tides_db *db)
 {
-	uint32_t	n = 0;
-
-	for (uint32_t row = 0; row < next_row; row++)
-	{
-		uint8_t		k[H_ROW_KEY_LEN],
-					want[VLEN];
-		void	   *v = NULL;
-		size_t		vl = 0;
-
-		h_row_key(k, 1, row);
-		h_row_value(want, VLEN, 1, row, 1);
-		if (tides_get(db, NULL, k, sizeof(k), &v, &vl) == TIDES_OK && vl == VLEN &&
-			memcmp(v, want, VLEN) == 0)
-			n++;
-		free(v);
-	}
-	return n;
+	return h_rows_present(db, 1, next_row, VLEN);
 }
 
 static bool
