@@ -7,7 +7,7 @@
 WORKLOAD: tpcb-like, simple-update, select-only (pgbench, at --scale), or
 point-lookup, range-100, update-indexed, insert-3idx (oltp_idx.py's table,
 --rows rows), or copy (COPY of --rows rows of copy_load.py's data; --engine
-heap_unlogged is allowed there).
+heap_unlogged and tides_unlogged are allowed there).
 
 Creates a throwaway cluster like the benchmark's, loads the data, starts
 pgbench, and while it runs:
@@ -89,7 +89,7 @@ def profile_copy(cl, a, tag):
     COPY"""
     path = os.path.join(cl.dir, "rows.csv")   # cl.dir belongs to the server's user
     cl.psql(copy_load.GEN_SQL % (a.rows, path))
-    cl.psql(copy_load.TABLE_DDL % ("UNLOGGED " if a.engine == "heap_unlogged" else "",
+    cl.psql(copy_load.TABLE_DDL % ("UNLOGGED " if a.engine.endswith("_unlogged") else "",
                                    "heap" if a.engine.startswith("heap") else "tides"), db="bench")
     cl.settle("bench")
     cp = subprocess.Popen([os.path.join(B.PG_BIN, "psql"), "-X", "-q", "-d", "bench", "-c",
@@ -188,7 +188,8 @@ def start_perf(cl, perf_data, seconds):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("workload", choices=list(PGBENCH_ARGS) + list(oltp_idx.SCRIPTS) + ["copy"])
-    ap.add_argument("--engine", default="tides", choices=["tides", "tides_btree", "heap", "heap_unlogged"])
+    ap.add_argument("--engine", default="tides", choices=["tides", "tides_btree", "heap", "heap_unlogged",
+                                                           "tides_unlogged"])
     ap.add_argument("--clients", type=int, default=4)
     ap.add_argument("--seconds", type=int, default=15)
     ap.add_argument("--scale", type=int, default=10)
@@ -213,7 +214,7 @@ def main():
     if a.engine == "tides_btree":
         eng = B.Engine("tides_btree", "tides", index_method="tides_btree", has_guc=True)
     else:
-        eng = B.Engine(a.engine, "heap" if a.engine == "heap_unlogged" else a.engine)
+        eng = B.Engine(a.engine, a.engine.replace("_unlogged", ""))
     sb = "512MB" if a.workload in oltp_idx.SCRIPTS else "256MB"
     conf = {"shared_buffers": sb, "tides.block_cache_size": sb}
     conf.update(kv.split("=", 1) for kv in a.conf)

@@ -11,11 +11,12 @@
  * heights, some deletions.  Each inserter publishes how many of its entries
  * are linked.  A reader process
  * meanwhile checks that everything published is findable (tides_memtable_get
- * at and below its sequence number), that forward iteration is strictly
- * ordered, and that backward steps agree.  At the end the parent checks the
+ * at and below its sequence number), that forward iteration is strictly * ordered, and that backward steps agree, and that the stem filter lets
+ * every published key's stem through.  At the end the parent checks the
  * whole list against the complete set of entries: order, every entry present
  * once, newest-version lookups at random sequence numbers, seek and
- * seek-before semantics, and the iterator both ways.
+ * seek-before semantics, the iterator both ways, and that the stem filter
+ * turns away stems that only a key of another length starts with.
  */
 #include "harness.h"
 #include "util/dbformat.h"
@@ -30,6 +31,7 @@
 #define PER_PROC 6000
 #define UKEYS 3000
 #define ARENA (32u << 20)
+#define STEM_SUFFIX 4			/* stem of "key/12/00345": "key/12/0" */
 
 typedef struct ent
 {
@@ -136,8 +138,9 @@ find_exact(const ent *e)
 	int			type;
 	uint64_t	seq;
 	const uint8_t *v;
-	size_t		vl;
-
+	size_t		vl;	if (!tides_memtable_may_hold_stem(&S->mem, k, kl - STEM_SUFFIX, STEM_SUFFIX,
+									  tides_memtable_stem_hash(k, kl - STEM_SUFFIX)))
+		return false;
 	if (!tides_memtable_get(&S->mem, k, kl, e->seq, &type, &seq, &v, &vl))
 		return false;
 	if (seq != e->seq || type != e->type || vl != e->vlen)
@@ -150,6 +153,35 @@ find_exact(const ent *e)
 		return memcmp(v, want, vl) == 0;
 	}
 	return true;
+}
+
+/*
+ * Every seventh key is only "key/MM/NNNNN-long-suffix": "key/MM/NNNNN" is a
+ * prefix of a key there, but the stem of no key (no key is it plus exactly
+ * STEM_SUFFIX bytes).  The filter must turn most of those away -- it does
+ * not fall back to the prefix seek, which would find the long key -- and the
+ * same stems under another suffix length must get the seek's answer.
+ */
+static void
+check_stem_filter(void)
+{
+	int			asked = 0,
+				turned_away = 0;
+
+	for (uint32_t uk = 0; uk < UKEYS; uk += 7)
+	{
+		uint8_t		k[64];
+		size_t		kl = make_ukey(uk, k) - strlen("-long-suffix");
+		uint64_t	h = tides_memtable_stem_hash(k, kl);
+
+		asked++;
+		if (!tides_memtable_may_hold_stem(&S->mem, k, kl, STEM_SUFFIX, h))
+			turned_away++;
+		CHECK(tides_memtable_has_prefix(&S->mem, k, kl));
+		CHECK(tides_memtable_may_hold_stem(&S->mem, k, kl, STEM_SUFFIX + 1, h));
+	}
+	fprintf(stderr, "test_skiplist: stem filter turned away %d of %d stems of no key\n", turned_away, asked);
+	CHECK(turned_away * 10 >= asked * 9);
 }
 
 static int
@@ -244,7 +276,7 @@ main(int argc, char **argv)
 	test_init(argc, argv);
 	S = test_shared_alloc(sizeof(shared));
 	arena = test_shared_alloc(ARENA);
-	tides_memtable_setup(&S->mem, arena, ARENA);
+	tides_memtable_setup(&S->mem, arena, ARENA, STEM_SUFFIX);
 	tides_memtable_activate(&S->mem, 1, 0, 1);
 	plan();
 
@@ -366,8 +398,8 @@ main(int argc, char **argv)
 				CHECK(tides_ikey_cmp(got, n2, k, kl) < 0);
 			}
 		}
-	}
-	tides_iiter_destroy(it);
+	}	tides_iiter_destroy(it);
+	check_stem_filter();
 	/*
 	 * Range estimates (tides_skip_estimate_range, for the planner's size
 	 * estimate): exact for small ranges and unbounded ones at level 0 ends,

@@ -308,8 +308,13 @@ tides_stem_absent(tides_db *db, const void *stem, size_t len, bool *absent)
 		return tides_fail(&db->err, TIDES_INVALID, "bad key length %zu", len);
 	sv = tides_sv_acquire(db);
 	v = sv->version;
-	for (uint32_t i = 0; i < sv->nmem && !may; i++)
-		may = tides_memtable_has_prefix(sv->mems[i], stem, len);
+	if (sv->nmem > 0)
+	{
+		uint64_t	h = tides_memtable_stem_hash(stem, len);
+
+		for (uint32_t i = 0; i < sv->nmem && !may; i++)
+			may = tides_memtable_may_hold_stem(sv->mems[i], stem, len, suffix, h);
+	}
 	for (uint32_t i = 0; i < v->nfiles[0] && !may; i++)
 		may = tides_file_may_hold_stem(db->tcache, v->files[0][i], stem, len, suffix);
 	if (!may && len + TIDES_TRAILER > sizeof(stackkey) && (ikey = malloc(len + TIDES_TRAILER)) == NULL)

@@ -124,7 +124,7 @@ tides_region_init(void *region, size_t size, const tides_options *o)
 	sh->nmemtables = o->memtable_count;
 	for (uint32_t i = 0; i < o->memtable_count; i++)
 	{
-		tides_memtable_setup(&sh->memtables[i], p, o->memtable_size);
+		tides_memtable_setup(&sh->memtables[i], p, o->memtable_size, o->filter_stem_suffix);
 		p += ALIGN64(o->memtable_size);
 	}
 

@@ -25,7 +25,8 @@ bucket_count(uint64_t arena_size)
 uint64_t
 tides_memtable_base_bytes(uint64_t arena_size)
 {
-	return tides_skip_head_size() + (uint64_t) bucket_count(arena_size) * sizeof(uint64_t);
+	/* the buckets, then as many words of stem filter */
+	return tides_skip_head_size() + (uint64_t) bucket_count(arena_size) * 2 * sizeof(uint64_t);
 }
 
 static inline tides_mem_entry *
@@ -126,21 +127,71 @@ index_entry(tides_memtable *m, bucket_ref b, uint32_t off, const uint8_t *ukey, 
 	}
 }
 
+/* ---- stem filter (see "Stem filter" in memtable.h) */
+
+uint64_t
+tides_memtable_stem_hash(const uint8_t *stem, size_t len)
+{
+	return tides_hash64(stem, len, 0x7374656d);
+}
+
+static inline _Atomic uint64_t *
+stem_word(const tides_memtable *m, uint64_t h)
+{
+	return &m->stems[h & m->bucket_mask];
+}
+
+/* two bits of the word, from hash bits above the word's index (24 bits at most) */
+static inline uint64_t
+stem_bits(uint64_t h)
+{
+	return (UINT64_C(1) << ((h >> 40) & 63)) | (UINT64_C(1) << ((h >> 52) & 63));
+}
+
+static void
+add_stem(tides_memtable *m, const uint8_t *ukey, size_t ukey_len)
+{
+	uint64_t	h = tides_memtable_stem_hash(ukey, ukey_len - m->stem_suffix);
+	_Atomic uint64_t *w = stem_word(m, h);
+	uint64_t	bits = stem_bits(h);
+
+	/* neighbours share stems: most words already have the bits, and a load is cheaper than an OR */
+	if ((atomic_load_explicit(w, memory_order_relaxed) & bits) != bits)
+		atomic_fetch_or(w, bits);
+}
+
+bool
+tides_memtable_may_hold_stem(const tides_memtable *m, const uint8_t *stem, size_t len, uint32_t suffix,
+							 uint64_t h)
+{
+	uint64_t	bits = stem_bits(h);
+
+	TIDES_ASSERT(h == tides_memtable_stem_hash(stem, len));
+	if (m->stem_suffix == suffix && suffix > 0 && len > 0 &&
+		(atomic_load(stem_word(m, h)) & bits) != bits)
+		return false;
+	return tides_memtable_has_prefix(m, stem, len);
+}
+
 /* empty point index; done when a slot is freed, so no writer waits for it */
 static void
 clear_index(tides_memtable *m)
 {
 	memset((void *) m->buckets, 0, (size_t) (m->bucket_mask + 1) * sizeof(uint64_t));
+	memset((void *) m->stems, 0, (size_t) (m->bucket_mask + 1) * sizeof(uint64_t));
 }
 
 void
-tides_memtable_setup(tides_memtable *m, uint8_t *arena, uint64_t size)
+tides_memtable_setup(tides_memtable *m, uint8_t *arena, uint64_t size, uint32_t stem_suffix)
 {
 	memset(m, 0, sizeof(*m));
 	m->arena = arena;
 	m->arena_size = size;
 	m->buckets = (_Atomic uint64_t *) (arena + tides_skip_head_size());
 	m->bucket_mask = bucket_count(size) - 1;
+	m->stems = m->buckets + m->bucket_mask + 1;
+	m->stem_suffix = stem_suffix;
+	TIDES_ASSERT((uint8_t *) (m->stems + m->bucket_mask + 1) == arena + tides_memtable_base_bytes(size));
 	clear_index(m);
 	atomic_init(&m->state, TIDES_MEM_FREE);
 	atomic_init(&m->pages, TIDES_PAGES_KEPT);
@@ -233,6 +284,8 @@ tides_memtable_add(tides_memtable *m, tides_skip_splice *sp, uint64_t off, uint3
 		memcpy(k + n->key_len, val, vlen);
 	tides_skip_insert(&m->list, node_off, sp);
 	index_entry(m, b, (uint32_t) off, ukey, ukey_len, seq);
+	if (m->stem_suffix > 0 && ukey_len > m->stem_suffix)
+		add_stem(m, ukey, ukey_len);
 	atomic_fetch_add_explicit(&m->entries, 1, memory_order_relaxed);
 	if (type == TIDES_KT_DELETE)
 		atomic_fetch_add_explicit(&m->deletions, 1, memory_order_relaxed);
