@@ -95,6 +95,39 @@ RESET enable_bitmapscan;
 SELECT count(*) FROM bulk_idx WHERE k = 5;
 SELECT * FROM tides_verify_index('bulk_idx_id');
 
+-- a load that is not logged (an unlogged table) puts its rows straight into
+-- the ingestion, with no stage (bulk.c, tam_bulk_add): the same checks
+-- through that path -- read back in the transaction, a savepoint undone, a
+-- duplicate caught by a unique index created in the transaction
+CREATE UNLOGGED TABLE bulk_direct (id int, k int, v text) USING tides;
+UPDATE bulk_mark SET n = bulk_ingested();
+BEGIN;
+\copy bulk_direct FROM 'bulk_rows.data'
+SELECT count(*), sum(id), count(DISTINCT v) FROM bulk_direct;
+SAVEPOINT s;
+INSERT INTO bulk_direct SELECT g, 0, 'undone' FROM generate_series(60001, 90000) g;
+SELECT count(*) FROM bulk_direct;
+ROLLBACK TO SAVEPOINT s;
+COMMIT;
+SELECT bulk_ingested() > n AS files_ingested FROM bulk_mark;
+SELECT count(*), sum(id), sum(k), count(*) FILTER (WHERE v = 'undone') FROM bulk_direct;
+BEGIN;
+CREATE UNLOGGED TABLE bulk_direct_idx (id int, k int, v text) USING tides;
+CREATE UNIQUE INDEX bulk_direct_idx_id ON bulk_direct_idx USING tides_btree (id);
+\copy bulk_direct_idx FROM 'bulk_rows.data'
+INSERT INTO bulk_direct_idx VALUES (30000, 0, 'dup');
+ROLLBACK;
+BEGIN;
+CREATE UNLOGGED TABLE bulk_direct_idx (id int, k int, v text) USING tides;
+CREATE UNIQUE INDEX bulk_direct_idx_id ON bulk_direct_idx USING tides_btree (id);
+\copy bulk_direct_idx FROM 'bulk_rows.data'
+SET LOCAL enable_seqscan = off;
+SELECT id, k, v FROM bulk_direct_idx WHERE id = 12345;
+COMMIT;
+SELECT count(*), sum(id) FROM bulk_direct_idx;
+SELECT * FROM tides_verify_index('bulk_direct_idx_id');
+DROP TABLE bulk_direct, bulk_direct_idx;
+
 -- an index made in an earlier transaction: the normal path, no files
 CREATE TABLE bulk_old_idx (id int, k int, v text) USING tides;
 CREATE INDEX ON bulk_old_idx USING tides_btree (id);

@@ -203,6 +203,10 @@ def targets(points, loads, meta):
     if cp is not None and "tides_unlogged" in cp.by_engine:
         tps_target("COPY, UNLOGGED tides vs UNLOGGED heap (rows/s)", 1.5, cp, base="heap_unlogged",
                    eng="tides_unlogged")
+    # what any access method could reach: PostgreSQL's parsing alone
+    if cp is not None and "parse_only" in cp.by_engine:
+        tps_target("COPY ceiling: parsing alone (COPY ... WHERE false) vs UNLOGGED heap", 1.5, cp,
+                   base="heap_unlogged", eng="parse_only")
     # sizes
     for name, suite, scale_note, eng in (("COPY table", "copy", None, "tides"),
                                          ("pgbench tables", "pgbench", fit, "tides"),
@@ -372,7 +376,8 @@ def write_summary(prefix, rows, meta, points, loads, checks, charts):
         L.append("| variant | rows/s | vs heap | vs UNLOGGED heap | COPY s | bytes written/row | size after load "
                  "| peak PSS MB |")
         L.append("|---|---|---|---|---|---|---|---|")
-        for e in ("heap", "heap_unlogged", "tides", "tides_unlogged", "tides_none", "tides_zstd", "tides_btree"):
+        for e in ("heap", "heap_unlogged", "tides", "tides_unlogged", "tides_none", "tides_zstd", "tides_btree",
+                  "parse_only"):
             if e not in cp.by_engine:
                 continue
             L.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (

@@ -26,8 +26,11 @@
  * ids reserved for this load alone, so that the keys of one load form
  * contiguous runs nobody else writes into -- its files land on the bottom
  * level -- and the files are cut where a new chunk does not follow the last
- * one.  The ingestion is installed every BULK_INSTALL_BYTES of files, when
- * the statement ends (finish_bulk_insert), before the transaction commits
+ * one.  The stage is there for the WAL: in bulk mode, a load that is not
+ * logged (an unlogged table, or tides.wal = off) puts its rows straight into
+ * the ingestion (tam_bulk_add), with no batch encoded and decoded.  The
+ * ingestion is installed every BULK_INSTALL_BYTES of files, when the
+ * statement ends (finish_bulk_insert), before the transaction commits
  * or prepares, before a parallel plan starts or a parallel scan of the
  * table is set up (a parallel CREATE INDEX runs no plan), and before this
  * backend reads the table where rows are waiting (below).
@@ -327,22 +330,33 @@ tam_bulk_vids(TamBulk *bk, Relation rel, uint32 n)
 	return v;
 }
 
-tides_batch *
-tam_bulk_stage(TamBulk *bk)
-{
-	/* adding to it is part of moving rows on: an ERROR inside leaves the load failed */
-	bk->busy = true;
-	return bk->stage;
-}
-
+/*
+ * A new row (its row id from tam_bulk_vids): into the stage, or, in bulk
+ * mode for a load that is not logged, straight into the ingestion.  Adding
+ * is part of moving rows on: an ERROR inside leaves the load failed.
+ */
 void
-tam_bulk_staged(TamBulk *bk, Relation rel, uint64 vid, uint32 n)
+tam_bulk_add(TamBulk *bk, Relation rel, uint64 vid, const TamVersionMeta *meta, HeapTupleHeader data,
+			 uint32 len)
 {
-	bk->busy = false;
-	extend_range(&bk->stage_lo, &bk->stage_hi, vid, n);
-	if (tides_batch_bytes(bk->stage) < BULK_STAGE_BYTES)
-		return;
-	spill(bk, rel);
+	bk->busy = true;
+	if (bk->ingest != NULL && !trt_ingest_logged(bk->ingest))
+	{
+		Assert(tides_batch_count(bk->stage) == 0);
+		tam_ingest_add_version(bk->ingest, bk->tree, vid, meta, data, len);
+		bk->rows_ingested++;
+		extend_range(&bk->pend_lo, &bk->pend_hi, vid, 1);
+		bk->busy = false;
+	}
+	else
+	{
+		tam_batch_add_version(bk->stage, bk->tree, vid, meta, data, len);
+		bk->busy = false;
+		extend_range(&bk->stage_lo, &bk->stage_hi, vid, 1);
+		if (tides_batch_bytes(bk->stage) < BULK_STAGE_BYTES)
+			return;
+		spill(bk, rel);
+	}
 	if (bk->ingest != NULL && trt_ingest_pending_bytes(bk->ingest) >= BULK_INSTALL_BYTES)
 		install(bk, rel);
 }

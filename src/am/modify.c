@@ -122,10 +122,7 @@ insert_one(Relation rel, TupleTableSlot *slot, CommandId cid, int options, uint3
 	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
 	tam_meta_init_insert(&meta);
 	if (bk != NULL)
-	{
-		tam_batch_add_version(tam_bulk_stage(bk), tree, vid, &meta, heaptup->t_data, heaptup->t_len);
-		tam_bulk_staged(bk, rel, vid, 1);
-	}
+		tam_bulk_add(bk, rel, vid, &meta, heaptup->t_data, heaptup->t_len);
 	else
 	{
 		b = trt_local_batch();
@@ -217,7 +214,6 @@ bulk_multi_insert(TamBulk *bk, Relation rel, TupleTableSlot **slots, int nslots,
 				  int options)
 {
 	TransactionId xid = GetCurrentTransactionId();
-	uint64		tree = trt_rel_tree(rel);
 	uint64		vid = tam_bulk_vids(bk, rel, nslots);
 	TamVersionMeta meta;
 
@@ -231,9 +227,7 @@ bulk_multi_insert(TamBulk *bk, Relation rel, TupleTableSlot **slots, int nslots,
 
 		trt_vid_to_tid(vid + i, &heaptup->t_self);
 		heaptup->t_data->t_ctid = heaptup->t_self;
-		tam_batch_add_version(tam_bulk_stage(bk), tree, vid + i, &meta, heaptup->t_data,
-							  heaptup->t_len);
-		tam_bulk_staged(bk, rel, vid + i, 1);
+		tam_bulk_add(bk, rel, vid + i, &meta, heaptup->t_data, heaptup->t_len);
 		slots[i]->tts_tableOid = RelationGetRelid(rel);
 		slots[i]->tts_tid = heaptup->t_self;
 		if (heaptup != tup)

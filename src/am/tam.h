@@ -152,6 +152,9 @@ extern void tam_batch_add_stub(tides_batch *b, uint64 tree, uint64 vid, uint16 f
 /* add (tree, vid) -> tuple to a batch */
 extern void tam_batch_add_version(tides_batch *b, uint64 tree, uint64 vid,
 									const TamVersionMeta *meta, HeapTupleHeader data, uint32 len);
+/* the same into a load that is not logged (trt_ingest_put) */
+extern void tam_ingest_add_version(TrtIngest *ti, uint64 tree, uint64 vid,
+									 const TamVersionMeta *meta, HeapTupleHeader data, uint32 len);
 
 /* meta for a version being written by the current transaction */
 extern void tam_meta_init_insert(TamVersionMeta *m);
@@ -216,9 +219,9 @@ typedef struct TamBulk TamBulk;
 extern TamBulk *tam_bulk_get(Relation rel);
 /* row ids for n new rows */
 extern uint64 tam_bulk_vids(TamBulk *bk, Relation rel, uint32 n);
-/* the batch new rows go into; tam_bulk_staged after adding them */
-extern tides_batch *tam_bulk_stage(TamBulk *bk);
-extern void tam_bulk_staged(TamBulk *bk, Relation rel, uint64 vid, uint32 n);
+/* a new row, with a row id from tam_bulk_vids */
+extern void tam_bulk_add(TamBulk *bk, Relation rel, uint64 vid, const TamVersionMeta *meta,
+						 HeapTupleHeader data, uint32 len);
 /* the end of a statement's bulk insert (finish_bulk_insert) */
 extern void tam_bulk_finish(Relation rel);
 /* before this backend reads row ids [lo, hi) of a tree */

@@ -151,26 +151,48 @@ tam_batch_add_stub(tides_batch *b, uint64 tree, uint64 vid, uint16 flags, uint64
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory building a tides batch")));
 }
 
+/* a version's value, meta then tuple, in buf when it fits (else palloc'd) */
+static char *
+version_value(const TamVersionMeta *meta, HeapTupleHeader data, uint32 len, char *buf, size_t bufsize)
+{
+	char	   *val = buf;
+
+	if (TAM_META_SIZE + len > bufsize)
+		val = palloc(TAM_META_SIZE + len);
+	memcpy(val, meta, TAM_META_SIZE);
+	memcpy(val + TAM_META_SIZE, data, len);
+	return val;
+}
+
 void
 tam_batch_add_version(tides_batch *b, uint64 tree, uint64 vid, const TamVersionMeta *meta,
 						HeapTupleHeader data, uint32 len)
 {
 	uint8		key[TRT_ROW_KEY_LEN];
 	char		stackbuf[1024];
-	char	   *val = stackbuf;
-	size_t		vlen = TAM_META_SIZE + len;
+	char	   *val = version_value(meta, data, len, stackbuf, sizeof(stackbuf));
 	tides_status s;
 
-	if (vlen > sizeof(stackbuf))
-		val = palloc(vlen);
-	memcpy(val, meta, TAM_META_SIZE);
-	memcpy(val + TAM_META_SIZE, data, len);
 	trt_row_key(key, tree, vid);
-	s = tides_batch_put(b, key, sizeof(key), val, vlen);
+	s = tides_batch_put(b, key, sizeof(key), val, TAM_META_SIZE + len);
 	if (val != stackbuf)
 		pfree(val);
 	if (s != TIDES_OK)
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory building a tides batch")));
+}
+
+void
+tam_ingest_add_version(TrtIngest *ti, uint64 tree, uint64 vid, const TamVersionMeta *meta,
+						 HeapTupleHeader data, uint32 len)
+{
+	uint8		key[TRT_ROW_KEY_LEN];
+	char		stackbuf[1024];
+	char	   *val = version_value(meta, data, len, stackbuf, sizeof(stackbuf));
+
+	trt_row_key(key, tree, vid);
+	trt_ingest_put(ti, key, sizeof(key), val, TAM_META_SIZE + len);
+	if (val != stackbuf)
+		pfree(val);
 }
 
 void

@@ -720,6 +720,10 @@ typedef struct TrtIngest TrtIngest;
 
 extern TrtIngest *trt_ingest_begin(uint64 tree, bool permanent);
 extern void trt_ingest_add(TrtIngest *ti, tides_batch *b);
+/* are its rows logged in the WAL (so they must come as batches, trt_ingest_add)? */
+extern bool trt_ingest_logged(TrtIngest *ti);
+/* one row of a load that is not logged, after every key added before it */
+extern void trt_ingest_put(TrtIngest *ti, const void *key, size_t klen, const void *val, size_t vlen);
 extern void trt_ingest_cut(TrtIngest *ti);
 extern uint64 trt_ingest_pending_bytes(TrtIngest *ti);
 extern uint64 trt_ingest_pending_rows(TrtIngest *ti);

@@ -312,6 +312,8 @@ tides_stem_absent(tides_db *db, const void *stem, size_t len, bool *absent)
 	{
 		uint64_t	h = tides_memtable_stem_hash(stem, len);
 
+		for (uint32_t i = 0; i < sv->nmem; i++)
+			tides_memtable_prefetch_stem(sv->mems[i], h);
 		for (uint32_t i = 0; i < sv->nmem && !may; i++)
 			may = tides_memtable_may_hold_stem(sv->mems[i], stem, len, suffix, h);
 	}

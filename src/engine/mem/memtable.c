@@ -135,6 +135,7 @@ tides_memtable_stem_hash(const uint8_t *stem, size_t len)
 	return tides_hash64(stem, len, 0x7374656d);
 }
 
+/* the word tides_memtable_prefetch_stem loads */
 static inline _Atomic uint64_t *
 stem_word(const tides_memtable *m, uint64_t h)
 {

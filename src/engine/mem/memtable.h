@@ -208,6 +208,16 @@ bool		tides_memtable_may_hold_stem(const tides_memtable *m, const uint8_t *stem,
 										uint32_t suffix, uint64_t h);
 uint64_t	tides_memtable_stem_hash(const uint8_t *stem, size_t len);
 
+/*
+ * start loading the filter word of hash h: a probe asks every memtable, and
+ * each word is a likely cache miss; prefetched together, the misses overlap
+ */
+static inline void
+tides_memtable_prefetch_stem(const tides_memtable *m, uint64_t h)
+{
+	__builtin_prefetch((const void *) &m->stems[h & m->bucket_mask]);
+}
+
 /* iterator over internal keys (caller keeps a reference on m meanwhile) */
 tides_iiter *tides_memtable_iter_new(tides_memtable *m);
 
