@@ -138,7 +138,9 @@ find_exact(const ent *e)
 	int			type;
 	uint64_t	seq;
 	const uint8_t *v;
-	size_t		vl;	if (!tides_memtable_may_hold_stem(&S->mem, k, kl - STEM_SUFFIX, STEM_SUFFIX,
+	size_t		vl;
+
+	if (!tides_memtable_may_hold_stem(&S->mem, k, kl - STEM_SUFFIX, STEM_SUFFIX,
 									  tides_memtable_stem_hash(k, kl - STEM_SUFFIX)))
 		return false;
 	if (!tides_memtable_get(&S->mem, k, kl, e->seq, &type, &seq, &v, &vl))
@@ -398,7 +400,8 @@ main(int argc, char **argv)
 				CHECK(tides_ikey_cmp(got, n2, k, kl) < 0);
 			}
 		}
-	}	tides_iiter_destroy(it);
+	}
+	tides_iiter_destroy(it);
 	check_stem_filter();
 	/*
 	 * Range estimates (tides_skip_estimate_range, for the planner's size
