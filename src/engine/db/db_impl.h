@@ -307,6 +307,11 @@ struct tides_db
 	uint64_t	stall_began_us;
 	uint64_t	stall_last_us;
 	tides_splice_slot splices[TIDES_SPLICE_SLOTS];
+	/* this handle's piece of a memtable's arena, [piece_off, piece_end) (write.c) */
+	const tides_memtable *piece_mem;
+	uint64_t	piece_mem_id;
+	uint64_t	piece_off;
+	uint64_t	piece_end;
 	uint64_t	splice_uses;
 };
 

@@ -24,4 +24,13 @@
  */
 bool		tides_mem_discard(void *addr, size_t len);
 
+/*
+ * Map the pages of [addr, addr + len) writable into this process's page
+ * tables now, allocating those not yet backed, as writes to them would one
+ * page fault at a time.  A hint: where the kernel cannot (before Linux 5.14,
+ * or a range it refuses) nothing happens and later writes fault as usual.
+ * Used on a writer's piece of a memtable's arena (db/write.c).
+ */
+void		tides_mem_populate(void *addr, size_t len);
+
 #endif							/* TIDES_ENV_MEMORY_H */
