@@ -218,6 +218,38 @@ spill(TamBulk *bk, Relation rel)
 	bk->busy = false;
 }
 
+/*
+ * The stage of a load through the memtables, at commit: its rows wait for
+ * the transaction's seal and go in the sealing batch (trt_xact_defer_row),
+ * one engine write for both where there were two -- a one-row INSERT into a
+ * table without indexes (pgbench's history) writes only the seal.  As for
+ * any waiting row (src/runtime/xact.c), the visibility map's bits are
+ * cleared after the rows are published as waiting.  Where they cannot wait
+ * (another table's rows wait already; a serializable transaction, whose rows
+ * concurrent readers must meet as early as insert_one's would), the stage is
+ * written now.
+ */
+static void
+stage_into_seal(TamBulk *bk, Relation rel)
+{
+	tides_batch *b = bk->stage;
+
+	Assert(bk->ingest == NULL);
+	if (tides_batch_count(b) == 0)
+		return;
+	bk->busy = true;
+	if (IsolationIsSerializable() || !trt_xact_defer_row(b, bk->tree, bk->stage_lo))
+	{
+		spill(bk, rel);
+		return;
+	}
+	bk->written += tides_batch_bytes(b);
+	clear_vm(bk, rel, bk->stage_lo, bk->stage_hi);
+	tides_batch_clear(b);
+	reset_range(&bk->stage_lo, &bk->stage_hi);
+	bk->busy = false;
+}
+
 static void
 install(TamBulk *bk, Relation rel)
 {
@@ -497,7 +529,10 @@ write_all_before_commit(void)
 				RelationClose(rel);
 			continue;
 		}
-		install(bk, rel);
+		if (bk->ingest == NULL)
+			stage_into_seal(bk, rel);
+		else
+			install(bk, rel);
 		RelationClose(rel);
 	}
 }

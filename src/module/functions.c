@@ -133,6 +133,7 @@ tides_stats_sql(PG_FUNCTION_ARGS)
 	S(blocks_fetched);
 	S(memtable_discards);
 	S(memtables_discarded);
+	S(writes);
 #undef S
 	for (int l = 0; l < TIDES_MAX_LEVELS; l++)
 	{

@@ -339,7 +339,13 @@ trt_read(const uint8 *key, size_t klen, char **val, size_t *vlen)
 	size_t		cap = 512;
 	char	   *buf;
 
-	if (trt_deferred_entries > 0)
+	/*
+	 * Deferred entries are rows and index entries, never tree 0's metadata:
+	 * a metadata read (a relation's tree, looked up when a statement opens
+	 * an index) leaves them waiting, or a one-row INSERT's row would go in a
+	 * batch of its own instead of with the seal.
+	 */
+	if (trt_deferred_entries > 0 && !trt_key_is_meta(key, klen))
 		trt_xact_flush_deferred();
 	buf = palloc(cap);
 

@@ -287,8 +287,20 @@ extern uint64 trt_write_batch_now(tides_batch *b);
  */
 extern bool trt_try_write_batch(tides_batch *b);
 
-/* point read into a palloc'd buffer; false if absent (deferred entries go first) */
+/*
+ * point read into a palloc'd buffer; false if absent (deferred entries go
+ * first, unless the key is tree 0's)
+ */
 extern bool trt_read(const uint8 *key, size_t klen, char **val, size_t *vlen);
+
+/* is key one of tree 0's, the runtime's metadata (meta.h)? */
+static inline bool
+trt_key_is_meta(const uint8 *key, size_t klen)
+{
+	static const uint8 tree0[8] = {0};
+
+	return klen >= sizeof(tree0) && memcmp(key, tree0, sizeof(tree0)) == 0;
+}
 
 /*
  * true only when no key stem || TRT_STEM_SUFFIX_LEN bytes is in the engine,

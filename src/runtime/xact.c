@@ -243,6 +243,8 @@ trt_xact_defer_put(const void *key, size_t klen, const void *val, size_t vlen)
 {
 	tides_batch *b;
 
+	/* trt_read leaves deferred entries waiting for tree 0's keys */
+	Assert(!trt_key_is_meta(key, klen));
 	trt_xact_note_write();
 	if (xact_sealed)
 	{

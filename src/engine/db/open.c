@@ -267,6 +267,7 @@ tides_get_stats(tides_db *db, tides_stats *st)
 	COPY(publish_wait_us);
 	COPY(log_sync_requests);
 	COPY(blocks_fetched);
+	COPY(writes);
 	COPY(memtable_discards);
 #undef COPY
 	st->memtable_count = sh->ropts.memtable_count;

@@ -901,6 +901,7 @@ write_batch(tides_db *db, write_op *w, uint64_t *lsn_out)
 	}
 
 	/* acknowledge */
+	tides_count(&sh->counters, writes, 1);
 	tides_count(&sh->counters, keys_written, b->count);
 	tides_count(&sh->counters, user_bytes_written, w->rec_len - TIDES_REC_HEADER);
 	if (lsn_out)

@@ -1,12 +1,14 @@
 /*
- * memory.h -- giving memory of the shared region back to the operating system.
+ * memory.h -- giving memory of the shared region back to the operating
+ * system, and mapping it in ahead of use.
  *
  * The region is mapped by whoever hosts the engine (tides_region_init); the
  * engine never maps or unmaps it.  What it may do is tell the kernel that a
  * range's contents are no longer needed, so that the pages stop counting
  * against the host's memory (and a cgroup's limit) until they are touched
  * again.  Used for the arenas of memtables that stayed free a while
- * (db/maint.c, "Idle memtables").
+ * (db/maint.c, "Idle memtables").  Or that it is about to write a range, so
+ * that the kernel maps it in one call rather than a fault per page.
  */
 #ifndef TIDES_ENV_MEMORY_H
 #define TIDES_ENV_MEMORY_H

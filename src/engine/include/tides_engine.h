@@ -884,6 +884,7 @@ typedef struct tides_stats
 	uint64_t	publish_wait_us;	/* ... from their first sleep to their turn */
 	uint64_t	log_sync_requests;	/* writes that waited for a log fsync (FULL mode); / log_syncs = commits per fsync */
 	uint64_t	blocks_fetched;	/* data blocks read and decoded ahead of a read_ahead iterator, and taken */
+	uint64_t	writes;			/* batches written (tides_write), each one log record */
 	uint64_t	memtable_discards;	/* idle memtable slots whose pages went back to the system */
 	uint32_t	memtable_count;		/* memtable slots in the region */
 	uint64_t	memtable_size;		/* bytes per memtable */
