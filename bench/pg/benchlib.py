@@ -592,7 +592,7 @@ def run_pgbench(cluster, db, args, duration, clients, pgoptions=None, threads=No
 TIDES_STAT_KEYS = ["log_bytes_written", "log_syncs", "flush_bytes_written", "compaction_bytes_written",
                    "compactions", "stall_count", "slowdown_count", "slowdown_us", "cache_hits",
                    "cache_misses", "user_bytes_written", "publish_waits", "publish_wait_us",
-                   "log_sync_requests", "vacant_ranges", "vacant_jumps"]
+                   "log_sync_requests", "vacant_ranges", "vacant_jumps", "writes"]
 
 
 def measured(cluster, db, work, tables=None, settle=True):
@@ -666,6 +666,8 @@ def measured(cluster, db, work, tables=None, settle=True):
     # device flushes of a log (the WAL's and the engine's) per transaction
     flushes = res["wal_syncs"] + res["tides_log_syncs"]
     res["commits_per_flush"] = round(txns / flushes, 2) if flushes > 0 else ""
+    # engine writes (batches) per transaction: what publication and the log pay per commit
+    res["writes_per_txn"] = round(res["tides_writes"] / txns, 2) if txns > 0 and res["tides_writes"] else ""
     return res
 
 
@@ -801,6 +803,8 @@ def flush_note(res):
     s = ""
     if res.get("durability") == "strict" and res.get("commits_per_flush") != "":
         s += ", %s commits per log flush" % res["commits_per_flush"]
+    if res.get("writes_per_txn"):
+        s += ", %s engine writes per transaction" % res["writes_per_txn"]
     if res.get("tides_publish_waits"):
         s += ", %d publish waits (%.0f ms)" % (res["tides_publish_waits"], res["tides_publish_wait_us"] / 1000.0)
     return s
@@ -809,7 +813,7 @@ def flush_note(res):
 COMMON_FIELDS = ["suite", "workload", "scale", "durability", "clients", "protocol", "engine", "index_am", "rep", "duration_s",
                  "tps", "txns", "failed", "lat_avg_ms", "p50_ms", "p95_ms", "p99_ms",
                  "bytes_per_txn", "bytes_per_txn_run", "dev_bytes", "dev_bytes_run", "proc_write_bytes", "device",
-                 "wal_bytes", "wal_fpi", "wal_syncs", "commits_per_flush",
+                 "wal_bytes", "wal_fpi", "wal_syncs", "commits_per_flush", "writes_per_txn",
                  "size_before", "size_after", "peak_rss_mb", "peak_pss_mb"] + \
                 ["tides_" + k for k in TIDES_STAT_KEYS] + ["elapsed_s", "check", "plan", "note"]
 
