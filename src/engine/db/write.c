@@ -820,12 +820,6 @@ publish_write(tides_shared *sh, const write_op *w, bool failed)
 }
 
 /*
- * The write path: check the batch and draw its heights; back-pressure;
- * reserve; log and insert; publish; acknowledge (counters, and the group
- * commit fsync in FULL mode).  w arrives with b, external and append set.
- * See the comment at the top of this file.
- */
-/*
  * Before the reservation: walk the active memtable's skiplist to where each
  * entry of a small batch will go, so that the walk that links it -- after
  * the ticket is taken and before the write is published, where a writer
@@ -870,6 +864,12 @@ warm_places(tides_db *db, const tides_batch *b)
 	tides_sv_release(db, sv);
 }
 
+/*
+ * The write path: check the batch and draw its heights; back-pressure;
+ * reserve; log and insert; publish; acknowledge (counters, and the group
+ * commit fsync in FULL mode).  w arrives with b, external and append set.
+ * See the comment at the top of this file.
+ */
 static tides_status
 write_batch(tides_db *db, write_op *w, uint64_t *lsn_out)
 {
