@@ -338,6 +338,7 @@ def write_summary(prefix, rows, meta, points, loads, checks, charts):
     hdr = "| point | heap tps | " + " | ".join("%s tps | %s/heap" % (e, e) for e in others) + \
           " | p50/p95/p99 ms heap | " + " | ".join("p50/p95/p99 ms %s" % e for e in others) + \
           " | bytes/txn heap | " + " | ".join("bytes/txn %s (ratio)" % e for e in others) + \
+          " | " + " | ".join("engine writes/txn %s" % e for e in others) + \
           " | peak PSS MB heap | " + " | ".join("peak PSS MB %s" % e for e in others) + " |"
     L.append(hdr)
     L.append("|" + "---|" * (hdr.count("|") - 1))
@@ -364,6 +365,9 @@ def write_summary(prefix, rows, meta, points, loads, checks, charts):
         for e in others:
             r = p.ratio(e, "heap", "bytes_per_txn")[0]
             cells.append("%s (%s)" % (fmt_bytes(p.stat(e, "bytes_per_txn")[0]), "%.2fx" % r if r else "-"))
+        for e in others:
+            w = p.stat(e, "writes_per_txn")[0]
+            cells.append(fmt(w) if w is not None else "-")
         cells.append(fmt(p.stat("heap", "peak_pss_mb")[0]))
         cells += [fmt(p.stat(e, "peak_pss_mb")[0]) for e in others]
         L.append("| " + " | ".join(cells) + " |")
