@@ -191,9 +191,20 @@ clear_vm(TamBulk *bk, Relation rel, uint64 lo, uint64 hi)
 		tam_vm_clear_range(rel, lo, hi - lo);
 }
 
-/* move the stage on: through the memtables, or into the ingestion */
+/*
+ * Move the stage on: through the memtables, or into the ingestion.
+ *
+ * Through the memtables at commit, the rows wait for the transaction's seal
+ * and go in the sealing batch (trt_xact_defer_row): one engine write for
+ * both where there were two -- a one-row INSERT into a table without
+ * indexes (pgbench's history) writes only the seal.  As for any waiting row
+ * (src/runtime/xact.c), the visibility map's bits are cleared after the rows
+ * are published as waiting.  Where they cannot wait (another table's rows
+ * wait already; a serializable transaction, whose rows concurrent readers
+ * must meet as early as insert_one's would), they are written now.
+ */
 static void
-spill(TamBulk *bk, Relation rel)
+spill(TamBulk *bk, Relation rel, bool at_commit)
 {
 	tides_batch *b = bk->stage;
 
@@ -203,8 +214,12 @@ spill(TamBulk *bk, Relation rel)
 	if (bk->ingest == NULL)
 	{
 		bk->written += tides_batch_bytes(b);
-		trt_xact_tag_batch(b);
-		trt_write_batch(b);
+		if (!at_commit || IsolationIsSerializable() ||
+			!trt_xact_defer_row(b, bk->tree, bk->stage_lo))
+		{
+			trt_xact_tag_batch(b);
+			trt_write_batch(b);
+		}
 		clear_vm(bk, rel, bk->stage_lo, bk->stage_hi);
 	}
 	else
@@ -218,42 +233,10 @@ spill(TamBulk *bk, Relation rel)
 	bk->busy = false;
 }
 
-/*
- * The stage of a load through the memtables, at commit: its rows wait for
- * the transaction's seal and go in the sealing batch (trt_xact_defer_row),
- * one engine write for both where there were two -- a one-row INSERT into a
- * table without indexes (pgbench's history) writes only the seal.  As for
- * any waiting row (src/runtime/xact.c), the visibility map's bits are
- * cleared after the rows are published as waiting.  Where they cannot wait
- * (another table's rows wait already; a serializable transaction, whose rows
- * concurrent readers must meet as early as insert_one's would), the stage is
- * written now.
- */
 static void
-stage_into_seal(TamBulk *bk, Relation rel)
+install(TamBulk *bk, Relation rel, bool at_commit)
 {
-	tides_batch *b = bk->stage;
-
-	Assert(bk->ingest == NULL);
-	if (tides_batch_count(b) == 0)
-		return;
-	bk->busy = true;
-	if (IsolationIsSerializable() || !trt_xact_defer_row(b, bk->tree, bk->stage_lo))
-	{
-		spill(bk, rel);
-		return;
-	}
-	bk->written += tides_batch_bytes(b);
-	clear_vm(bk, rel, bk->stage_lo, bk->stage_hi);
-	tides_batch_clear(b);
-	reset_range(&bk->stage_lo, &bk->stage_hi);
-	bk->busy = false;
-}
-
-static void
-install(TamBulk *bk, Relation rel)
-{
-	spill(bk, rel);
+	spill(bk, rel, at_commit);
 	if (bk->ingest == NULL || trt_ingest_pending_rows(bk->ingest) == 0)
 		return;
 	bk->busy = true;
@@ -285,7 +268,7 @@ tam_bulk_get(Relation rel)
 		if (nbulks > 0 && (bk = lookup(trt_rel_tree(rel))) != NULL)
 		{
 			check_usable(bk);
-			install(bk, rel);
+			install(bk, rel, false);
 		}
 		return NULL;
 	}
@@ -347,7 +330,7 @@ tam_bulk_vids(TamBulk *bk, Relation rel, uint32 n)
 		if (v != bk->chunk_end && bk->chunk_end != 0)
 		{
 			/* another writer took the row ids between: no file may span them */
-			spill(bk, rel);
+			spill(bk, rel, false);
 			bk->busy = true;
 			trt_ingest_cut(bk->ingest);
 			bk->busy = false;
@@ -387,10 +370,10 @@ tam_bulk_add(TamBulk *bk, Relation rel, uint64 vid, const TamVersionMeta *meta, 
 		extend_range(&bk->stage_lo, &bk->stage_hi, vid, 1);
 		if (tides_batch_bytes(bk->stage) < BULK_STAGE_BYTES)
 			return;
-		spill(bk, rel);
+		spill(bk, rel, false);
 	}
 	if (bk->ingest != NULL && trt_ingest_pending_bytes(bk->ingest) >= BULK_INSTALL_BYTES)
-		install(bk, rel);
+		install(bk, rel, false);
 }
 
 /* finish_bulk_insert: the statement's rows go into the store now */
@@ -402,7 +385,7 @@ tam_bulk_finish(Relation rel)
 	if (nbulks == 0 || (bk = lookup(trt_rel_tree(rel))) == NULL)
 		return;
 	check_usable(bk);
-	install(bk, rel);
+	install(bk, rel, false);
 }
 
 /* ---- reads by this backend */
@@ -418,7 +401,7 @@ write_for_read(TamBulk *bk)
 	check_usable(bk);
 	small = bk->ingest != NULL &&
 		trt_ingest_pending_bytes(bk->ingest) + tides_batch_bytes(bk->stage) < BULK_MIN_FILE_BYTES;
-	install(bk, rel);
+	install(bk, rel, false);
 	if (small)
 	{
 		bk->busy = true;
@@ -529,10 +512,7 @@ write_all_before_commit(void)
 				RelationClose(rel);
 			continue;
 		}
-		if (bk->ingest == NULL)
-			stage_into_seal(bk, rel);
-		else
-			install(bk, rel);
+		install(bk, rel, true);
 		RelationClose(rel);
 	}
 }

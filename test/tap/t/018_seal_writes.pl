@@ -4,7 +4,7 @@
 # committed ones.
 #
 # A row of a table without indexes is staged (src/am/bulk.c) and, at commit,
-# handed to the sealing batch (stage_into_seal); a row of a table with only
+# handed to the sealing batch (spill at commit); a row of a table with only
 # non-unique tides_btree indexes waits with its entries (src/runtime/xact.c,
 # "Deferred rows").  So a one-row INSERT writes once, a transaction of
 # several INSERTs into one such table once, and one into two such tables
