@@ -701,8 +701,13 @@ memtable_range_bytes_estimate(tides_memtable *m, const void *lower, size_t llen,
 	n = tides_skip_estimate_range(&m->list, lo, lon, hi, hin);
 	free(lo);
 	free(hi);
-	/* the mean entry, without the head node and point-index buckets every memtable has */
-	return n * ((atomic_load(&m->used) - tides_memtable_base_bytes(m->arena_size)) / entries);
+	/*
+	 * The mean entry: bytes placed, not reserved -- a writer's piece holds
+	 * bytes no entry uses yet, as many as there were writing processes, and
+	 * the planner must not see a small table grow with the backends that
+	 * wrote it.
+	 */
+	return n * (atomic_load(&m->placed) / entries);
 }
 
 static uint64_t

@@ -218,6 +218,7 @@ replay_entry(void *arg, uint64_t seq, int type, const uint8_t *key, size_t klen,
 	/* the caller made room for the whole batch at the tallest height */
 	TIDES_ASSERT(off + need <= r->m->arena_size);
 	atomic_store(&r->m->used, off + need);
+	atomic_store(&r->m->placed, atomic_load(&r->m->placed) + need);
 	tides_memtable_add(r->m, &r->splice, off, h, seq, type, key, klen, val, vlen);
 	return TIDES_OK;
 }

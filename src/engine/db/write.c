@@ -589,6 +589,9 @@ reserve_space(tides_db *db, write_op *w, tides_memtable *mt, uint64_t pos)
 	}
 	w->off = db->piece_off;
 	db->piece_off += w->bytes;
+	/* a plain add: every writer of placed holds the write lock */
+	atomic_store_explicit(&mt->placed, atomic_load_explicit(&mt->placed, memory_order_relaxed) + w->bytes,
+						  memory_order_relaxed);
 	TIDES_ASSERT(db->piece_off <= db->piece_end && db->piece_end <= atomic_load(&mt->used));
 	TIDES_ASSERT(atomic_load(&mt->used) <= mt->arena_size);
 	atomic_fetch_add(&mt->writers, 1);

@@ -832,7 +832,8 @@ uint64_t	tides_approximate_size(tides_db *db, const void *lower, size_t llen,
  * The same with memtables estimated in O(log n) instead of walked: cheap
  * enough for a query planner, rough for ranges of a few entries.  A
  * memtable's entries count at their mean arena size (node and index header
- * included, the arena's fixed head and point-index buckets not).
+ * included; the arena's fixed head, its point-index buckets and the unfilled
+ * rest of writers' pieces not).
  */
 uint64_t	tides_estimate_size(tides_db *db, const void *lower, size_t llen,
 								const void *upper, size_t ulen);

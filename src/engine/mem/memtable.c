@@ -221,6 +221,7 @@ tides_memtable_activate(tides_memtable *m, uint64_t id, uint64_t first_lsn, uint
 	atomic_store(&m->pages, TIDES_PAGES_KEPT);
 	tides_skip_init(&m->list, m->arena);
 	atomic_store(&m->used, tides_memtable_base_bytes(m->arena_size));
+	atomic_store(&m->placed, 0);
 	atomic_store(&m->writers, 0);
 	atomic_store(&m->refs, 0);
 	m->id = id;

@@ -115,6 +115,8 @@ typedef struct tides_memtable
 	uint64_t	arena_size;
 	tides_skiplist list;
 	_Atomic uint64_t used;		/* bytes reserved (under the write lock) */
+	_Atomic uint64_t placed;	/* of those, bytes given to batches: used less
+								 * the unfilled rest of writers' pieces */
 	_Atomic int32_t writers;
 	_Atomic int32_t refs;
 	_Atomic int state;			/* tides_mem_state */
