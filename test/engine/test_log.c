@@ -21,6 +21,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -182,10 +183,12 @@ some_len(void)
  * them): replayed exactly; only the segment being written stays mapped;
  * those of a writer killed by SIGKILL, which never
  * unmapped or closed anything, are all there; recycled segments are mapped
- * again under their new numbers.
+ * again under their new numbers.  With zero_fill off (a handle whose sync
+ * mode is not full) new segments are only allocated: every block of the
+ * file is the file's, yet never written until a record lands there.
  */
 static void
-mapped_writes(got *g)
+mapped_writes(got *g, bool zero_fill)
 {
 	char	   *mdir = fast_tmpdir("logmap");
 	uint64_t	end;
@@ -203,7 +206,15 @@ mapped_writes(got *g)
 	next_pos = 0;
 	tides_log_shared_init(&lsh, SEG);
 	tides_log_attach(&lg, &lsh, tides_vfs_posix(), &counters, mdir);
+	lg.zero_fill = zero_fill;
 	CHECK_OK(tides_log_prepare(&lg, 0, 0, &err));
+	{
+		char		path[1024];
+		struct stat sb;
+
+		tides_log_segment_name(path, sizeof(path), mdir, 0);
+		CHECK(stat(path, &sb) == 0 && sb.st_size == SEG && (uint64_t) sb.st_blocks * 512 >= SEG);
+	}
 	while (next_pos < 3 * SEG + SEG / 3)
 		append_record(some_len());
 	for (int i = 0; i < TIDES_LOG_FDS; i++)
@@ -481,7 +492,8 @@ main(int argc, char **argv)
 	fprintf(stderr, "test_log: %d records over %llu segments\n", nrecs,
 			(unsigned long long) (next_pos / SEG + 1));
 	tides_log_detach(&lg);
-	mapped_writes(g);
+	mapped_writes(g, true);
+	mapped_writes(g, false);
 	tides_vfs_fault_free(vf);
 	for (int i = 0; i < nrecs; i++)
 		free(recs[i].payload);

@@ -57,6 +57,7 @@ db_new(tides_shared *sh, const char *dir, const tides_options *opts, tides_vfs *
 		return NULL;
 	}
 	tides_log_attach(&db->log, &sh->log, db->vfs, &sh->counters, db->dir);
+	db->log.zero_fill = db->opts.sync_mode == TIDES_SYNC_FULL;
 	return db;
 }
 
@@ -84,6 +85,7 @@ void
 tides_set_sync_mode(tides_db *db, tides_sync_mode mode)
 {
 	db->opts.sync_mode = mode;
+	db->log.zero_fill = mode == TIDES_SYNC_FULL;
 }
 
 tides_status

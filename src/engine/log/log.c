@@ -46,6 +46,7 @@ tides_log_attach(tides_log *log, tides_log_shared *sh, tides_vfs *vfs,
 	log->vfs = vfs;
 	log->counters = counters;
 	log->dir = dir;
+	log->zero_fill = true;
 	for (int i = 0; i < TIDES_LOG_FDS; i++)
 		log->fds[i].fd = -1;
 }
@@ -131,7 +132,7 @@ segment_fd(tides_log *log, uint64_t segment, char *path, size_t pathcap)
  * pwrite.  Only a file of the full segment size is mapped: a store past its
  * end would raise SIGBUS where pwrite would extend it (a segment recycled
  * from a run with a smaller tides segment size).  Its blocks are allocated
- * and zero-filled (create_segment), or were written before (recycled), so a
+ * (create_segment), or were written before (recycled), so a
  * store never needs space the file system might not have.
  */
 static uint8_t *
@@ -176,8 +177,12 @@ create_segment(tides_log *log, uint64_t segment, tides_error *err)
 	zeros = calloc(1, ZERO_CHUNK);
 	if (zeros == NULL && r == 0)
 		r = -12;				/* ENOMEM */
-	/* zero-fill so that fdatasync never has to update block allocation */
-	for (uint64_t off = 0; r == 0 && off < size; off += ZERO_CHUNK)
+	/*
+	 * Zero-fill so that fdatasync never has to convert unwritten extents (a
+	 * journal commit on top of every commit's sync).  Without it the blocks
+	 * are allocated all the same, and read as zeros until written.
+	 */
+	for (uint64_t off = 0; r == 0 && log->zero_fill && off < size; off += ZERO_CHUNK)
 	{
 		uint64_t	n = size - off < ZERO_CHUNK ? size - off : ZERO_CHUNK;
 		int64_t		w = log->vfs->pwrite(log->vfs, fd, zeros, n, off);

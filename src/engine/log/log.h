@@ -18,7 +18,8 @@
  * only advances past a record when every earlier record has been written.
  *
  * Segments are prepared ahead of use (renamed from a recycled segment or
- * created, allocated to full size and zero-filled) by tides_log_prepare(),
+ * created and allocated to full size, and zero-filled when zero_fill is set:
+ * by handles in full sync mode) by tides_log_prepare(),
  * called from maintenance work and, if the writers get there first, by the
  * writer itself; positions inside a prepared segment never need new disk
  * blocks, so a log write cannot fail with ENOSPC.
@@ -69,6 +70,7 @@ typedef struct tides_log
 		bool		unmappable; /* map refused or the file too short: pwrite */
 	}			fds[TIDES_LOG_FDS];
 	uint64_t	clock;
+	bool		zero_fill;		/* new segments written with zeros, not only allocated */
 } tides_log;
 
 void		tides_log_shared_init(tides_log_shared *sh, uint64_t segment_size);
