@@ -553,6 +553,7 @@ tam_hot_prune_opt(Relation rel, uint64 tree, uint64 root_vid)
 	/* a hot standby only reads: the primary prunes, and its WAL brings the result */
 	if (RecoveryInProgress() || !LWLockConditionalAcquire(stripe, LW_EXCLUSIVE))
 		return;
+	trt_row_lock_acquired(stripe);
 	if (prune_batch == NULL && (prune_batch = tides_batch_new()) == NULL)
 	{
 		LWLockRelease(stripe);

@@ -4,6 +4,7 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "storage/lwlock.h"
 
 #include "am/row.h"
@@ -31,6 +32,7 @@ tam_row_lock_and_load(RowRef *r)
 {
 	Assert(!r->locked);
 	LWLockAcquire(r->stripe, LW_EXCLUSIVE);
+	trt_row_lock_acquired(r->stripe);
 	r->locked = true;
 	r->t = tam_fetch_version(r->tree, r->vid, RelationGetRelid(r->rel), &r->buf);
 	return r->t;
@@ -104,5 +106,17 @@ tam_row_write(RowRef *r, TamTuple *t, uint64 new_vid, HeapTuple newtup, const Ta
 	if (newtup != NULL)
 		tam_batch_add_version(b, r->tree, new_vid, newmeta, newtup->t_data, newtup->t_len);
 	trt_xact_tag_batch(b);
-	trt_write_batch(b);
+
+	/*
+	 * A HOT update changes nothing any other reader needs at once (section
+	 * 3 of the README): the next writer of the row takes this stripe and
+	 * waits for the write there, a snapshot sees the new version only once
+	 * our seal is published, and a unique or exclusion check finds the same
+	 * live key either way.  Under SSI a reader must see our xmax to
+	 * note its rw-conflict, so there it waits as every other write does.
+	 */
+	if (newtup != NULL && HeapTupleIsHeapOnly(newtup) && !IsolationIsSerializable())
+		trt_write_under_stripe(b, r->stripe);
+	else
+		trt_write_batch(b);
 }

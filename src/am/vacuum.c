@@ -425,6 +425,7 @@ prune_chain(VacState *vs, uint64 root_vid)
 	flush_batch(vs);
 	tam_tuple_buf_init(&buf, CurrentMemoryContext);
 	LWLockAcquire(stripe, LW_EXCLUSIVE);
+	trt_row_lock_acquired(stripe);
 	if (!tam_hot_prune_plan(vs->rel, vs->tree, root_vid, &buf, judge_for_vacuum, vs, &p))
 	{
 		LWLockRelease(stripe);
@@ -465,6 +466,7 @@ freeze_live(VacState *vs, TamTuple *t)
 	flush_batch(vs);
 	tam_tuple_buf_init(&cur, CurrentMemoryContext);
 	LWLockAcquire(stripe, LW_EXCLUSIVE);
+	trt_row_lock_acquired(stripe);
 	now = tam_fetch_version(vs->tree, t->vid, RelationGetRelid(vs->rel), &cur);
 	if (now != NULL && freeze_version(vs, now))
 	{

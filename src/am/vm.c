@@ -19,7 +19,9 @@
  *     its HOT chain root's block, AFTER the engine write, taking the same
  *     buffer lock.  Either the writer's clear
  *     comes after VACUUM's set, or VACUUM's re-read comes after the write and
- *     sees it: a set bit is never stale.
+ *     sees it -- VACUUM first waits for every write reserved so far to be
+ *     published, since a HOT update returns before its write is (row.c) --:
+ *     a set bit is never stale.
  *   - A new row held back with the transaction's deferred entries
  *     (src/runtime/xact.c) would break that: its index entry becomes
  *     visible in the same write as the row, before any clear after it.  Its
@@ -278,6 +280,8 @@ tam_vm_mark_block(Relation rel, uint64 tree, BlockNumber blk, TransactionId olde
 		 * re-read, so that look comes first.
 		 */
 		all = !trt_rows_waiting(tree, (uint64) (blk + 1) * TRT_ROWS_PER_BLOCK);
+		/* a write that returned before it was published is in the re-read too */
+		tides_await_reserved(trt_engine());
 		c = tam_cursor_open(tree, RelationGetRelid(rel), (uint64) blk * TRT_ROWS_PER_BLOCK,
 							(uint64) (blk + 1) * TRT_ROWS_PER_BLOCK, false);
 		tam_cursor_include_stubs(c);

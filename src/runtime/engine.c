@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include "access/parallel.h"
 #include "access/twophase.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -162,6 +163,12 @@ attach(void)
 	tides_set_partitioner(my_db, trt_metadata_partition, NULL);
 	trt_wal_attach(my_db);
 	on_shmem_exit(detach_engine, 0);
+	/*
+	 * A parallel worker reads what its leader wrote before it started; the
+	 * leader's last writes may not be published yet (trt_write_under_stripe).
+	 */
+	if (IsParallelWorker())
+		tides_await_reserved(my_db);
 	return my_db;
 }
 
@@ -265,6 +272,46 @@ trt_write_batch(tides_batch *b)
 		trt_xact_flush_deferred();
 	}
 	return trt_write_batch_now(b);
+}
+
+static pg_atomic_uint64 *
+stripe_point(LWLock *stripe)
+{
+	ptrdiff_t	i = (LWLockPadded *) stripe - trt_shared->row_locks;
+
+	Assert(i >= 0 && i < trt_shared->n_row_locks);
+	return &trt_shared->row_lock_points[i];
+}
+
+void
+trt_row_lock_acquired(LWLock *stripe)
+{
+	uint64		point;
+
+	Assert(LWLockHeldByMeInMode(stripe, LW_EXCLUSIVE));
+	point = pg_atomic_read_u64(stripe_point(stripe));
+	if (point != 0)
+		tides_await_point(trt_engine(), point);
+}
+
+void
+trt_write_under_stripe(tides_batch *b, LWLock *stripe)
+{
+	uint64		point;
+
+	Assert(LWLockHeldByMeInMode(stripe, LW_EXCLUSIVE));
+	/* joined with deferred rows or entries, the write is theirs too: it waits */
+	if (trt_deferred_entries > 0)
+	{
+		trt_write_batch(b);
+		return;
+	}
+	tides_batch_no_wait(b);
+	trt_write_batch_now(b);
+	/* later than any point stored here: the stripe orders its writers */
+	point = tides_write_point(trt_engine());
+	if (point != 0)
+		pg_atomic_write_u64(stripe_point(stripe), point);
 }
 
 /* a write waited from `since` until now: count the stall and its time */

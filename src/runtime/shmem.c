@@ -39,6 +39,7 @@ trt_shmem_request(void)
 {
 	RequestAddinShmemSpace(add_size(sizeof(TrtShared), engine_region_size()));
 	RequestAddinShmemSpace(mul_size(trt_row_lock_stripes, sizeof(LWLockPadded)));
+	RequestAddinShmemSpace(mul_size(trt_row_lock_stripes, sizeof(pg_atomic_uint64)));
 	RequestAddinShmemSpace(trt_trees_shmem_size());
 	RequestAddinShmemSpace(trt_waiting_rows_shmem_size());
 	RequestAddinShmemSpace(trt_vacant_shmem_size());
@@ -188,6 +189,9 @@ trt_shmem_startup(void)
 		pg_atomic_init_u32(&trt_shared->lowlevel_backups, 0);
 		trt_shared->row_locks = GetNamedLWLockTranche("tides_row");
 		trt_shared->n_row_locks = trt_row_lock_stripes;
+		trt_shared->row_lock_points = ShmemAlloc(mul_size(trt_row_lock_stripes, sizeof(pg_atomic_uint64)));
+		for (int i = 0; i < trt_row_lock_stripes; i++)
+			pg_atomic_init_u64(&trt_shared->row_lock_points[i], 0);
 		SpinLockInit(&trt_shared->tree_lock);
 		pg_atomic_init_u32(&trt_shared->compact_rr, 0);
 		pg_atomic_init_u64(&trt_shared->durable_horizon, 0);

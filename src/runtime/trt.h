@@ -207,6 +207,8 @@ typedef struct TrtShared
 	/* row lock stripes: a named LWLock tranche */
 	LWLockPadded *row_locks;
 	int			n_row_locks;
+	/* per stripe: the publication point of the last no-wait write under it (engine.c) */
+	pg_atomic_uint64 *row_lock_points;
 
 	/*
 	 * tides.wal = on: bytes of the tides WAL records this server inserted
@@ -878,5 +880,22 @@ trt_row_lock(uint64 tree, uint64 vid)
 	h ^= h >> 29;
 	return &trt_shared->row_locks[h % (uint64) trt_shared->n_row_locks].lock;
 }
+
+/*
+ * A stripe's next holder must read what was written under it.  A write
+ * under a stripe may return before it is published (trt_write_under_stripe):
+ * whoever takes the stripe then waits for it here, after acquiring.
+ */
+extern void trt_row_lock_acquired(LWLock *stripe);
+
+/*
+ * Write b under `stripe` (held exclusively), b being one row's new state:
+ * without waiting for other backends' writes to be published when nothing
+ * else depends on that before the stripe's next holder (which waits in
+ * trt_row_lock_acquired) -- this backend's own reads wait for it, and its
+ * commit's seal is published after it.  Callers pass only writes whose
+ * effect no other reader needs at once (src/am/README.md section 3).
+ */
+extern void trt_write_under_stripe(tides_batch *b, LWLock *stripe);
 
 #endif

@@ -102,14 +102,29 @@ wval_is(const void *v, size_t n, int w, int i, uint32_t ver)
 	return n == want && memcmp(v, buf, n) == 0;
 }
 
+/*
+ * Writers with an odd number write in sync mode none, and half of their
+ * batches without waiting for publication (tides_batch_no_wait): their own
+ * reads right after must still see them, other processes must see each
+ * batch whole, and a point taken after one must become published.
+ */
 static tides_status
 write_retry(tides_batch *b)
 {
 	tides_status s;
+	bool		no_wait = me % 2 == 1 && tides_rand_uniform(&rnd, 2) == 0;
 
 	for (int tries = 0;; tries++)
 	{
+		if (no_wait)
+			tides_batch_no_wait(b);
 		s = tides_write(st.db, b, NULL);
+		if (s == TIDES_OK && no_wait && tides_rand_uniform(&rnd, 8) == 0)
+		{
+			tides_await_point(st.db, tides_write_point(st.db));
+			if (tides_write_point(st.db) != 0)
+				FAILF("a no-wait write is not published after tides_await_point");
+		}
 		if (s != TIDES_BUSY || tries > 200000)
 			return s;
 		/* the background process will flush; wait without spinning hard */
@@ -238,6 +253,8 @@ writer_main(int w, int nops)
 
 	me = w;
 	role = "writer";
+	if (w % 2 == 1)
+		tides_set_sync_mode(st.db, TIDES_SYNC_NONE);
 	tides_rand_seed(&rnd, test_seed * 1000 + (uint64_t) w + 1);
 	for (int i = 0; i < KEYS_PER_WRITER; i++)
 		nextver[i] = 1;

@@ -159,6 +159,7 @@ typedef struct tides_shared
 	bool		writers_paused; /* a memtable switch or log repair is under way */
 	bool		writes_closed;	/* tides_close_writes: every later write fails */
 	_Atomic uint64_t log_broken_lsn;	/* 0, or the position of a failed log write */
+	_Atomic uint64_t log_repairs;	/* repairs done (repair_log): see no-wait writes */
 	_Atomic uint64_t sync_poisoned_lsn; /* an fsync failed below this: see write.c */
 	_Atomic uint32_t l0_files;	/* level-0 file count of the current version */
 	_Atomic uint32_t l0_shift;	/* its back-pressure shift (tides_compaction_l0_shift) */
@@ -313,6 +314,14 @@ struct tides_db
 	uint64_t	piece_off;
 	uint64_t	piece_end;
 	uint64_t	splice_uses;
+	/*
+	 * No-wait writes (write.c): the ticket + 1 of this handle's last one,
+	 * 0 once it is known published; and log_repairs when the first one
+	 * since this handle's last waiting write was reserved.
+	 */
+	uint64_t	own_point;
+	bool		no_wait_pending;
+	uint64_t	no_wait_repairs;
 };
 
 /* ---- locks, in the order stated at the top of this file */

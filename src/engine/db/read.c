@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "db/db_impl.h"
+#include "db/publish.h"
 #include "db/merge_iter.h"
 #include "util/testpoint.h"
 
@@ -198,6 +199,7 @@ tides_get_into(tides_db *db, const tides_snapshot *snap, const void *key, size_t
 uint64_t
 tides_read_point(tides_db *db)
 {
+	tides_await_own(db);
 	return atomic_load_explicit(&db->sh->published_seq, memory_order_acquire);
 }
 

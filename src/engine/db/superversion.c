@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "db/db_impl.h"
+#include "db/publish.h"
 #include "util/sort.h"
 
 tides_status
@@ -115,6 +116,7 @@ tides_sv_acquire_at(tides_db *db, uint64_t *seq)
 	tides_shared *sh = db->sh;
 	tides_superversion *sv;
 
+	tides_await_own(db);
 	tides_rwlock_rdlock(&sh->sv_lock);
 	sv = sh->sv;
 	TIDES_ASSERT(atomic_load(&sv->refs) >= 1);
@@ -253,6 +255,7 @@ tides_snapshot_acquire(tides_db *db, tides_snapshot *snap)
 	tides_shared *sh = db->sh;
 	uint32_t	start = (uint32_t) (tides_rand_next(&db->rnd) % TIDES_MAX_SNAPSHOTS);
 
+	tides_await_own(db);
 	for (uint32_t k = 0; k < TIDES_MAX_SNAPSHOTS; k++)
 	{
 		uint32_t	i = (start + k) % TIDES_MAX_SNAPSHOTS;

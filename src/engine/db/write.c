@@ -8,8 +8,9 @@
  * pwrite()s its record, links its entries into the skiplist, marks itself
  * done and returns once it is published: once every earlier write is done
  * too, whichever writer gets there first advances published_seq /
- * published_lsn past all done writes (publish_ticket).  Readers use
+ * published_lsn past all done writes (publish.c).  Readers use
  * published_seq, so a batch becomes visible all at once and in log order.
+ * A no-wait batch returns once it is done, its publication left to others.
  *
  * Memtable bytes come from a piece of the arena each handle takes for
  * itself (PIECE_BYTES at a time, under the same lock), not from the end of
@@ -43,6 +44,7 @@
 #include <unistd.h>
 
 #include "db/db_impl.h"
+#include "db/publish.h"
 #include "db/write_batch.h"
 #include "db/write_pace.h"
 #include "env/memory.h"
@@ -228,136 +230,6 @@ tides_seal_memtable(tides_db *db)
 }
 
 /*
- * Publication.  Readers see a prefix: published_seq is the last sequence
- * number of a run of writes that are all in the memtable.  A write is done
- * once its entries are linked; it is published when every write reserved
- * before it is done too.  Writers do not publish one after another: a
- * writer marks its ring slot done and then, if no one else is at it, moves
- * the published prefix past every done write in ticket order -- its own and
- * those of later writers that finished first.  So a writer that lost its
- * CPU between reserving and linking delays the visibility of later writes,
- * but when it is done one publisher releases all of them together; before,
- * each waited for the one in front of it to be scheduled, publish, and
- * wake it, one context switch after another (16 backends on 2 CPUs slept
- * a third of their time in that chain).
- *
- * No write stays unpublished with nobody awake to publish it.  A writer
- * marks itself done, then tries to take `publishing`; a holder, after
- * releasing it, looks again at the first unpublished slot and goes on
- * publishing if that is done.  Both steps are sequentially consistent, so
- * if the writer failed to take the flag, the holder sees its slot (or an
- * earlier one not yet done, whose writer will publish both).  So a writer
- * whose attempt failed may sleep: someone is bound to publish it and wake it.
- */
-static inline unsigned
-wait_slot_of(uint64_t ticket)
-{
-	return (unsigned) (ticket % TIDES_PUBLISH_SLOTS);
-}
-
-static inline bool
-ticket_done(tides_shared *sh, uint64_t ticket)
-{
-	return atomic_load_explicit(&sh->publish_ring[ticket % TIDES_PUBLISH_RING].done,
-								memory_order_acquire) == ticket + 1;
-}
-
-/*
- * Publish every done write from published_ticket on, unless someone else
- * is at it (returns false).
- */
-static bool
-publish_done(tides_shared *sh, bool external)
-{
-	if (atomic_load(&sh->publishing) || atomic_exchange(&sh->publishing, true))
-		return false;
-	for (;;)
-	{
-		uint64_t	p0 = atomic_load(&sh->published_ticket),
-					p = p0;
-		uint64_t	end_lsn = 0,
-					last_seq = 0;
-
-		while (ticket_done(sh, p))
-		{
-			end_lsn = sh->publish_ring[p % TIDES_PUBLISH_RING].end_lsn;
-			last_seq = sh->publish_ring[p % TIDES_PUBLISH_RING].last_seq;
-			p++;
-		}
-		if (p > p0)
-		{
-			/* in log order: every write below ticket p, and only they, are in */
-			TIDES_ASSERT(atomic_load(&sh->published_seq) <= last_seq);
-			TIDES_ASSERT(atomic_load(&sh->published_lsn) < end_lsn);
-			atomic_store_explicit(&sh->published_seq, last_seq, memory_order_release);
-			if (!external)
-				atomic_store_explicit(&sh->log.written_lsn, end_lsn, memory_order_release);
-			atomic_store_explicit(&sh->published_lsn, end_lsn, memory_order_release);
-			atomic_store_explicit(&sh->published_ticket, p, memory_order_release);
-		}
-		atomic_store(&sh->publishing, false);
-		/* wake the writers just published, each wait slot once */
-		for (uint64_t t = p0; t < p && t < p0 + TIDES_PUBLISH_SLOTS; t++)
-		{
-			unsigned	i = wait_slot_of(t);
-
-			atomic_fetch_add(&sh->publish_slots[i].epoch, 1);
-			if (atomic_load(&sh->publish_slots[i].waiters) > 0)
-				tides_futex_wake_all(&sh->publish_slots[i].epoch);
-		}
-		/* a writer that finished meanwhile may have found the flag taken */
-		if (!ticket_done(sh, atomic_load(&sh->published_ticket)) ||
-			atomic_exchange(&sh->publishing, true))
-			return true;
-	}
-}
-
-/*
- * Mark write `ticket` done and return once it is published.  While the
- * first unpublished write is done, try to publish; otherwise, or if
- * another process is publishing, spin briefly (the writers before it
- * usually only copy memory), then sleep on the wait slot of the ticket,
- * which the publisher wakes.  A slot shared by two tickets wakes both, and
- * the 1 ms timeout bounds any missed wake.
- */
-static void
-publish_ticket(tides_shared *sh, uint64_t ticket, uint64_t end_lsn, uint64_t last_seq, bool external)
-{
-	unsigned	i = wait_slot_of(ticket);
-	uint64_t	slept_at = 0;
-	uint64_t	pt;
-
-	TIDES_ASSERT(!ticket_done(sh, ticket));
-	sh->publish_ring[ticket % TIDES_PUBLISH_RING].end_lsn = end_lsn;
-	sh->publish_ring[ticket % TIDES_PUBLISH_RING].last_seq = last_seq;
-	atomic_store(&sh->publish_ring[ticket % TIDES_PUBLISH_RING].done, ticket + 1);
-	for (int spins = 0; (pt = atomic_load_explicit(&sh->published_ticket, memory_order_acquire)) <= ticket; spins++)
-	{
-		unsigned	epoch;
-
-		if (ticket_done(sh, pt) && publish_done(sh, external))
-			continue;
-		if (spins < 100)
-		{
-			tides_cpu_relax();
-			continue;
-		}
-		if (slept_at == 0)
-			slept_at = tides_now_us();
-		atomic_fetch_add(&sh->publish_slots[i].waiters, 1);
-		epoch = atomic_load(&sh->publish_slots[i].epoch);
-		if (atomic_load(&sh->published_ticket) <= ticket)
-			tides_futex_wait(&sh->publish_slots[i].epoch, epoch, 1000);
-		atomic_fetch_sub(&sh->publish_slots[i].waiters, 1);
-	}
-	if (slept_at != 0)
-	{
-		tides_count(&sh->counters, publish_waits, 1);
-		tides_count(&sh->counters, publish_wait_us, tides_now_us() - slept_at);
-	}
-}
-
-/*
  * Move the log past a failed write: wait until every reserved record is
  * published, jump to the next segment, and make the skip durable in the
  * manifest.  Called with the write lock held and writers_paused set;
@@ -381,6 +253,9 @@ repair_log(tides_db *db)
 	tides_spin_unlock(&sh->write_lock);
 	/* every reserved write published, and past its check of log_broken_lsn */
 	while (atomic_load_explicit(&sh->inflight, memory_order_acquire) > 0)
+		sched_yield();
+	/* a no-wait write stops counting before it is published: by another */
+	while (atomic_load_explicit(&sh->published_ticket, memory_order_acquire) != sh->next_ticket)
 		sched_yield();
 	TIDES_ASSERT(atomic_load(&sh->published_lsn) == reserved_end);
 
@@ -412,6 +287,8 @@ repair_log(tides_db *db)
 		atomic_store(&sh->published_lsn, restart);
 		/* no writer waits: every reserved record was published, and writers are paused */
 		atomic_store(&sh->log.written_lsn, restart);
+		/* before the flag goes: a handle's waiting write checks the flag, then this */
+		atomic_fetch_add(&sh->log_repairs, 1);
 		sh->log_broken_lsn = 0;
 	}
 	sh->writers_paused = false;
@@ -533,6 +410,8 @@ typedef struct write_op
 	uint64_t	seq0;			/* sequence number of entry 0 */
 	uint64_t	ticket;			/* order of publication */
 	uint64_t	populate;		/* bytes of a new piece at off to populate, or 0 */
+	bool		no_wait;		/* return before publication (tides_batch_no_wait) */
+	uint64_t	repairs;		/* log_repairs at the reservation */
 	uint64_t	durable;		/* what the record claims was durable */
 	bool		prepare_next;	/* the next segment is not prepared yet */
 } write_op;
@@ -571,6 +450,7 @@ reserve_space(tides_db *db, write_op *w, tides_memtable *mt, uint64_t pos)
 	sh->next_lsn = pos + w->rec_len;
 	w->mt = mt;
 	w->populate = 0;
+	w->repairs = atomic_load(&sh->log_repairs);
 	if (!piece_fits(db, mt, w->bytes))
 	{
 		/* a new piece: what this write needs, at least PIECE_BYTES where they fit */
@@ -795,13 +675,14 @@ log_and_insert(tides_db *db, write_op *w, tides_error *err)
 }
 
 /*
- * Publish (see publish_ticket); a failed log write (`failed`) first marks
+ * Publish (publish.c); a failed log write (`failed`) first marks
  * the log broken at its start.  Returns where the log is broken (0: it is
  * not), read once this write is published -- so after every failed write
- * before it has marked the log -- and before the write stops counting as
- * in flight: a repair, which clears log_broken_lsn, waits for that, or
- * this batch, inside the range the repair skips, would be acknowledged
- * although recovery never replays it.
+ * before it has marked the log (a no-wait write reads it once it is done:
+ * its handle's next waiting write makes up for that) -- and before the write
+ * stops counting as in flight: a repair, which clears log_broken_lsn, waits
+ * for that, or this batch, inside the range the repair skips, would be
+ * acknowledged although recovery never replays it.
  */
 static uint64_t
 publish_write(tides_shared *sh, const write_op *w, bool failed)
@@ -815,8 +696,17 @@ publish_write(tides_shared *sh, const write_op *w, bool failed)
 			sh->log_broken_lsn = w->start;
 		tides_spin_unlock(&sh->write_lock);
 	}
-	publish_ticket(sh, w->ticket, w->pos + w->rec_len, w->seq0 + w->b->count - 1, w->external);
-	TIDES_ASSERT(atomic_load(&sh->published_lsn) >= w->pos + w->rec_len);
+	if (w->no_wait && !failed)
+	{
+		tides_publish_mark_done(sh, w->ticket, w->pos + w->rec_len, w->seq0 + w->b->count - 1);
+		if (tides_ticket_done(sh, atomic_load_explicit(&sh->published_ticket, memory_order_acquire)))
+			(void) tides_publish_done(sh, w->external);
+	}
+	else
+	{
+		tides_publish_ticket(sh, w->ticket, w->pos + w->rec_len, w->seq0 + w->b->count - 1, w->external);
+		TIDES_ASSERT(atomic_load(&sh->published_lsn) >= w->pos + w->rec_len);
+	}
 	broken = atomic_load(&sh->log_broken_lsn);
 	atomic_fetch_sub_explicit(&sh->inflight, 1, memory_order_release);
 	return broken;
@@ -881,6 +771,7 @@ write_batch(tides_db *db, write_op *w, uint64_t *lsn_out)
 	uint32_t	heights_buf[64];
 	uint32_t   *heights = heights_buf;
 	uint64_t	broken;
+	bool		syncs;
 	tides_error err;
 	tides_status s;
 
@@ -926,10 +817,15 @@ write_batch(tides_db *db, write_op *w, uint64_t *lsn_out)
 	s = tides_write_backpressure(db, b->unpaced ? 0 : w->bytes);
 	if (s != TIDES_OK)
 		goto out;				/* db->err says why */
+	/* a write that is synced before it returns waits for its publication anyway */
+	syncs = !w->external && db->opts.sync_mode == TIDES_SYNC_FULL && (w->tag == 0 || w->seal) &&
+		!b->defer_sync;
+	w->no_wait = b->no_wait && !syncs;
 	warm_places(db, b);
 	s = reserve_write(db, w);
 	if (s != TIDES_OK)
 		goto out;
+	TIDES_TEST_POINT("write.reserved", db);
 	if (w->prepare_next)
 		tides_db_wakeup(db, TIDES_WORK_MAINT);
 
@@ -947,6 +843,36 @@ write_batch(tides_db *db, write_op *w, uint64_t *lsn_out)
 					   "log write at position %llu failed; this batch follows it and is not durable",
 					   (unsigned long long) broken);
 		goto out;
+	}
+	if (w->no_wait)
+	{
+		if (!db->no_wait_pending)
+		{
+			db->no_wait_pending = true;
+			db->no_wait_repairs = w->repairs;
+		}
+		db->own_point = w->ticket + 1;
+	}
+	else
+	{
+		/* published, and every earlier write with it: this handle's own too */
+		db->own_point = 0;
+		if (db->no_wait_pending)
+		{
+			/*
+			 * A failure ahead of an earlier no-wait write of ours shows as
+			 * broken < w->pos above while it is not repaired; once repaired,
+			 * only the count tells (the write may lie in the skipped range).
+			 */
+			db->no_wait_pending = false;
+			if (atomic_load(&sh->log_repairs) != db->no_wait_repairs)
+			{
+				s = tides_fail(&db->err, TIDES_IO_ERROR,
+							   "the log was repaired after an earlier write of this handle, "
+							   "which may not be durable");
+				goto out;
+			}
+		}
 	}
 
 	/* acknowledge */

@@ -24,6 +24,7 @@ batch_reset(tides_batch *b)
 	b->max_key_len = 0;
 	b->defer_sync = false;
 	b->unpaced = false;
+	b->no_wait = false;
 }
 
 tides_batch *
@@ -121,6 +122,12 @@ void
 tides_batch_unpaced(tides_batch *b)
 {
 	b->unpaced = true;
+}
+
+void
+tides_batch_no_wait(tides_batch *b)
+{
+	b->no_wait = true;
 }
 
 bool

@@ -44,6 +44,7 @@ struct tides_batch
 	uint32_t	max_key_len;
 	bool		defer_sync;		/* see tides_batch_defer_sync */
 	bool		unpaced;		/* see tides_batch_unpaced */
+	bool		no_wait;		/* see tides_batch_no_wait */
 };
 
 /* the payload (what follows the record header) */

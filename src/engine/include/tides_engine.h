@@ -338,6 +338,35 @@ void		tides_batch_defer_sync(tides_batch *b);
 void		tides_batch_unpaced(tides_batch *b);
 
 /*
+ * tides_write() of a batch marked with this returns once its entries are
+ * in the memtable, without waiting for the writes reserved before it --
+ * which it otherwise does, to make it visible to every reader on return.
+ * Readers see a prefix of the writes, so the batch becomes visible to
+ * other handles when every earlier write is in too; this handle's own
+ * reads (every read point it takes after the write returns) wait for it.
+ * A process that depends on the write in another way -- it takes a lock
+ * the writer held while writing -- must wait for tides_write_point()
+ * taken by the writer right after the write, with tides_await_point().
+ * A failure of a log write ahead of the batch is reported by the handle's
+ * next write that waits (an unmarked batch, or one synced before it
+ * returns: those always wait).  The mark is cleared with the batch.
+ */
+void		tides_batch_no_wait(tides_batch *b);
+
+/*
+ * The publication point of this handle's last no-wait write: 0 when it is
+ * published (or there is none).  Points of different handles compare as
+ * numbers: a larger one is published after a smaller.
+ */
+uint64_t	tides_write_point(tides_db *db);
+
+/* return once every write up to `point` is visible to every reader (0: at once) */
+void		tides_await_point(tides_db *db, uint64_t point);
+
+/* return once every write reserved before the call is visible to every reader */
+void		tides_await_reserved(tides_db *db);
+
+/*
  * What a batch carries: its tag, whether it seals it, and the defer_sync
  * mark (a cleared batch: 0, false, false).  False, with nothing set, for a
  * batch that ran out of memory.  Lets a caller tell whether two batches may

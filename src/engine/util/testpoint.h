@@ -15,6 +15,9 @@
  *   "iter.pinned"   tides_iter_new: the same for an iterator
  *   "compaction.progress"  a compaction has just published its progress
  *                   (every TIDES_PROGRESS_EVERY input entries)
+ *   "write.reserved" tides_write: the batch has its ticket, sequence numbers
+ *                   and log position, and nothing is written yet: every
+ *                   later write waits for it to be published
  *   "switch.chosen" a memtable switch has chosen its fresh slot and paused
  *                   writers, and dropped the write lock; the slot is not
  *                   active yet (db/write.c, switch_memtable)
