@@ -1026,7 +1026,7 @@ load_settings(void)
 #endif
 	for_each_item(env_str("BENCH_COMPRESSION", "none,lz4"), add_comp);
 	for_each_item(env_str("BENCH_VALUE_SIZES", "100,4096"), add_vsize);
-	for_each_item(env_str("BENCH_THREADS", "1,2"), add_threads);
+	for_each_item(env_str("BENCH_THREADS", "1,2,4"), add_threads);
 	for_each_item(env_str("BENCH_WORKLOADS",
 						  "fillseq,fillrandom,overwrite,readrandom,seekrandom,mixed"), add_wl);
 	S.n_small = (uint64_t) env_num("BENCH_N_SMALL", S.quick ? 30000 : 1500000);
