@@ -3,12 +3,12 @@
 #
 #     include bench/pg/bench.mk
 #
-#   make bench         tides vs heap, every comparison (< 30 min on the
+#   make bench         tides vs heap, every comparison (about 40 min on the
 #                      2-core project machine): bench/results/pg_*.csv,
 #                      pg_*.png, pg_summary.md
 #   make bench-quick   the same, small and short (a few minutes):
 #                      bench/results/pg_quick_*
-#   make bench-kv      the engine against RocksDB (bench/kv, ~10-15 min)
+#   make bench-kv      the engine against RocksDB (bench/kv, ~15-25 min)
 #   make bench-load-ab REV=<rev> [PAIRS=4]
 #                      one session's load into the Insert Benchmark's table,
 #                      this tree against REV, alternating (a few minutes):

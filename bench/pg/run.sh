@@ -3,7 +3,7 @@
 #
 #   bash bench/pg/run.sh [full|quick]
 #
-# full  (make bench):       under 30 minutes on the 2-core project machine
+# full  (make bench):       about 40 minutes on the 2-core project machine
 # quick (make bench-quick): a few minutes, smoke test
 #
 # Needs the extension built (make; the make targets do that; it is then
