@@ -47,6 +47,8 @@
 #include "storage/procarray.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/pg_rusage.h"
+#include "utils/timestamp.h"
 
 #include "am/tam.h"
 
@@ -78,6 +80,8 @@ typedef struct VacState
 	double		recently_dead;
 	double		removed;
 	double		frozen;
+	double		entries_written;	/* engine entries VACUUM wrote, and their bytes */
+	double		bytes_written;
 	tides_batch *b;
 	/* visibility map: the block being scanned and whether all of it is visible */
 	BlockNumber cur_block;
@@ -137,6 +141,8 @@ flush_batch(VacState *vs)
 		/* what it removes or freezes, no snapshot older than the cutoff may still see */
 		TransactionIdRetreat(horizon);
 		trt_wal_set_conflict(horizon, vs->rel->rd_node.dbNode);
+		vs->entries_written += tides_batch_count(vs->b);
+		vs->bytes_written += tides_batch_bytes(vs->b);
 		trt_write_batch(vs->b);
 	}
 	vs->b = NULL;
@@ -701,6 +707,58 @@ tam_sync_before_freezing(void)
 	trt_sync_everything("sync the log before freezing");
 }
 
+/*
+ * What a VACUUM did: VERBOSE's INFO (one line, whose wording the regression
+ * tests expect), and an autovacuum's LOG once it took at least
+ * log_autovacuum_min_duration, as heap's autovacuum reports itself
+ * (vacuumlazy.c) -- without it a DBA watching the server log could not tell
+ * whether autovacuum visits a tides table at all, nor what it costs: tuples,
+ * blocks, the removable cutoff, the new relfrozenxid and relminmxid, the
+ * entries VACUUM wrote into the engine (deletions of versions and of index
+ * entries, stubs, frozen versions) and the resources it used.
+ */
+static void
+report_vacuum(const VacState *vs, const struct VacuumParams *params, TimestampTz start,
+			  const PGRUsage *ru0, bool frozenxid_updated, bool minmulti_updated)
+{
+	const char *relname = RelationGetRelationName(vs->rel);
+	char	   *nspname = get_namespace_name(RelationGetNamespace(vs->rel));
+	char	   *dbname = get_database_name(MyDatabaseId);
+	StringInfoData buf;
+
+	if (params->options & VACOPT_VERBOSE)
+		ereport(INFO,
+				(errmsg("vacuuming \"%s.%s.%s\"", dbname, nspname, relname),
+				 errdetail("tuples: %.0f removed (%.0f with their entries deleted by key in %d of %d indexes), %.0f remain, %.0f are dead but not yet removable, %.0f frozen; %d index passes; blocks: %u scanned, %u skipped as all-visible",
+						   vs->removed, vs->keyed_removed, vs->nkeyed, vs->nindexes,
+						   vs->live, vs->recently_dead, vs->frozen, vs->index_passes,
+						   vs->scanned_blocks, vs->skipped_blocks)));
+	if (!IsAutoVacuumWorkerProcess() || params->log_min_duration < 0 ||
+		!TimestampDifferenceExceeds(start, GetCurrentTimestamp(), params->log_min_duration))
+		return;
+	initStringInfo(&buf);
+	appendStringInfo(&buf, "automatic %svacuum %sof table \"%s.%s.%s\": index passes: %d\n",
+					 vs->aggressive ? "aggressive " : "",
+					 params->is_wraparound ? "to prevent wraparound " : "",
+					 dbname, nspname, relname, vs->index_passes);
+	appendStringInfo(&buf, "blocks: %u scanned, %u skipped as all-visible, %u all-visible after\n",
+					 vs->scanned_blocks, vs->skipped_blocks, vs->all_visible_blocks);
+	appendStringInfo(&buf, "tuples: %.0f removed (%.0f with their entries deleted by key in %d of %d indexes), %.0f remain, %.0f are dead but not yet removable, %.0f frozen\n",
+					 vs->removed, vs->keyed_removed, vs->nkeyed, vs->nindexes,
+					 vs->live, vs->recently_dead, vs->frozen);
+	appendStringInfo(&buf, "removable cutoff: %u, which was %d XIDs old when operation ended\n",
+					 vs->OldestXmin, (int32) (ReadNextTransactionId() - vs->OldestXmin));
+	if (frozenxid_updated)
+		appendStringInfo(&buf, "new relfrozenxid: %u\n", vs->new_frozen_xid);
+	if (minmulti_updated)
+		appendStringInfo(&buf, "new relminmxid: %u\n", vs->new_min_multi);
+	appendStringInfo(&buf, "engine writes: %.0f entries, %.1f kB\n",
+					 vs->entries_written, vs->bytes_written / 1024.0);
+	appendStringInfo(&buf, "system usage: %s", pg_rusage_show(ru0));
+	ereport(LOG, (errmsg_internal("%s", buf.data)));
+	pfree(buf.data);
+}
+
 void
 tam_relation_vacuum(Relation rel, struct VacuumParams *params, BufferAccessStrategy bstrategy)
 {
@@ -709,7 +767,10 @@ tam_relation_vacuum(Relation rel, struct VacuumParams *params, BufferAccessStrat
 				minmulti_updated;
 	BlockNumber nblocks;
 	int			work_mem_kb;
+	TimestampTz start = GetCurrentTimestamp();
+	PGRUsage	ru0;
 
+	pg_rusage_init(&ru0);
 	if (params->nworkers > 0 && RelationUsesLocalBuffers(rel))
 		ereport(WARNING,
 				(errmsg("disabling parallel option of vacuum on \"%s\" --- cannot vacuum temporary tables in parallel",
@@ -823,16 +884,7 @@ tam_relation_vacuum(Relation rel, struct VacuumParams *params, BufferAccessStrat
 	pgstat_report_vacuum(RelationGetRelid(rel), rel->rd_rel->relisshared,
 						 vs.live, vs.recently_dead);
 	pgstat_progress_end_command();
-	if (params->options & VACOPT_VERBOSE)
-		ereport(INFO,
-				(errmsg("vacuuming \"%s.%s.%s\"",
-						get_database_name(MyDatabaseId),
-						get_namespace_name(RelationGetNamespace(rel)),
-						RelationGetRelationName(rel)),
-				 errdetail("tuples: %.0f removed (%.0f with their entries deleted by key in %d of %d indexes), %.0f remain, %.0f are dead but not yet removable, %.0f frozen; %d index passes; blocks: %u scanned, %u skipped as all-visible",
-						   vs.removed, vs.keyed_removed, vs.nkeyed, vs.nindexes,
-						   vs.live, vs.recently_dead, vs.frozen, vs.index_passes,
-						   vs.scanned_blocks, vs.skipped_blocks)));
+	report_vacuum(&vs, params, start, &ru0, frozenxid_updated, minmulti_updated);
 	pfree(vs.dead);
 	if (vs.stubs)
 		pfree(vs.stubs);
