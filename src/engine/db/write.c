@@ -315,48 +315,71 @@ typedef struct insert_ctx
  */
 #define SPLICE_PROBE 8
 
-static tides_skip_splice *
-splice_for(tides_db *db, const tides_memtable *m, const uint8_t *key, size_t klen)
+/* the bytes of key that name its slot */
+static size_t
+splice_prefix_len(const tides_db *db, size_t klen)
 {
 	size_t		plen = db->opts.range_prefix_len;
-	uint64_t	mem = m->id + 1;	/* 0 marks an empty slot; ids start at 0 */
-	tides_splice_slot *victim = NULL;
 
 	if (plen > TIDES_SPLICE_PREFIX)
 		plen = TIDES_SPLICE_PREFIX;
-	if (plen > klen)
-		plen = klen;
-	db->splice_uses++;
+	return plen > klen ? klen : plen;
+}
+
+/* the slot of key's prefix in memtable m, or NULL */
+static tides_splice_slot *
+splice_slot(tides_db *db, const tides_memtable *m, const uint8_t *key, size_t klen)
+{
+	size_t		plen = splice_prefix_len(db, klen);
+
 	for (int i = 0; i < TIDES_SPLICE_SLOTS; i++)
 	{
 		tides_splice_slot *s = &db->splices[i];
 
-		if (s->mem == mem && s->plen == plen && memcmp(s->prefix, key, plen) == 0)
+		/* mem: 0 marks an empty slot; memtable ids start at 0 */
+		if (s->mem == m->id + 1 && s->plen == plen && memcmp(s->prefix, key, plen) == 0)
+			return s;
+	}
+	return NULL;
+}
+
+static tides_skip_splice *
+splice_for(tides_db *db, const tides_memtable *m, const uint8_t *key, size_t klen)
+{
+	uint64_t	mem = m->id + 1;
+	tides_splice_slot *s = splice_slot(db, m, key, klen);
+	tides_splice_slot *victim = NULL;
+
+	db->splice_uses++;
+	if (s != NULL)
+	{
+		/*
+		 * Pairs that did not hold the last key (random keys: an index) went
+		 * cold since; checking them level by level costs more than a search
+		 * from the head, whose upper levels are hot.  Start from the head,
+		 * but every SPLICE_PROBE inserts look at the level-0 pair first
+		 * (keys of the tree may come in order again).
+		 */
+		if (!s->sp.near)
 		{
-			/*
-			 * Pairs that did not hold the last key (random keys: an index)
-			 * went cold since; checking them level by level costs more than
-			 * a search from the head, whose upper levels are hot.  Start
-			 * from the head, but every SPLICE_PROBE inserts look at the
-			 * level-0 pair first (keys of the tree may come in order again).
-			 */
-			if (!s->sp.near)
-			{
-				if (db->splice_uses % SPLICE_PROBE != 0)
-					tides_skip_splice_init(&s->sp);
-				else
-					s->sp.quick = true;
-			}
-			s->used = db->splice_uses;
-			return &s->sp;
+			if (db->splice_uses % SPLICE_PROBE != 0)
+				tides_skip_splice_init(&s->sp);
+			else
+				s->sp.quick = true;
 		}
+		s->used = db->splice_uses;
+		return &s->sp;
+	}
+	for (int i = 0; i < TIDES_SPLICE_SLOTS; i++)
+	{
+		s = &db->splices[i];
 		if (victim == NULL || (victim->mem == mem && (s->mem != mem || s->used < victim->used)))
 			victim = s;
 	}
 	victim->mem = mem;
 	victim->used = db->splice_uses;
-	victim->plen = (uint32_t) plen;
-	memcpy(victim->prefix, key, plen);
+	victim->plen = (uint32_t) splice_prefix_len(db, klen);
+	memcpy(victim->prefix, key, victim->plen);
 	tides_skip_splice_init(&victim->sp);
 	return &victim->sp;
 }
@@ -717,14 +740,24 @@ publish_write(tides_shared *sh, const write_op *w, bool failed)
  * entry of a small batch will go, so that the walk that links it -- after
  * the ticket is taken and before the write is published, where a writer
  * losing its CPU holds back every later one -- finds its nodes in cache.
+ * Not for a key that will go next to the last one this handle linked in its
+ * tree (keys in order: a table's rows, an ascending primary key): its insert
+ * starts from that splice and touches only nodes in cache already, and a
+ * search from the head would cost several times the insert.
  */
 #define WARM_MAX_ENTRIES 16
+
+typedef struct warm_ctx
+{
+	tides_db   *db;
+	const tides_memtable *m;
+} warm_ctx;
 
 static tides_status
 warm_entry(void *arg, uint64_t seq, int type, const uint8_t *key, size_t klen,
 		   const uint8_t *val, size_t vlen)
 {
-	const tides_memtable *m = arg;
+	warm_ctx   *c = arg;
 	uint8_t		ikey[256];
 
 	(void) seq;
@@ -733,9 +766,14 @@ warm_entry(void *arg, uint64_t seq, int type, const uint8_t *key, size_t klen,
 	(void) vlen;
 	if (klen + TIDES_TRAILER <= sizeof(ikey))
 	{
+		tides_splice_slot *s = splice_slot(c->db, c->m, key, klen);
+
 		/* the newest version's place: where an entry of a higher seq goes */
 		tides_ikey_make(ikey, key, klen, TIDES_MAX_SEQ, TIDES_KT_SEEK);
-		(void) tides_skip_seek(&m->list, ikey, klen + TIDES_TRAILER);
+		/* splice_for keeps a slot's pairs only if they held the last key */
+		if (s == NULL || !s->sp.near ||
+			!tides_skip_splice_holds(&c->m->list, &s->sp, ikey, klen + TIDES_TRAILER))
+			(void) tides_skip_seek(&c->m->list, ikey, klen + TIDES_TRAILER);
 	}
 	return TIDES_OK;
 }
@@ -753,7 +791,11 @@ warm_places(tides_db *db, const tides_batch *b)
 	sv = tides_sv_acquire(db);
 	payload = tides_batch_payload(b, &len);
 	if (sv->nmem > 0 && atomic_load(&sv->mems[0]->state) == TIDES_MEM_ACTIVE)
-		(void) tides_batch_decode(payload, len, &bh, warm_entry, sv->mems[0], NULL);
+	{
+		warm_ctx	c = {db, sv->mems[0]};
+
+		(void) tides_batch_decode(payload, len, &bh, warm_entry, &c, NULL);
+	}
 	tides_sv_release(db, sv);
 }
 

@@ -118,6 +118,14 @@ splice_brackets(const tides_skiplist *sl, const tides_skip_splice *sp, int level
 	return (prev == 0 || node_cmp(sl, prev, key, klen) < 0) && (next == 0 || node_cmp(sl, next, key, klen) > 0);
 }
 
+bool
+tides_skip_splice_holds(const tides_skiplist *sl, const tides_skip_splice *sp, const uint8_t *key, size_t klen)
+{
+	uint32_t	maxh = atomic_load_explicit(&sl->max_height, memory_order_relaxed);
+
+	return sp->height > 0 && sp->height >= maxh && splice_brackets(sl, sp, 0, key, klen);
+}
+
 void
 tides_skip_insert(tides_skiplist *sl, uint32_t off, tides_skip_splice *sp)
 {

@@ -90,6 +90,15 @@ tides_skip_splice_init(tides_skip_splice *sp)
 /* link a node the caller wrote at arena offset off, searching from the splice */
 void		tides_skip_insert(tides_skiplist *sl, uint32_t off, tides_skip_splice *sp);
 
+/*
+ * Would tides_skip_insert of key through sp start at its level-0 pair: has
+ * the splice seen every level, and does that pair still surround key?  Such
+ * an insert walks only the nodes linked into the pair since, which the last
+ * insert through it left in cache.
+ */
+bool		tides_skip_splice_holds(const tides_skiplist *sl, const tides_skip_splice *sp,
+									const uint8_t *key, size_t klen);
+
 static inline const uint8_t *
 tides_skip_node_key(const tides_skip_node *n)
 {
