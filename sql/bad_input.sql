@@ -77,6 +77,7 @@ ALTER SYSTEM SET tides.compression = 'gzip';
 ALTER SYSTEM SET tides.compression = 'lz5';
 ALTER SYSTEM SET tides.compression_level = 0;
 ALTER SYSTEM SET tides.compression_level = 20;
+ALTER SYSTEM SET tides.compression_level = -8;
 ALTER SYSTEM SET tides.compression_level = 'high';
 ALTER SYSTEM SET tides.compaction_workers = 0;
 ALTER SYSTEM SET tides.compaction_workers = 9;

@@ -49,6 +49,11 @@ ALTER SYSTEM SET tides.compression_level = 19;
 SELECT pg_reload_conf();
 SELECT sr_settle();
 SELECT sr_flush_ratio(3) < 0.3 AS zstd_compressed;
+-- and at a fast level
+ALTER SYSTEM SET tides.compression_level = -5;
+SELECT pg_reload_conf();
+SELECT sr_settle();
+SELECT sr_flush_ratio(4) < 0.3 AS zstd_fast_compressed;
 ALTER SYSTEM RESET tides.compression;
 ALTER SYSTEM RESET tides.compression_level;
 SELECT pg_reload_conf();

@@ -91,6 +91,16 @@ assign_bottommost_compression(int newval, void *extra)
 	trt_compression_changed();
 }
 
+/* zstd's level 0 means "its default": ask for the level itself */
+static bool
+check_compression_level(int *newval, void **extra, GucSource source)
+{
+	if (*newval != 0)
+		return true;
+	GUC_check_errdetail("zstd levels are 1 .. 19, or -1 .. %d for its fast levels.", TIDES_ZSTD_FASTEST);
+	return false;
+}
+
 static void
 assign_compression_level(int newval, void *extra)
 {
@@ -163,8 +173,9 @@ trt_define_settings(void)
 							 PGC_SIGHUP, 0, NULL, assign_bottommost_compression, NULL);
 	DefineCustomIntVariable("tides.compression_level",
 							"zstd compression level (tides.compression and tides.bottommost_compression).",
-							NULL, &trt_compression_level, 1, 1, 19,
-							PGC_SIGHUP, 0, NULL, assign_compression_level, NULL);
+							"1 .. 19; negative: zstd's fast levels, less CPU for larger files.",
+							&trt_compression_level, 1, TIDES_ZSTD_FASTEST, 19,
+							PGC_SIGHUP, 0, check_compression_level, assign_compression_level, NULL);
 	DefineCustomIntVariable("tides.compaction_workers",
 							"Number of background compaction workers.",
 							NULL, &trt_compaction_workers, 1, 1, TRT_MAX_COMPACTION_WORKERS,

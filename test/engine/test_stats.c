@@ -291,6 +291,9 @@ main(int argc, char **argv)
 	CHECK(tides_set_compression(st.db, (tides_compression) 7, 3) == TIDES_INVALID);
 	CHECK(tides_set_compression(st.db, TIDES_COMPRESS_ZSTD, 0) == TIDES_INVALID);
 	CHECK(tides_set_compression(st.db, TIDES_COMPRESS_ZSTD, 23) == TIDES_INVALID);
+	CHECK(tides_set_compression(st.db, TIDES_COMPRESS_ZSTD, TIDES_ZSTD_FASTEST - 1) == TIDES_INVALID);
+	CHECK_OK(tides_set_compression(st.db, TIDES_COMPRESS_ZSTD, TIDES_ZSTD_FASTEST));
+	CHECK(tides_set_bottommost_compression(st.db, TIDES_COMPRESS_ZSTD, 0) == TIDES_INVALID);
 	CHECK_OK(tides_set_compression(st.db, TIDES_COMPRESS_NONE, 3));
 	s0 = stats();
 	CHECK_OK(put_rows(17, 0, 500, 'b', false));
@@ -306,6 +309,7 @@ main(int argc, char **argv)
 		flush_all();
 		s1 = stats();
 		packed = s1.flush_bytes_written - s0.flush_bytes_written;
+
 		/* and the deletions of tree 16: the fourth level-0 file */
 		CHECK_OK(put_rows(16, 0, 500, 'x', true));
 		flush_all();

@@ -126,6 +126,13 @@ typedef enum tides_compression
 } tides_compression;
 
 /*
+ * zstd levels: 1 .. 22, and zstd's fast levels -1 .. TIDES_ZSTD_FASTEST
+ * (faster than level 1 and larger output, nearer LZ4's; 0, zstd's "default",
+ * is not a level here).
+ */
+#define TIDES_ZSTD_FASTEST (-7)
+
+/*
  * Options fixed at tides_region_init() time (they size the region) are
  * marked [region]; the rest may differ per process and are read from the
  * options passed to tides_open().
@@ -181,7 +188,7 @@ typedef struct tides_options
 	 */
 	uint32_t	range_prefix_len;
 	tides_compression compression;	/* per-block compression (LZ4) */
-	int			compression_level;	/* zstd level (3) */
+	int			compression_level;	/* zstd level (3; see TIDES_ZSTD_FASTEST) */
 	/*
 	 * Files written into the last level -- where nearly all of a store's
 	 * bytes end up -- and ingested files (placed as deep as they fit):

@@ -34,12 +34,12 @@ typedef struct tides_compressor
 	void	   *zctx;			/* ZSTD_CCtx, created lazily */
 } tides_compressor;
 
-/* a compression the engine knows, at a level it takes (1..22; only zstd uses it) */
+/* a compression the engine knows, at a level it takes (only zstd uses it; tides_engine.h) */
 static inline bool
 tides_compression_valid(tides_compression c, int level)
 {
 	return (c == TIDES_COMPRESS_NONE || c == TIDES_COMPRESS_LZ4 || c == TIDES_COMPRESS_ZSTD) &&
-		level >= 1 && level <= 22;
+		level >= TIDES_ZSTD_FASTEST && level <= 22 && level != 0;
 }
 
 void		tides_compressor_init(tides_compressor *c, tides_compression type, int level);
