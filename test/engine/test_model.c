@@ -3,7 +3,8 @@
  * oracle, over TEST_OPS (default 1,000,000) mixed operations.
  *
  * Operations: single puts and deletes, multi-entry batches (with repeated
- * keys), point reads (latest, at snapshots, into small buffers, of absent
+ * keys; one in eight of 64 to 159 entries, past the write path's
+ * on-stack arrays), point reads (latest, at snapshots, into small buffers, of absent
  * keys), iterator walks in both directions from seek / seek_for_prev /
  * first / last with random lower/upper bounds, snapshots read much later,
  * iterators created early and read after more writes, flushes and
@@ -237,9 +238,11 @@ op_delete(void)
 static void
 op_batch(void)
 {
-	uint32_t	n = 2 + (uint32_t) tides_rand_uniform(&rnd, 15);
-	uint32_t	ranks[20],
-				vers[20];
+	/* one in eight large: more entries than write_batch's on-stack heights */
+	uint32_t	n = tides_rand_uniform(&rnd, 8) == 0 ? 64 + (uint32_t) tides_rand_uniform(&rnd, 96) :
+		2 + (uint32_t) tides_rand_uniform(&rnd, 15);
+	uint32_t	ranks[160],
+				vers[160];
 	tides_batch *b = tides_batch_new();
 
 	for (uint32_t i = 0; i < n; i++)
