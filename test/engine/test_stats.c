@@ -309,7 +309,6 @@ main(int argc, char **argv)
 		flush_all();
 		s1 = stats();
 		packed = s1.flush_bytes_written - s0.flush_bytes_written;
-
 		/* and the deletions of tree 16: the fourth level-0 file */
 		CHECK_OK(put_rows(16, 0, 500, 'x', true));
 		flush_all();

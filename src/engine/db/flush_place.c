@@ -330,12 +330,6 @@ plan_runs(tides_db *db, tides_memtable *const *ms, uint32_t n, const tides_super
 }
 
 #ifdef TIDES_ASSERTS
-static bool
-bytes_equal(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
-{
-	return alen == blen && (alen == 0 || memcmp(a, b, alen) == 0);
-}
-
 /* the skipping walk planned what stepping through every key plans */
 static bool
 same_as_full_walk(tides_db *db, tides_memtable *const *ms, uint32_t n, const tides_superversion *sv,
@@ -355,11 +349,11 @@ same_as_full_walk(tides_db *db, tides_memtable *const *ms, uint32_t n, const tid
 		const tides_place_run *a = &p->runs[i],
 				   *b = &q.runs[i];
 
-		same = bytes_equal(a->prefix, a->plen, b->prefix, b->plen) &&
+		same = tides_ukey_cmp(a->prefix, a->plen, b->prefix, b->plen) == 0 &&
 			(a->above == NULL) == (b->above == NULL) &&
-			(a->above == NULL || bytes_equal(a->above, a->above_len, b->above, b->above_len)) &&
-			a->bytes == b->bytes && bytes_equal(a->lo, a->lo_len, b->lo, b->lo_len) &&
-			bytes_equal(a->hi, a->hi_len, b->hi, b->hi_len);
+			(a->above == NULL || tides_ukey_cmp(a->above, a->above_len, b->above, b->above_len) == 0) &&
+			a->bytes == b->bytes && tides_ukey_cmp(a->lo, a->lo_len, b->lo, b->lo_len) == 0 &&
+			tides_ukey_cmp(a->hi, a->hi_len, b->hi, b->hi_len) == 0;
 	}
 	tides_place_plan_free(&q);
 	return same;
