@@ -9,7 +9,10 @@
  * runs mixed with random jumps and backward steps, so that many keys have
  * several versions (sequence numbers interleave between processes), random
  * heights, some deletions.  Each inserter publishes how many of its entries
- * are linked.  A reader process
+ * are linked.  Half the inserters link their entries in groups of 1 to
+ * TIDES_SKIP_GROUP (tides_memtable_add_group: the keys whose splice does
+ * not hold them searched together), through two splices, one for the
+ * ascending runs and one for the rest.  A reader process
  * meanwhile checks that everything published is findable (tides_memtable_get
  * at and below its sequence number), that forward iteration is strictly * ordered, and that backward steps agree, and that the stem filter lets
  * every published key's stem through.  At the end the parent checks the
@@ -106,6 +109,51 @@ plan(void)
 	atomic_store(&S->mem.used, off);
 }
 
+/* inserters at or above this link in groups */
+#define GROUPED_FROM (INSERTERS / 2)
+
+static void
+insert_grouped(int p)
+{
+	tides_skip_splice runs,
+				jumps;
+	tides_rand	r;
+	static uint8_t k[TIDES_SKIP_GROUP][64],
+				v[TIDES_SKIP_GROUP][128];
+
+	tides_skip_splice_init(&runs);
+	tides_skip_splice_init(&jumps);
+	tides_rand_seed(&r, test_seed + 1000 + (uint64_t) p);
+	for (int i = 0; i < PER_PROC;)
+	{
+		tides_mem_put puts[TIDES_SKIP_GROUP];
+		int			n = 1 + (int) tides_rand_uniform(&r, TIDES_SKIP_GROUP);
+
+		if (n > PER_PROC - i)
+			n = PER_PROC - i;
+		for (int j = 0; j < n; j++)
+		{
+			const ent  *e = &S->ents[p][i + j];
+			bool		in_run = i + j > 0 && e->ukey == (S->ents[p][i + j - 1].ukey + 1) % UKEYS;
+
+			puts[j].off = e->off;
+			puts[j].height = e->height;
+			puts[j].seq = e->seq;
+			puts[j].type = e->type;
+			puts[j].ukey = k[j];
+			puts[j].ukey_len = make_ukey(e->ukey, k[j]);
+			puts[j].val = v[j];
+			puts[j].vlen = make_val(e, v[j]);
+			puts[j].sp = in_run ? &runs : &jumps;
+		}
+		tides_memtable_add_group(&S->mem, puts, n);
+		i += n;
+		atomic_store(&S->published[p], (uint64_t) i);
+		if (tides_rand_uniform(&r, 32) == 0)
+			sched_yield();
+	}
+}
+
 static void
 inserter(int p)
 {
@@ -114,6 +162,11 @@ inserter(int p)
 	tides_skip_splice_init(&splice);
 	while (!atomic_load(&S->go))
 		sched_yield();
+	if (p >= GROUPED_FROM)
+	{
+		insert_grouped(p);
+		return;
+	}
 	for (int i = 0; i < PER_PROC; i++)
 	{
 		const ent  *e = &S->ents[p][i];
@@ -347,6 +400,49 @@ main(int argc, char **argv)
 			}
 		}
 		CHECK(i == 0 && !tides_iiter_valid(it));
+	}
+	/*
+	 * Searches in groups: every level's pair surrounds its key (prev < key
+	 * <= next, the head and the end counting as outside every key), and
+	 * the pair at level 0 is adjacent there -- the place of a new entry.
+	 */
+	tides_rand_seed(&r, test_seed + 7);
+	for (int round = 0; round < 200; round++)
+	{
+		int			g = 1 + (int) tides_rand_uniform(&r, TIDES_SKIP_GROUP);
+		uint8_t		kb[TIDES_SKIP_GROUP][96];
+		const uint8_t *keys[TIDES_SKIP_GROUP];
+		size_t		klens[TIDES_SKIP_GROUP];
+		tides_skip_splice sp[TIDES_SKIP_GROUP];
+		const tides_skiplist *sl = &S->mem.list;
+		uint32_t	maxh = atomic_load(&sl->max_height);
+
+		for (int j = 0; j < g; j++)
+		{
+			/* an inserted key's newest version, or a key between two */
+			size_t		kl = make_ukey((uint32_t) tides_rand_uniform(&r, UKEYS + UKEYS / 4), kb[j]);
+
+			if (tides_rand_uniform(&r, 2) == 0)
+				kb[j][kl++] = 0;
+			klens[j] = tides_ikey_make(kb[j], kb[j], kl, tides_rand_uniform(&r, n + 2), TIDES_KT_VALUE);
+			keys[j] = kb[j];
+		}
+		tides_skip_find_group(sl, g, keys, klens, sp);
+		for (int j = 0; j < g; j++)
+		{
+			CHECK(sp[j].height == maxh);
+			for (uint32_t l = 0; l < maxh; l++)
+			{
+				uint32_t	prev = sp[j].prev[l],
+							next = sp[j].next[l];
+				const tides_skip_node *pn = tides_skip_node_at(sl, prev);
+				const tides_skip_node *nn = tides_skip_node_at(sl, next);
+
+				CHECK(prev == 0 || tides_ikey_cmp(tides_skip_node_key(pn), pn->key_len, keys[j], klens[j]) < 0);
+				CHECK(next == 0 || tides_ikey_cmp(tides_skip_node_key(nn), nn->key_len, keys[j], klens[j]) >= 0);
+				CHECK(atomic_load(&pn->next[l]) == next);
+			}
+		}
 	}
 	/* every entry findable at its own seq; newest <= a random seq wins */
 	for (uint64_t i = 0; i < n; i++)

@@ -298,7 +298,12 @@ repair_log(tides_db *db)
 	return s;
 }
 
-/* per-write scratch for inserting a decoded batch into the memtable */
+/*
+ * Per-write scratch for inserting a decoded batch into the memtable: its
+ * entries go in groups (tides_memtable_add_group), so that the searches of
+ * a group's random keys -- a row's index entries, VACUUM's deletions --
+ * wait for their cache misses together.
+ */
 typedef struct insert_ctx
 {
 	tides_db   *db;
@@ -306,6 +311,8 @@ typedef struct insert_ctx
 	uint64_t	off;
 	const uint32_t *heights;
 	uint32_t	i;
+	int			npending;
+	tides_mem_put pending[TIDES_SKIP_GROUP];
 } insert_ctx;
 
 /*
@@ -384,16 +391,34 @@ splice_for(tides_db *db, const tides_memtable *m, const uint8_t *key, size_t kle
 	return &victim->sp;
 }
 
+static void
+insert_pending(insert_ctx *c)
+{
+	tides_memtable_add_group(c->m, c->pending, c->npending);
+	c->npending = 0;
+}
+
+/* tides_batch_decode callback; keys and values point into the batch, alive until the write returns */
 static tides_status
 insert_entry(void *arg, uint64_t seq, int type, const uint8_t *key, size_t klen,
 			 const uint8_t *val, size_t vlen)
 {
 	insert_ctx *c = arg;
 	uint32_t	h = c->heights[c->i++];
+	tides_mem_put *p = &c->pending[c->npending++];
 
-	tides_memtable_add(c->m, splice_for(c->db, c->m, key, klen), c->off, h, seq, type, key, klen,
-					   val, vlen);
+	p->off = c->off;
+	p->height = h;
+	p->seq = seq;
+	p->type = type;
+	p->ukey = key;
+	p->ukey_len = klen;
+	p->val = val;
+	p->vlen = vlen;
+	p->sp = splice_for(c->db, c->m, key, klen);
 	c->off += tides_memtable_entry_size(h, klen, vlen);
+	if (c->npending == TIDES_SKIP_GROUP)
+		insert_pending(c);
 	return TIDES_OK;
 }
 
@@ -683,8 +708,10 @@ log_and_insert(tides_db *db, write_op *w, tides_error *err)
 		ic.off = w->off;
 		ic.heights = w->heights;
 		ic.i = 0;
+		ic.npending = 0;
 		payload = tides_batch_payload(b, &payload_len);
 		ds = tides_batch_decode(payload, payload_len, &bh, insert_entry, &ic, NULL);
+		insert_pending(&ic);
 		/* our own encoding: every entry decodes, within the reserved bytes */
 		TIDES_ASSERT(ds == TIDES_OK && ic.i == b->count && bh.count == b->count);
 		(void) ds;
@@ -745,12 +772,17 @@ publish_write(tides_shared *sh, const write_op *w, bool failed)
  * starts from that splice and touches only nodes in cache already, and a
  * search from the head would cost several times the insert.
  */
-#define WARM_MAX_ENTRIES 16
+#define WARM_MAX_ENTRIES TIDES_SKIP_GROUP
+#define WARM_KEY_MAX 256
 
 typedef struct warm_ctx
 {
 	tides_db   *db;
 	const tides_memtable *m;
+	int			n;
+	uint8_t		ikeys[WARM_MAX_ENTRIES][WARM_KEY_MAX];
+	const uint8_t *keys[WARM_MAX_ENTRIES];
+	size_t		klens[WARM_MAX_ENTRIES];
 } warm_ctx;
 
 static tides_status
@@ -758,13 +790,13 @@ warm_entry(void *arg, uint64_t seq, int type, const uint8_t *key, size_t klen,
 		   const uint8_t *val, size_t vlen)
 {
 	warm_ctx   *c = arg;
-	uint8_t		ikey[256];
+	uint8_t    *ikey = c->ikeys[c->n];
 
 	(void) seq;
 	(void) type;
 	(void) val;
 	(void) vlen;
-	if (klen + TIDES_TRAILER <= sizeof(ikey))
+	if (klen + TIDES_TRAILER <= WARM_KEY_MAX)
 	{
 		tides_splice_slot *s = splice_slot(c->db, c->m, key, klen);
 
@@ -773,7 +805,10 @@ warm_entry(void *arg, uint64_t seq, int type, const uint8_t *key, size_t klen,
 		/* splice_for keeps a slot's pairs only if they held the last key */
 		if (s == NULL || !s->sp.near ||
 			!tides_skip_splice_holds(&c->m->list, &s->sp, ikey, klen + TIDES_TRAILER))
-			(void) tides_skip_seek(&c->m->list, ikey, klen + TIDES_TRAILER);
+		{
+			c->keys[c->n] = ikey;
+			c->klens[c->n++] = klen + TIDES_TRAILER;
+		}
 	}
 	return TIDES_OK;
 }
@@ -792,9 +827,15 @@ warm_places(tides_db *db, const tides_batch *b)
 	payload = tides_batch_payload(b, &len);
 	if (sv->nmem > 0 && atomic_load(&sv->mems[0]->state) == TIDES_MEM_ACTIVE)
 	{
-		warm_ctx	c = {db, sv->mems[0]};
+		warm_ctx	c;
+		tides_skip_splice found[WARM_MAX_ENTRIES];
 
+		c.db = db;
+		c.m = sv->mems[0];
+		c.n = 0;
 		(void) tides_batch_decode(payload, len, &bh, warm_entry, &c, NULL);
+		/* the places are found again when linked; this walk only brings their nodes into cache */
+		tides_skip_find_group(&c.m->list, c.n, c.keys, c.klens, found);
 	}
 	tides_sv_release(db, sv);
 }

@@ -255,13 +255,12 @@ tides_memtable_mark_flushed(tides_memtable *m)
 	atomic_store(&m->state, TIDES_MEM_FLUSHED);
 }
 
-void
-tides_memtable_add(tides_memtable *m, tides_skip_splice *sp, uint64_t off, uint32_t height, uint64_t seq,
-				   int type, const uint8_t *ukey, size_t ukey_len, const uint8_t *val, size_t vlen)
+/* write an entry's node at a reserved offset (not linked yet) */
+static tides_skip_node *
+build_node(tides_memtable *m, uint64_t off, uint32_t height, uint64_t seq, int type,
+		   const uint8_t *ukey, size_t ukey_len, const uint8_t *val, size_t vlen)
 {
-	uint32_t	node_off = (uint32_t) (off + sizeof(tides_mem_entry));
-	tides_skip_node *n = tides_skip_node_at(&m->list, node_off);
-	bucket_ref	b = bucket_of(m, ukey, ukey_len);
+	tides_skip_node *n = tides_skip_node_at(&m->list, (uint32_t) (off + sizeof(tides_mem_entry)));
 	uint8_t    *k;
 
 	TIDES_ASSERT(atomic_load(&m->state) == TIDES_MEM_ACTIVE ||
@@ -272,8 +271,6 @@ tides_memtable_add(tides_memtable *m, tides_skip_splice *sp, uint64_t off, uint3
 	TIDES_ASSERT(off >= tides_memtable_base_bytes(m->arena_size));
 	TIDES_ASSERT(off + tides_memtable_entry_size(height, ukey_len, vlen) <= atomic_load(&m->used));
 	TIDES_ASSERT(atomic_load(&m->used) <= m->arena_size);
-	/* the bucket is a likely cache miss: start loading it while the node is built and linked */
-	__builtin_prefetch((const void *) b.word, 1);
 	n->key_len = (uint32_t) (ukey_len + TIDES_TRAILER);
 	n->val_len = (uint32_t) vlen;
 	n->height = height;
@@ -284,13 +281,79 @@ tides_memtable_add(tides_memtable *m, tides_skip_splice *sp, uint64_t off, uint3
 	tides_put64(k + ukey_len, tides_pack_trailer(seq, (tides_key_type) type));
 	if (vlen)
 		memcpy(k + n->key_len, val, vlen);
-	tides_skip_insert(&m->list, node_off, sp);
+	return n;
+}
+
+/* link a built node through sp, then index it and count it */
+static void
+link_entry(tides_memtable *m, tides_skip_splice *sp, uint64_t off, bucket_ref b, uint64_t seq, int type,
+		   const uint8_t *ukey, size_t ukey_len)
+{
+	tides_skip_insert(&m->list, (uint32_t) (off + sizeof(tides_mem_entry)), sp);
 	index_entry(m, b, (uint32_t) off, ukey, ukey_len, seq);
 	if (m->stem_suffix > 0 && ukey_len > m->stem_suffix)
 		add_stem(m, ukey, ukey_len);
 	atomic_fetch_add_explicit(&m->entries, 1, memory_order_relaxed);
 	if (type == TIDES_KT_DELETE)
 		atomic_fetch_add_explicit(&m->deletions, 1, memory_order_relaxed);
+}
+
+void
+tides_memtable_add(tides_memtable *m, tides_skip_splice *sp, uint64_t off, uint32_t height, uint64_t seq,
+				   int type, const uint8_t *ukey, size_t ukey_len, const uint8_t *val, size_t vlen)
+{
+	bucket_ref	b = bucket_of(m, ukey, ukey_len);
+
+	/* the bucket is a likely cache miss: start loading it while the node is built and linked */
+	__builtin_prefetch((const void *) b.word, 1);
+	build_node(m, off, height, seq, type, ukey, ukey_len, val, vlen);
+	link_entry(m, sp, off, b, seq, type, ukey, ukey_len);
+}
+
+void
+tides_memtable_add_group(tides_memtable *m, tides_mem_put *puts, int n)
+{
+	bucket_ref	b[TIDES_SKIP_GROUP];
+	tides_skip_splice found[TIDES_SKIP_GROUP];
+	const uint8_t *keys[TIDES_SKIP_GROUP];
+	size_t		klens[TIDES_SKIP_GROUP];
+	int			who[TIDES_SKIP_GROUP];	/* the put of each search */
+	int			nsearch = 0;
+
+	TIDES_ASSERT(n >= 0 && n <= TIDES_SKIP_GROUP);
+	for (int i = 0; i < n; i++)
+	{
+		tides_mem_put *p = &puts[i];
+		tides_skip_node *node;
+
+		b[i] = bucket_of(m, p->ukey, p->ukey_len);
+		__builtin_prefetch((const void *) b[i].word, 1);
+		node = build_node(m, p->off, p->height, p->seq, p->type, p->ukey, p->ukey_len, p->val, p->vlen);
+		/* judged before any of the group is linked: a run in order still holds after the first */
+		if (!tides_skip_splice_holds(&m->list, p->sp, tides_skip_node_key(node), node->key_len))
+		{
+			keys[nsearch] = tides_skip_node_key(node);
+			klens[nsearch] = node->key_len;
+			who[nsearch++] = i;
+		}
+	}
+	if (nsearch > 0)
+		tides_skip_find_group(&m->list, nsearch, keys, klens, found);
+	for (int i = 0, j = 0; i < n; i++)
+	{
+		tides_mem_put *p = &puts[i];
+
+		if (j < nsearch && who[j] == i)
+		{
+			link_entry(m, &found[j], p->off, b[i], p->seq, p->type, p->ukey, p->ukey_len);
+			/* as after a search from the head: the next key of the run may go next to it */
+			*p->sp = found[j];
+			p->sp->near = false;
+			j++;
+		}
+		else
+			link_entry(m, p->sp, p->off, b[i], p->seq, p->type, p->ukey, p->ukey_len);
+	}
 }
 
 /*

@@ -186,6 +186,29 @@ void		tides_memtable_add(tides_memtable *m, tides_skip_splice *sp, uint64_t off,
 							   const uint8_t *val, size_t vlen);
 
 /*
+ * tides_memtable_add of n entries (n <= TIDES_SKIP_GROUP), linked in order.
+ * Those whose splice does not hold their key (tides_skip_splice_holds,
+ * judged before any is linked) are searched together
+ * (tides_skip_find_group) instead of one after the other, and each leaves
+ * its found splice in its *sp; the others go through *sp as
+ * tides_memtable_add would.  Puts may share a splice.
+ */
+typedef struct tides_mem_put
+{
+	uint64_t	off;			/* the entry's reserved arena offset */
+	uint32_t	height;
+	uint64_t	seq;
+	int			type;
+	const uint8_t *ukey;
+	size_t		ukey_len;
+	const uint8_t *val;
+	size_t		vlen;
+	tides_skip_splice *sp;		/* the inserter's splice for this key */
+} tides_mem_put;
+
+void		tides_memtable_add_group(tides_memtable *m, tides_mem_put *puts, int n);
+
+/*
  * Newest entry for ukey with seq <= max_seq.  Returns false if the memtable
  * has none; otherwise sets *type (TIDES_KT_VALUE or _DELETE), *seq and the
  * value (which points into the arena).

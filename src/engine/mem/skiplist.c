@@ -198,6 +198,67 @@ tides_skip_insert(tides_skiplist *sl, uint32_t off, tides_skip_splice *sp)
 	}
 }
 
+/* start loading a node: its header and the key after its links */
+static inline void
+prefetch_node(const tides_skiplist *sl, uint32_t off)
+{
+	if (off != 0)
+	{
+		const uint8_t *p = (const uint8_t *) tides_skip_node_at(sl, off);
+
+		__builtin_prefetch(p);
+		__builtin_prefetch(p + 64);
+	}
+}
+
+void
+tides_skip_find_group(const tides_skiplist *sl, int n, const uint8_t *const *keys, const size_t *klens,
+					  tides_skip_splice *sp)
+{
+	uint32_t	maxh = atomic_load_explicit(&sl->max_height, memory_order_relaxed);
+	int			level[TIDES_SKIP_GROUP];
+	uint32_t	x[TIDES_SKIP_GROUP];	/* the last node < key on level[i] (0: the head) */
+	uint32_t	next[TIDES_SKIP_GROUP]; /* x's successor there, being loaded */
+	int			walking = n;
+
+	TIDES_ASSERT(n >= 0 && n <= TIDES_SKIP_GROUP);
+	for (int i = 0; i < n; i++)
+	{
+		level[i] = (int) maxh - 1;
+		x[i] = 0;
+		next[i] = load_next(sl, 0, level[i]);
+		prefetch_node(sl, next[i]);
+		sp[i].height = maxh;
+		sp[i].near = false;
+		sp[i].quick = false;
+	}
+	while (walking > 0)
+		for (int i = 0; i < n; i++)
+		{
+			if (level[i] < 0)
+				continue;
+			if (next[i] != 0 && node_cmp(sl, next[i], keys[i], klens[i]) < 0)
+				x[i] = next[i];
+			else
+			{
+				sp[i].prev[level[i]] = x[i];
+				sp[i].next[level[i]] = next[i];
+				if (--level[i] < 0)
+				{
+					walking--;
+					continue;
+				}
+			}
+			/* x is in cache (just compared, or the head): its link is cheap, the node it names is not */
+			next[i] = load_next(sl, x[i], level[i]);
+			prefetch_node(sl, next[i]);
+		}
+#ifdef TIDES_ASSERTS
+	for (int i = 0; i < n; i++)
+		TIDES_ASSERT(sp[i].prev[0] == 0 || node_cmp(sl, sp[i].prev[0], keys[i], klens[i]) < 0);
+#endif
+}
+
 uint32_t
 tides_skip_seek(const tides_skiplist *sl, const uint8_t *key, size_t klen)
 {

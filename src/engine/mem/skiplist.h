@@ -99,6 +99,24 @@ void		tides_skip_insert(tides_skiplist *sl, uint32_t off, tides_skip_splice *sp)
 bool		tides_skip_splice_holds(const tides_skiplist *sl, const tides_skip_splice *sp,
 									const uint8_t *key, size_t klen);
 
+/*
+ * Search the places of n keys at once (n <= TIDES_SKIP_GROUP): the n walks
+ * from the head take turns, each turn comparing the node whose load the
+ * walk started on its previous turn, so that up to n cache misses are in
+ * flight where one walk has one.  In a list much larger than the CPU cache
+ * nearly every node a random key's search touches below the top levels is
+ * a miss; n interleaved searches cost little more than the slowest of them.
+ * sp[i] becomes a splice for keys[i] that has seen every level (its pairs
+ * as they were during the walk), so tides_skip_insert through it searches
+ * from its level-0 pair -- after others' inserts meanwhile, or another key
+ * of the same group linked into that pair first, from the lowest level
+ * whose pair still surrounds the key.
+ */
+#define TIDES_SKIP_GROUP 16
+
+void		tides_skip_find_group(const tides_skiplist *sl, int n, const uint8_t *const *keys,
+								  const size_t *klens, tides_skip_splice *sp);
+
 static inline const uint8_t *
 tides_skip_node_key(const tides_skip_node *n)
 {
