@@ -199,12 +199,22 @@ unsealed_add(replay_ctx *c, uint64_t tag)
 	return true;
 }
 
+/* a replayed batch's entries go into the memtable in groups, as the write path's do */
 typedef struct replay_insert
 {
 	tides_db   *db;
 	tides_memtable *m;
 	tides_skip_splice splice;	/* of m */
+	int			npending;
+	tides_mem_put pending[TIDES_SKIP_GROUP];
 } replay_insert;
+
+static void
+replay_link_pending(replay_insert *r)
+{
+	tides_memtable_add_group(r->m, r->pending, r->npending);
+	r->npending = 0;
+}
 
 static tides_status
 replay_entry(void *arg, uint64_t seq, int type, const uint8_t *key, size_t klen,
@@ -219,7 +229,12 @@ replay_entry(void *arg, uint64_t seq, int type, const uint8_t *key, size_t klen,
 	TIDES_ASSERT(off + need <= r->m->arena_size);
 	atomic_store(&r->m->used, off + need);
 	atomic_store(&r->m->placed, atomic_load(&r->m->placed) + need);
-	tides_memtable_add(r->m, &r->splice, off, h, seq, type, key, klen, val, vlen);
+	r->pending[r->npending++] = (tides_mem_put) {
+		.off = off, .height = h, .seq = seq, .type = type,
+		.ukey = key, .ukey_len = klen, .val = val, .vlen = vlen, .sp = &r->splice
+	};
+	if (r->npending == TIDES_SKIP_GROUP)
+		replay_link_pending(r);
 	return TIDES_OK;
 }
 
@@ -346,10 +361,12 @@ replay_record(void *arg, uint64_t lsn, const uint8_t *payload, uint32_t len)
 	ri.m = sh->active;
 	TIDES_ASSERT(atomic_load(&ri.m->state) == TIDES_MEM_ACTIVE);
 	tides_skip_splice_init(&ri.splice);
+	ri.npending = 0;
 	s = tides_batch_decode(payload, len, &h, replay_entry, &ri, &c->err);
 	TIDES_ASSERT(s == TIDES_OK);	/* validated just above */
 	if (s != TIDES_OK)
 		return s;
+	replay_link_pending(&ri);
 	sh->next_lsn = lsn + TIDES_REC_HEADER + len;
 	if (h.count > 0 && h.seq + h.count - 1 > sh->last_seq)
 		sh->last_seq = h.seq + h.count - 1;
