@@ -105,7 +105,10 @@ bool		tides_skip_splice_holds(const tides_skiplist *sl, const tides_skip_splice 
  * walk started on its previous turn, so that up to n cache misses are in
  * flight where one walk has one.  In a list much larger than the CPU cache
  * nearly every node a random key's search touches below the top levels is
- * a miss; n interleaved searches cost little more than the slowest of them.
+ * a miss, so interleaved searches overlap most of their waits -- not all:
+ * with 4 kB pages a node is a TLB miss too, and a core runs only a few page
+ * walks at once (16 keys a batch: 1.5x the puts per second of bench/kv,
+ * src/engine/README.md).
  * sp[i] becomes a splice for keys[i] that has seen every level (its pairs
  * as they were during the walk), so tides_skip_insert through it searches
  * from its level-0 pair -- after others' inserts meanwhile, or another key
