@@ -203,18 +203,9 @@ unsealed_add(replay_ctx *c, uint64_t tag)
 typedef struct replay_insert
 {
 	tides_db   *db;
-	tides_memtable *m;
-	tides_skip_splice splice;	/* of m */
-	int			npending;
-	tides_mem_put pending[TIDES_SKIP_GROUP];
+	tides_mem_group group;		/* of the active memtable */
+	tides_skip_splice splice;	/* of that memtable */
 } replay_insert;
-
-static void
-replay_link_pending(replay_insert *r)
-{
-	tides_memtable_add_group(r->m, r->pending, r->npending);
-	r->npending = 0;
-}
 
 static tides_status
 replay_entry(void *arg, uint64_t seq, int type, const uint8_t *key, size_t klen,
@@ -223,18 +214,16 @@ replay_entry(void *arg, uint64_t seq, int type, const uint8_t *key, size_t klen,
 	replay_insert *r = arg;
 	uint32_t	h = tides_skip_random_height(tides_rand_next(&r->db->rnd));
 	uint64_t	need = tides_memtable_entry_size(h, klen, vlen);
-	uint64_t	off = atomic_load(&r->m->used);
+	uint64_t	off = atomic_load(&r->group.m->used);
 
 	/* the caller made room for the whole batch at the tallest height */
-	TIDES_ASSERT(off + need <= r->m->arena_size);
-	atomic_store(&r->m->used, off + need);
-	atomic_store(&r->m->placed, atomic_load(&r->m->placed) + need);
-	r->pending[r->npending++] = (tides_mem_put) {
+	TIDES_ASSERT(off + need <= r->group.m->arena_size);
+	atomic_store(&r->group.m->used, off + need);
+	atomic_store(&r->group.m->placed, atomic_load(&r->group.m->placed) + need);
+	tides_mem_group_put(&r->group, &(tides_mem_put) {
 		.off = off, .height = h, .seq = seq, .type = type,
 		.ukey = key, .ukey_len = klen, .val = val, .vlen = vlen, .sp = &r->splice
-	};
-	if (r->npending == TIDES_SKIP_GROUP)
-		replay_link_pending(r);
+	});
 	return TIDES_OK;
 }
 
@@ -358,15 +347,14 @@ replay_record(void *arg, uint64_t lsn, const uint8_t *payload, uint32_t len)
 			return s;
 	}
 	ri.db = db;
-	ri.m = sh->active;
-	TIDES_ASSERT(atomic_load(&ri.m->state) == TIDES_MEM_ACTIVE);
+	TIDES_ASSERT(atomic_load(&sh->active->state) == TIDES_MEM_ACTIVE);
+	tides_mem_group_init(&ri.group, sh->active);
 	tides_skip_splice_init(&ri.splice);
-	ri.npending = 0;
 	s = tides_batch_decode(payload, len, &h, replay_entry, &ri, &c->err);
 	TIDES_ASSERT(s == TIDES_OK);	/* validated just above */
 	if (s != TIDES_OK)
 		return s;
-	replay_link_pending(&ri);
+	tides_mem_group_finish(&ri.group);
 	sh->next_lsn = lsn + TIDES_REC_HEADER + len;
 	if (h.count > 0 && h.seq + h.count - 1 > sh->last_seq)
 		sh->last_seq = h.seq + h.count - 1;

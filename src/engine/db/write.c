@@ -307,12 +307,10 @@ repair_log(tides_db *db)
 typedef struct insert_ctx
 {
 	tides_db   *db;
-	tides_memtable *m;
+	tides_mem_group group;		/* of the memtable receiving the entries */
 	uint64_t	off;
 	const uint32_t *heights;
 	uint32_t	i;
-	int			npending;
-	tides_mem_put pending[TIDES_SKIP_GROUP];
 } insert_ctx;
 
 /*
@@ -391,13 +389,6 @@ splice_for(tides_db *db, const tides_memtable *m, const uint8_t *key, size_t kle
 	return &victim->sp;
 }
 
-static void
-insert_pending(insert_ctx *c)
-{
-	tides_memtable_add_group(c->m, c->pending, c->npending);
-	c->npending = 0;
-}
-
 /* tides_batch_decode callback; keys and values point into the batch, alive until the write returns */
 static tides_status
 insert_entry(void *arg, uint64_t seq, int type, const uint8_t *key, size_t klen,
@@ -405,20 +396,13 @@ insert_entry(void *arg, uint64_t seq, int type, const uint8_t *key, size_t klen,
 {
 	insert_ctx *c = arg;
 	uint32_t	h = c->heights[c->i++];
-	tides_mem_put *p = &c->pending[c->npending++];
+	tides_mem_put p = {
+		.off = c->off, .height = h, .seq = seq, .type = type, .ukey = key, .ukey_len = klen,
+		.val = val, .vlen = vlen, .sp = splice_for(c->db, c->group.m, key, klen)
+	};
 
-	p->off = c->off;
-	p->height = h;
-	p->seq = seq;
-	p->type = type;
-	p->ukey = key;
-	p->ukey_len = klen;
-	p->val = val;
-	p->vlen = vlen;
-	p->sp = splice_for(c->db, c->m, key, klen);
+	tides_mem_group_put(&c->group, &p);
 	c->off += tides_memtable_entry_size(h, klen, vlen);
-	if (c->npending == TIDES_SKIP_GROUP)
-		insert_pending(c);
 	return TIDES_OK;
 }
 
@@ -704,14 +688,13 @@ log_and_insert(tides_db *db, write_op *w, tides_error *err)
 		if (w->populate != 0)
 			tides_mem_populate(w->mt->arena + w->off, w->populate);
 		ic.db = db;
-		ic.m = w->mt;
+		tides_mem_group_init(&ic.group, w->mt);
 		ic.off = w->off;
 		ic.heights = w->heights;
 		ic.i = 0;
-		ic.npending = 0;
 		payload = tides_batch_payload(b, &payload_len);
 		ds = tides_batch_decode(payload, payload_len, &bh, insert_entry, &ic, NULL);
-		insert_pending(&ic);
+		tides_mem_group_finish(&ic.group);
 		/* our own encoding: every entry decodes, within the reserved bytes */
 		TIDES_ASSERT(ds == TIDES_OK && ic.i == b->count && bh.count == b->count);
 		(void) ds;

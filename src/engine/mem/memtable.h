@@ -209,6 +209,41 @@ typedef struct tides_mem_put
 void		tides_memtable_add_group(tides_memtable *m, tides_mem_put *puts, int n);
 
 /*
+ * Entries on their way to tides_memtable_add_group, for a caller that has
+ * them one at a time (a batch being decoded): tides_mem_group_put links the
+ * group whenever it fills, tides_mem_group_finish links the rest.  What a
+ * put points at must stay valid until it is linked.
+ */
+typedef struct tides_mem_group
+{
+	tides_memtable *m;
+	int			n;
+	tides_mem_put puts[TIDES_SKIP_GROUP];
+} tides_mem_group;
+
+static inline void
+tides_mem_group_init(tides_mem_group *g, tides_memtable *m)
+{
+	g->m = m;
+	g->n = 0;
+}
+
+static inline void
+tides_mem_group_finish(tides_mem_group *g)
+{
+	tides_memtable_add_group(g->m, g->puts, g->n);
+	g->n = 0;
+}
+
+static inline void
+tides_mem_group_put(tides_mem_group *g, const tides_mem_put *p)
+{
+	g->puts[g->n++] = *p;
+	if (g->n == TIDES_SKIP_GROUP)
+		tides_mem_group_finish(g);
+}
+
+/*
  * Newest entry for ukey with seq <= max_seq.  Returns false if the memtable
  * has none; otherwise sets *type (TIDES_KT_VALUE or _DELETE), *seq and the
  * value (which points into the arena).
