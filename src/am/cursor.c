@@ -307,6 +307,13 @@ position_at(TamCursor *c, uint64 vid, ScanDirection dir)
 	c->pending = true;
 }
 
+uint64
+tam_cursor_read_point(TamCursor *c)
+{
+	Assert(c->started && !c->pending && tides_iter_valid(c->w->it));
+	return tides_iter_read_point(c->w->it);
+}
+
 void
 tam_cursor_close(TamCursor *c)
 {

@@ -306,6 +306,8 @@ extern void tam_cursor_note_live(TamCursor *c, uint64 vid);
 extern void tam_cursor_include_stubs(TamCursor *c);
 extern TamTuple *tam_cursor_next(TamCursor *c, ScanDirection dir);
 extern void tam_cursor_seek(TamCursor *c, uint64 vid, ScanDirection dir);
+/* the read point of the view the version last returned came from (tides_iter_read_point) */
+extern uint64 tam_cursor_read_point(TamCursor *c);
 extern void tam_cursor_close(TamCursor *c);
 
 /* ---- fetch.c */
@@ -397,7 +399,8 @@ extern void tam_vm_clear(Relation rel, uint64 vid);
 extern void tam_vm_clear_chain(Relation rel, uint64 vid, uint64 root_vid);
 extern void tam_vm_clear_range(Relation rel, uint64 first_vid, uint64 nvids);
 extern bool tam_vm_block_visible_to_all(TamTuple *t, TransactionId oldest_xmin);
-extern bool tam_vm_mark_block(Relation rel, uint64 tree, BlockNumber blk, TransactionId oldest_xmin);
+extern bool tam_vm_mark_block(Relation rel, uint64 tree, BlockNumber blk, TransactionId oldest_xmin,
+							  uint64 judged_at);
 
 /* ---- vacuum.c */
 

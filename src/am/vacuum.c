@@ -83,9 +83,19 @@ typedef struct VacState
 	double		entries_written;	/* engine entries VACUUM wrote, and their bytes */
 	double		bytes_written;
 	tides_batch *b;
+	bool		b_removes;		/* b deletes row keys (held_views.c wants to know) */
 	/* visibility map: the block being scanned and whether all of it is visible */
 	BlockNumber cur_block;
 	bool		cur_all_visible;
+	/*
+	 * The read point of the view the scan entered cur_block in, or 0 (it
+	 * skipped the block, or met a redirect, whose target it does not judge):
+	 * tam_vm_mark_block skips its re-read when nothing was written to the
+	 * block since.  A refresh of the cursor inside the block only moves its
+	 * view forward, and anything written after this point fails that proof.
+	 */
+	uint64		cur_judged_at;
+	bool		stepped;		/* the cursor reached its entry by stepping, not a seek */
 	BlockNumber hw_blocks;		/* blocks wholly below the vid high-water mark */
 	BlockNumber all_visible_blocks;
 	/* blocks already all-visible are skipped unless the VACUUM is aggressive */
@@ -144,8 +154,12 @@ flush_batch(VacState *vs)
 		vs->entries_written += tides_batch_count(vs->b);
 		vs->bytes_written += tides_batch_bytes(vs->b);
 		trt_write_batch(vs->b);
+		/* index views older than this may show entries of the rows removed */
+		if (vs->b_removes)
+			trt_tree_note_removal(vs->tree, tides_read_point(trt_engine()));
 	}
 	vs->b = NULL;
+	vs->b_removes = false;
 }
 
 static void
@@ -156,6 +170,7 @@ delete_key(VacState *vs, uint64 vid)
 	trt_row_key(key, vs->tree, vid);
 	if (tides_batch_delete(vac_batch(vs), key, sizeof(key)) != TIDES_OK)
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory building a tides batch")));
+	vs->b_removes = true;
 	if (tides_batch_bytes(vs->b) >= trt_batch_limit())
 		flush_batch(vs);
 }
@@ -269,10 +284,16 @@ track_version(VacState *vs, TamTuple *t)
 	}
 }
 
-/* finish blocks before `upto`: mark the all-visible ones (empty ones are) */
+/*
+ * Finish blocks before `upto`: mark the all-visible ones (empty ones are).
+ * gap_judged_at: the read point of a view that held nothing between
+ * cur_block and upto (the view of the entry the scan stepped to), or 0.
+ */
 static void
-close_blocks(VacState *vs, BlockNumber upto)
+close_blocks(VacState *vs, BlockNumber upto, uint64 gap_judged_at)
 {
+	uint64		judged_at = vs->cur_judged_at;
+
 	if (vs->cur_block < upto)
 		flush_batch(vs);		/* mark_block judges the tree as it now is */
 	for (; vs->cur_block < upto && vs->cur_block < vs->hw_blocks; vs->cur_block++)
@@ -281,10 +302,12 @@ close_blocks(VacState *vs, BlockNumber upto)
 		if ((uint64) vs->cur_block * TRT_ROWS_PER_BLOCK < vs->suspect_below)
 			vs->cur_all_visible = false;
 		if (vs->cur_all_visible &&
-			tam_vm_mark_block(vs->rel, vs->tree, vs->cur_block, vs->OldestXmin))
+			tam_vm_mark_block(vs->rel, vs->tree, vs->cur_block, vs->OldestXmin, judged_at))
 			vs->all_visible_blocks++;
 		vs->cur_all_visible = true;
+		judged_at = gap_judged_at;
 	}
+	vs->cur_judged_at = 0;
 	if (vs->cur_block < upto)
 		vs->cur_block = upto;
 	vs->cur_all_visible = true;
@@ -509,7 +532,10 @@ scan_tree(VacState *vs)
 			const int	prog[] = {PROGRESS_VACUUM_HEAP_BLKS_SCANNED, PROGRESS_VACUUM_NUM_DEAD_TUPLES};
 			const int64 val[] = {blk, vs->dead->num_items};
 
-			close_blocks(vs, blk);
+			uint64		read_point = tam_cursor_read_point(c);
+
+			/* the view t came from held nothing between the last entry and t */
+			close_blocks(vs, blk, vs->stepped ? read_point : 0);
 			vs->entered = true;
 			/*
 			 * pg_stat_progress_vacuum counts the virtual blocks passed
@@ -533,15 +559,19 @@ scan_tree(VacState *vs)
 				vs->skipped_blocks += next - blk;
 				vs->next_vid = (uint64) next * TRT_ROWS_PER_BLOCK;
 				tam_cursor_seek(c, vs->next_vid, ForwardScanDirection);
+				vs->stepped = false;
 				continue;
 			}
 			vs->scanned_blocks++;
+			vs->cur_judged_at = read_point;
+			vs->stepped = true;
 		}
 
 		if (TAM_IS_REDIRECT(t))
 		{
 			if (prune_chain(vs, t->vid) == ROOT_REMOVED)
 				vs->cur_all_visible = false;
+			vs->cur_judged_at = 0;
 			continue;
 		}
 		if (TAM_IS_STUB(t))
@@ -567,7 +597,10 @@ scan_tree(VacState *vs)
 			if (fate == ROOT_REMOVED)
 				vs->cur_all_visible = false;
 			if (fate != ROOT_KEPT)
+			{
+				vs->cur_judged_at = 0;
 				continue;
+			}
 		}
 		if (!tam_vm_block_visible_to_all(t, vs->OldestXmin))
 			vs->cur_all_visible = false;
@@ -620,7 +653,7 @@ scan_tree(VacState *vs)
 	}
 	tam_cursor_close(c);
 	check_gap(vs, vs->suspect_below);
-	close_blocks(vs, vs->hw_blocks);
+	close_blocks(vs, vs->hw_blocks, 0);
 	pgstat_progress_update_param(PROGRESS_VACUUM_HEAP_BLKS_SCANNED, vs->hw_blocks);
 	trt_io_account(vs->rel);
 }
@@ -676,7 +709,7 @@ vacuum_indexes(VacState *vs)
 		if (blk == last || blk >= vs->cur_block)
 			continue;
 		last = blk;
-		if (tam_vm_mark_block(vs->rel, vs->tree, blk, vs->OldestXmin))
+		if (tam_vm_mark_block(vs->rel, vs->tree, blk, vs->OldestXmin, 0))
 			vs->all_visible_blocks++;
 		pgstat_progress_update_param(PROGRESS_VACUUM_HEAP_BLKS_VACUUMED, ++vs->vacuumed_blocks);
 	}
@@ -817,6 +850,7 @@ tam_relation_vacuum(Relation rel, struct VacuumParams *params, BufferAccessStrat
 	}
 	vs.cur_block = 0;
 	vs.cur_all_visible = true;
+	vs.stepped = true;			/* the scan starts at the tree's first entry */
 	/*
 	 * The last block may be partly handed out; its bit can be set like any
 	 * other, since a later insert clears it after writing (see vm.c).

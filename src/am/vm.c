@@ -22,12 +22,28 @@
  *     sees it -- VACUUM first waits for every write reserved so far to be
  *     published, since a HOT update returns before its write is (row.c) --:
  *     a set bit is never stale.
+ *   - The re-read is skipped when VACUUM's scan judged the whole block from
+ *     one engine view, at read point P, and the engine proves (from its
+ *     memtables and its files' sequence-number ranges, without a block
+ *     read: tides_range_changed_since) that no version in the block was
+ *     written after P: a re-read would show what the scan judged.  A write
+ *     whose clear came before the lock was published before it, so it is
+ *     either at or below P (the scan saw it) or above P (the proof fails and
+ *     the block is re-read).
  *   - A new row held back with the transaction's deferred entries
  *     (src/runtime/xact.c) would break that: its index entry becomes
  *     visible in the same write as the row, before any clear after it.  Its
  *     bit is cleared BEFORE the write instead, after the backend published
  *     the row as waiting; VACUUM asks trt_rows_waiting under the lock before
  *     it re-reads, and sets nothing while such a row may wait in the block.
+ *   - An index-only (or bitmap) scan reads an entry, then the bit of its
+ *     row's block, and trusts the bit: the entry must not be one VACUUM has
+ *     deleted before it removed the row and set the bit, which a scan's
+ *     engine view older than the deletion still shows.  Such scans hold
+ *     their views (src/runtime/held_views.c), VACUUM notes each removal of
+ *     rows, and sets no bit of the tree while a view older than its last
+ *     removal is held: it waits a little for them to end, then leaves the
+ *     block to the next VACUUM.
  *     Either VACUUM's look comes after the publication (and it sets
  *     nothing), or the clear takes the lock after VACUUM's set, or the map
  *     page did not exist for the writer, in which case the full barriers
@@ -44,6 +60,7 @@
 #include "postgres.h"
 
 #include "access/visibilitymap.h"
+#include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "storage/smgr.h"
@@ -249,18 +266,84 @@ tam_vm_block_visible_to_all(TamTuple *t, TransactionId oldest_xmin)
 	return (h->t_infomask & HEAP_XMAX_INVALID) != 0;
 }
 
+/* read the block's versions now: all visible to all, no dead stub? */
+static bool
+reread_visible_to_all(Relation rel, uint64 tree, uint64 lo, TransactionId oldest_xmin)
+{
+	TamCursor  *c = tam_cursor_open(tree, RelationGetRelid(rel), lo, lo + TRT_ROWS_PER_BLOCK, false);
+	TamTuple   *t;
+	bool		all = true;
+
+	tam_cursor_include_stubs(c);
+	while (all && (t = tam_cursor_next(c, ForwardScanDirection)) != NULL)
+	{
+		if (TAM_IS_REDIRECT(t))
+		{
+			TamTupleBuf tbuf;
+			TamTuple   *target;
+
+			tam_tuple_buf_init(&tbuf, CurrentMemoryContext);
+			target = tam_fetch_version(tree, t->meta.link, RelationGetRelid(rel), &tbuf);
+			all = target != NULL && tam_vm_block_visible_to_all(target, oldest_xmin);
+			tam_tuple_buf_free(&tbuf);
+		}
+		else
+			all = !TAM_IS_STUB(t) && tam_vm_block_visible_to_all(t, oldest_xmin);
+	}
+	tam_cursor_close(c);
+	return all;
+}
+
+/*
+ * Set blk's bit if every version in it is visible to all (see the file
+ * comment).  judged_at: 0, or the read point of a view the caller found
+ * every version of the block in, each visible to all, and no redirect
+ * (whose target the caller did not judge).
+ */
+/*
+ * Wait up to OLD_VIEWS_WAIT_MS for the index views older than the tree's
+ * last removal to be let go (new views are never that old); false if some
+ * is still held.  Once per removal point and process: a view held for
+ * long (an open cursor) then costs the blocks after it no wait.
+ */
+#define OLD_VIEWS_WAIT_MS 50
+
+static bool
+old_views_gone(uint64 tree)
+{
+	static uint64 gave_up_tree = 0;
+	static uint64 gave_up_at = 0;
+	uint64		removed = trt_tree_removed_at(tree);
+	bool		waited_before = gave_up_tree == tree && gave_up_at == removed;
+
+	for (int waited = 0; trt_held_views_below(removed); waited++)
+	{
+		if (waited_before || waited == OLD_VIEWS_WAIT_MS)
+		{
+			gave_up_tree = tree;
+			gave_up_at = removed;
+			return false;
+		}
+		CHECK_FOR_INTERRUPTS();
+		pg_usleep(1000L);
+	}
+	return true;
+}
+
 bool
-tam_vm_mark_block(Relation rel, uint64 tree, BlockNumber blk, TransactionId oldest_xmin)
+tam_vm_mark_block(Relation rel, uint64 tree, BlockNumber blk, TransactionId oldest_xmin,
+				  uint64 judged_at)
 {
 	Buffer		buf;
 	Page		page;
 	uint8	   *map;
 	bool		all = true;
-	TamCursor *c;
-	TamTuple *t;
 	uint32		byte = HEAPBLK_TO_MAPBYTE(blk);
 	uint8		bit = VISIBILITYMAP_ALL_VISIBLE << HEAPBLK_TO_OFFSET(blk);
+	uint64		lo = (uint64) blk * TRT_ROWS_PER_BLOCK;
 
+	if (!old_views_gone(tree))
+		return false;
 	buf = map_page(rel, blk);
 	if (!BufferIsValid(buf))
 	{
@@ -279,28 +362,12 @@ tam_vm_mark_block(Relation rel, uint64 tree, BlockNumber blk, TransactionId olde
 		 * row held back with its entries (src/runtime/xact.c) is in no
 		 * re-read, so that look comes first.
 		 */
-		all = !trt_rows_waiting(tree, (uint64) (blk + 1) * TRT_ROWS_PER_BLOCK);
+		all = !trt_rows_waiting(tree, lo + TRT_ROWS_PER_BLOCK);
 		/* a write that returned before it was published is in the re-read too */
 		tides_await_reserved(trt_engine());
-		c = tam_cursor_open(tree, RelationGetRelid(rel), (uint64) blk * TRT_ROWS_PER_BLOCK,
-							(uint64) (blk + 1) * TRT_ROWS_PER_BLOCK, false);
-		tam_cursor_include_stubs(c);
-		while (all && (t = tam_cursor_next(c, ForwardScanDirection)) != NULL)
-		{
-			if (TAM_IS_REDIRECT(t))
-			{
-				TamTupleBuf tbuf;
-				TamTuple *target;
-
-				tam_tuple_buf_init(&tbuf, CurrentMemoryContext);
-				target = tam_fetch_version(tree, t->meta.link, RelationGetRelid(rel), &tbuf);
-				all = target != NULL && tam_vm_block_visible_to_all(target, oldest_xmin);
-				tam_tuple_buf_free(&tbuf);
-			}
-			else
-				all = !TAM_IS_STUB(t) && tam_vm_block_visible_to_all(t, oldest_xmin);
-		}
-		tam_cursor_close(c);
+		if (all && (judged_at == 0 ||
+					trt_rows_changed_since(tree, lo, lo + TRT_ROWS_PER_BLOCK, judged_at)))
+			all = reread_visible_to_all(rel, tree, lo, oldest_xmin);
 		if (all)
 		{
 			map[byte] |= bit;

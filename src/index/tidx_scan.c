@@ -52,6 +52,13 @@ typedef struct TidxScan
 	MemoryContext cxt;			/* per-rescan state (reset by rescan) */
 	MemoryContext filtercxt;	/* evaluating scan keys on one entry */
 	TrtIter   *iter;
+	/*
+	 * An index-only or bitmap scan acts on entries without reading their
+	 * rows when the visibility map says a block is all-visible: its view is
+	 * held (runtime/held_views.c) from before the iterator opens to the end
+	 * of the scan or the next rescan; 0 when none is.
+	 */
+	uint64		held_view;
 	bool		qual_ok;
 	int			nintervals;
 	TidxKeyRange *iv;
@@ -124,6 +131,14 @@ typedef struct TidxChunk
 } TidxChunk;
 
 static bool have_filters(TidxScan *so);
+
+static void
+release_view(TidxScan *so)
+{
+	if (so->held_view != 0)
+		trt_held_view_leave(so->held_view);
+	so->held_view = 0;
+}
 
 /* ------------------------------------------------------------------ kills */
 
@@ -216,6 +231,7 @@ tidx_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int n
 		memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
 
 	trt_iter_close(so->iter);
+	release_view(so);
 	MemoryContextReset(so->cxt);
 	so->iter = NULL;
 	so->iv = NULL;
@@ -306,6 +322,9 @@ tidx_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int n
 	}
 	if (so->qual_ok && so->nintervals > 0)
 	{
+		/* a bitmap index scan (no table fetch of its own) or an index-only one */
+		if (scan->xs_want_itup || scan->xs_heapfetch == NULL)
+			so->held_view = trt_held_view_enter();
 		so->iter = trt_iter_open(so->iv[0].lo, so->iv[0].lolen,
 								  so->iv[so->nintervals - 1].hi, so->iv[so->nintervals - 1].hilen, "read an index");
 	}
@@ -834,6 +853,7 @@ tidx_endscan(IndexScanDesc scan)
 	flush_kills(so);
 	note_fetched(so);
 	trt_iter_close(so->iter);
+	release_view(so);
 	MemoryContextDelete(so->cxt);
 	MemoryContextDelete(so->filtercxt);
 	if (so->chunkcxt != NULL)

@@ -123,6 +123,8 @@ tides_stats_sql(PG_FUNCTION_ARGS)
 	S(ingested_bytes);
 	S(reads_unchanged);
 	S(reads_changed);
+	S(ranges_unchanged);
+	S(ranges_changed);
 	S(flush_placed_files);
 	S(flush_placed_bytes);
 	S(stem_probes_absent);

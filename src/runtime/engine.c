@@ -478,6 +478,27 @@ trt_stem_absent(const uint8 *stem, size_t len)
 }
 
 bool
+trt_rows_changed_since(uint64 tree, uint64 lo_vid, uint64 hi_vid, uint64 since)
+{
+	uint8		lower[TRT_ROW_KEY_LEN];
+	uint8		upper[TRT_ROW_KEY_LEN];
+	bool		changed;
+	tides_status s;
+
+	Assert(lo_vid < hi_vid && lo_vid <= TRT_VID_MAX);
+	trt_row_key(lower, tree, lo_vid);
+	if (hi_vid > TRT_VID_MAX)
+		trt_row_key(upper, tree + 1, 0);	/* to the end of the tree */
+	else
+		trt_row_key(upper, tree, hi_vid);
+	s = tides_range_changed_since(trt_engine(), lower, sizeof(lower), upper, sizeof(upper), since,
+								  &changed);
+	if (s != TIDES_OK)
+		trt_engine_error(s, "read a table");
+	return changed;
+}
+
+bool
 trt_read_row(const uint8 *key, size_t klen, char **val, size_t *vlen)
 {
 	tides_db   *db = trt_engine();

@@ -80,6 +80,7 @@ trt_io_account(Relation rel)
 	X(slowdown_count) X(slowdown_us) X(keys_written) X(user_bytes_written) \
 	X(bloom_checked) X(stall_us) X(flush_entries_written) X(compaction_entries_read) \
 	X(compaction_entries_written) X(reads_unchanged) X(reads_changed) \
+	X(ranges_unchanged) X(ranges_changed) \
 	X(flush_placed_files) X(flush_placed_bytes) X(stem_probes_absent) X(stem_probes_maybe) \
 	X(publish_waits) X(publish_wait_us) X(log_sync_requests) X(blocks_fetched) \
 	X(memtable_discards) X(writes)

@@ -42,6 +42,7 @@ trt_shmem_request(void)
 	RequestAddinShmemSpace(mul_size(trt_row_lock_stripes, sizeof(pg_atomic_uint64)));
 	RequestAddinShmemSpace(trt_trees_shmem_size());
 	RequestAddinShmemSpace(trt_waiting_rows_shmem_size());
+	RequestAddinShmemSpace(trt_held_views_shmem_size());
 	RequestAddinShmemSpace(trt_vacant_shmem_size());
 	RequestNamedLWLockTranche("tides", 5);
 	RequestNamedLWLockTranche("tides_row", trt_row_lock_stripes);
@@ -205,6 +206,7 @@ trt_shmem_startup(void)
 	}
 	trt_trees_shmem_init();
 	trt_waiting_rows_shmem_init();
+	trt_held_views_shmem_init();
 	trt_vacant_shmem_init();
 	/* a test file system's shared state, before recovery opens the engine over it */
 	if (vfs_provider != NULL)

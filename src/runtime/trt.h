@@ -313,6 +313,13 @@ trt_key_is_meta(const uint8 *key, size_t klen)
 extern bool trt_stem_absent(const uint8 *stem, size_t len);
 
 /*
+ * false only when no row version of tree in vids [lo_vid, hi_vid) was
+ * written after read point since and no prefix was dropped since, proven
+ * without a block read (tides_range_changed_since); true: maybe, read again.
+ */
+extern bool trt_rows_changed_since(uint64 tree, uint64 lo_vid, uint64 hi_vid, uint64 since);
+
+/*
  * trt_read for a key this backend may have read just before (a row found
  * by a scan, then locked and read again): the value it read last, if the
  * engine proves nothing was written to the key since (tides_changed_since),
@@ -522,6 +529,14 @@ extern void trt_tree_clear_suspect(uint64 tree);
 #define TRT_VM_PAGES_UNKNOWN 0xFFFFFFFF
 extern pg_atomic_uint32 *trt_tree_vm_pages(uint64 tree);
 
+/*
+ * The read point after the tree's last removal of versions whose index
+ * entries were deleted (VACUUM): a view older than it may still show those
+ * entries (held_views.c).  0 when none since the server started.
+ */
+extern void trt_tree_note_removal(uint64 tree, uint64 point);
+extern uint64 trt_tree_removed_at(uint64 tree);
+
 /* one past the largest vid handed out (for relation_size) */
 extern uint64 trt_vid_high_water(uint64 tree);
 
@@ -704,6 +719,20 @@ extern bool trt_xact_defer_row(tides_batch *b, uint64 tree, uint64 vid);
 extern bool trt_rows_waiting(uint64 tree, uint64 below);
 extern Size trt_waiting_rows_shmem_size(void);
 extern void trt_waiting_rows_shmem_init(void);
+
+/*
+ * Index views that scans still act on (held_views.c): an index-only or
+ * bitmap scan of a tides_btree index enters one before it opens its
+ * iterator and leaves it when it ends (or the transaction does); VACUUM
+ * sets no visibility-map bit of a tree while a view older than the tree's
+ * last removal is held (trt_tree_note_removal).
+ */
+extern uint64 trt_held_view_enter(void);
+extern void trt_held_view_leave(uint64 point);
+extern void trt_held_views_reset(void);
+extern bool trt_held_views_below(uint64 point);
+extern Size trt_held_views_shmem_size(void);
+extern void trt_held_views_shmem_init(void);
 
 /* the transaction must be durable when it commits, whatever the sync mode */
 extern void trt_xact_force_durable(void);

@@ -13,7 +13,8 @@
  *
  * Each tree in use has a VidCounter in a shared hash (tides.max_relations
  * entries), which also holds the page count of the relation's visibility
- * map fork (src/am/vm.c).  The suspect mark ('S') is the row id below which
+ * map fork (src/am/vm.c) and the point of its last removal of versions
+ * (held_views.c).  The suspect mark ('S') is the row id below which
  * a crash may have lost rows whose index entries survived (src/am/vacuum.c).
  *
  * Held row ids.  A vid is handed out before its row reaches the engine, and
@@ -45,6 +46,7 @@ typedef struct VidCounter
 	uint64		reserved;
 	uint32		chunk;
 	pg_atomic_uint32 vm_pages;	/* see trt_tree_vm_pages */
+	pg_atomic_uint64 removed_at;	/* see trt_tree_note_removal */
 } VidCounter;
 
 static HTAB *vid_counters = NULL;
@@ -243,6 +245,7 @@ counter_for(uint64 tree)
 		c->reserved = reserved;
 		c->chunk = FIRST_CHUNK;
 		pg_atomic_init_u32(&c->vm_pages, TRT_VM_PAGES_UNKNOWN);
+		pg_atomic_init_u64(&c->removed_at, 0);
 	}
 	LWLockRelease(get_counters_lock());
 	return c;
@@ -357,6 +360,22 @@ pg_atomic_uint32 *
 trt_tree_vm_pages(uint64 tree)
 {
 	return &counter_for(tree)->vm_pages;
+}
+
+void
+trt_tree_note_removal(uint64 tree, uint64 point)
+{
+	pg_atomic_uint64 *at = &counter_for(tree)->removed_at;
+	uint64		cur = pg_atomic_read_u64(at);
+
+	while (cur < point && !pg_atomic_compare_exchange_u64(at, &cur, point))
+		;
+}
+
+uint64
+trt_tree_removed_at(uint64 tree)
+{
+	return pg_atomic_read_u64(&counter_for(tree)->removed_at);
 }
 
 uint64

@@ -593,6 +593,8 @@ trt_xact_callback(XactEvent event)
 			trt_backup_xact_end();
 			trt_read_forget();
 			trt_vids_release();
+			/* scans a failed (sub)transaction left open never end */
+			trt_held_views_reset();
 			break;
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:
@@ -602,6 +604,8 @@ trt_xact_callback(XactEvent event)
 			trt_backup_xact_end();
 			trt_read_forget();
 			trt_vids_release();
+			/* scans a failed (sub)transaction left open never end */
+			trt_held_views_reset();
 			break;
 		default:
 			break;

@@ -15,7 +15,10 @@
  * into a fresh one) and one clean shutdown.  Read points: a key read (by
  * get, or through a fresh or a held iterator) is marked with the read point
  * of that read, and tides_changed_since may answer "unchanged" later only
- * while the oracle still holds the version that read returned.  After a process crash every
+ * while the oracle still holds the version that read returned; a key range
+ * read at a read point is marked the same way, and tides_range_changed_since
+ * may answer "unchanged" only while every key of it holds the version read
+ * (absent ones absent).  After a process crash every
  * write that returned OK must still be there (it reached the kernel).
  *
  * Oracle: keys come from a fixed sorted key space (harness.h), so the oracle
@@ -66,6 +69,18 @@ typedef struct mark
 } mark;
 
 static mark marks[MAX_MARKS];
+
+/* a key range read at a read point, with the versions the oracle says it read */
+typedef struct range_mark
+{
+	bool		used;
+	uint32_t	lo;				/* ranks [lo, hi) */
+	uint32_t	hi;
+	uint32_t   *vers;
+	uint64_t	since;
+} range_mark;
+
+static range_mark rmarks[MAX_MARKS];
 static uint32_t hot_base;
 static int	max_level_seen;
 static uint64_t max_files_seen;
@@ -89,6 +104,10 @@ static struct
 				unchanged,
 				changed,
 				fresh_changed,
+				rmarks,
+				runchanged,
+				rchanged,
+				rfresh_changed,
 				discards;		/* idle memtables given back, over every incarnation */
 }			cnt;
 
@@ -940,6 +959,85 @@ op_check_mark(void)
 		check_mark(m, "later");
 }
 
+/* tides_range_changed_since for m: "unchanged" only while the oracle agrees */
+static bool
+check_range_mark(const range_mark *m, const char *what)
+{
+	static const uint8_t beyond[9] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+	bool		changed = true;
+	tides_status s;
+
+	s = tides_range_changed_since(st.db, ks.key[m->lo], ks.len[m->lo],
+								  m->hi < ks.n ? ks.key[m->hi] : beyond,
+								  m->hi < ks.n ? ks.len[m->hi] : sizeof(beyond), m->since, &changed);
+	if (s != TIDES_OK)
+	{
+		FAILF("range_changed_since (%s): %s: %s", what, tides_status_name(s), tides_errmsg(st.db));
+		return true;
+	}
+	for (uint32_t r = m->lo; !changed && r < m->hi; r++)
+		if (cur[r] != m->vers[r - m->lo])
+		{
+			FAILF("range_changed_since (%s) of ranks [%u, %u) since %llu: unchanged, but rank %u "
+				  "was read at version %u and the oracle holds %u", what, m->lo, m->hi,
+				  (unsigned long long) m->since, r, m->vers[r - m->lo], cur[r]);
+			break;
+		}
+	if (changed)
+		cnt.rchanged++;
+	else
+		cnt.runchanged++;
+	return changed;
+}
+
+/*
+ * Mark a range of 1 to 64 ranks: read at a fresh read point (the oracle's
+ * versions now) or at a held iterator's (its copy's), and ask at once.
+ */
+static void
+op_range_mark(void)
+{
+	range_mark *m = &rmarks[tides_rand_uniform(&rnd, MAX_MARKS)];
+	held_iter  *h = &held[tides_rand_uniform(&rnd, MAX_HELD)];
+	bool		from_held = tides_rand_uniform(&rnd, 3) == 0 && h->used;
+	const uint32_t *vers = from_held ? h->vers : cur;
+
+	m->lo = pick_rank();
+	m->hi = m->lo + 1 + (uint32_t) tides_rand_uniform(&rnd, 64);
+	if (m->hi > ks.n)
+		m->hi = ks.n;
+	m->since = from_held ? tides_iter_read_point(h->it) : tides_read_point(st.db);
+	free(m->vers);
+	m->vers = malloc((m->hi - m->lo) * sizeof(uint32_t));
+	memcpy(m->vers, vers + m->lo, (m->hi - m->lo) * sizeof(uint32_t));
+	m->used = true;
+	cnt.rmarks++;
+	if (check_range_mark(m, "at once") && !from_held)
+		cnt.rfresh_changed++;
+}
+
+static void
+op_check_range_mark(void)
+{
+	range_mark *m = &rmarks[tides_rand_uniform(&rnd, MAX_MARKS)];
+
+	if (m->used)
+		check_range_mark(m, "later");
+}
+
+/* read points are of this engine since it was opened */
+static void
+forget_marks(void)
+{
+	memset(marks, 0, sizeof(marks));
+	for (int i = 0; i < MAX_MARKS; i++)
+	{
+		free(rmarks[i].vers);
+		rmarks[i].vers = NULL;
+		rmarks[i].used = false;
+	}
+}
+
 /* --------------------------------------------------- drops and restarts */
 
 static void
@@ -977,8 +1075,7 @@ restart(bool clean)
 	static const tides_compression comp[] = {TIDES_COMPRESS_LZ4, TIDES_COMPRESS_ZSTD, TIDES_COMPRESS_NONE};
 
 	release_all();
-	/* read points are of this engine since it was opened */
-	memset(marks, 0, sizeof(marks));
+	forget_marks();
 	if (!clean && cnt.crashes % 2 == 0)
 	{
 		/* fill every memtable first: replay must flush to make room */
@@ -1119,6 +1216,10 @@ main(int argc, char **argv)
 			op_mark();
 		else if (p < 860)
 			op_check_mark();
+		else if (p < 870)
+			op_range_mark();
+		else if (p < 885)
+			op_check_range_mark();
 		else
 			op_get_absent();
 
@@ -1181,9 +1282,17 @@ main(int argc, char **argv)
 	if (cnt.marks > 100 && cnt.fresh_changed * 4 > cnt.marks)
 		FAILF("changed_since answered \"changed\" right after %llu of %llu marked reads",
 			  (unsigned long long) cnt.fresh_changed, (unsigned long long) cnt.marks);
+	fprintf(stderr, "test_model: %llu marked ranges: %llu answers unchanged, %llu changed "
+			"(%llu of them at once at a fresh read point)\n",
+			(unsigned long long) cnt.rmarks, (unsigned long long) cnt.runchanged,
+			(unsigned long long) cnt.rchanged, (unsigned long long) cnt.rfresh_changed);
+	if (cnt.rmarks > 100 && cnt.rfresh_changed * 4 > cnt.rmarks)
+		FAILF("range_changed_since answered \"changed\" right after %llu of %llu marked ranges",
+			  (unsigned long long) cnt.rfresh_changed, (unsigned long long) cnt.rmarks);
 	if (max_level_seen < 2)
 		FAILF("the store never grew past level %d: options too large?", max_level_seen);
 	release_all();
+	forget_marks();
 	store_crash(&st);
 	if (test_failures == 0)
 		test_rmdir(st.dir);

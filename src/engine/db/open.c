@@ -263,6 +263,8 @@ tides_get_stats(tides_db *db, tides_stats *st)
 	COPY(stem_probes_absent);
 	COPY(stem_probes_maybe);
 	COPY(reads_changed);
+	COPY(ranges_unchanged);
+	COPY(ranges_changed);
 	COPY(flush_placed_files);
 	COPY(flush_placed_bytes);
 	COPY(publish_waits);

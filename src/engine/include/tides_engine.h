@@ -666,10 +666,21 @@ tides_status tides_get_into(tides_db *db, const tides_snapshot *snap,
  * again") whenever a file that may hold key holds an entry newer than since
  * (a flush or ingestion since, rarely) or any prefix was dropped since.
  * since must come from this engine since it was opened.
+ *
+ * tides_range_changed_since(lower, upper, since) is the same question for
+ * every key in [lower, upper): *changed false only when no entry with a key
+ * there was published after since and no prefix was dropped since, so a
+ * read of the range now would show what one at since showed.  It walks the
+ * memtables' entries in the range (answering "changed" past a few thousand
+ * of them) and, as above, rules table files out by their key and sequence-
+ * number ranges only.
  */
 uint64_t	tides_read_point(tides_db *db);
 tides_status tides_changed_since(tides_db *db, const void *key, size_t klen, uint64_t since,
 								 bool *changed);
+tides_status tides_range_changed_since(tides_db *db, const void *lower, size_t llen,
+									   const void *upper, size_t ulen, uint64_t since,
+									   bool *changed);
 
 /*
  * tides_stem_absent(stem) sets *absent to true only when the engine holds no
@@ -913,6 +924,8 @@ typedef struct tides_stats
 	uint64_t	compaction_entries_written;
 	uint64_t	reads_unchanged;	/* tides_changed_since answers "unchanged" */
 	uint64_t	reads_changed;		/* ... and "changed" (read again) */
+	uint64_t	ranges_unchanged;	/* tides_range_changed_since answers "unchanged" */
+	uint64_t	ranges_changed;		/* ... and "changed" */
 	uint64_t	flush_placed_files; /* files a flush placed below level 0 (db/flush_place.h) */
 	uint64_t	flush_placed_bytes; /* ... and their bytes (part of flush_bytes_written) */
 	uint64_t	stem_probes_absent; /* tides_stem_absent answers "absent" */

@@ -449,6 +449,32 @@ tides_memtable_has_prefix(const tides_memtable *m, const uint8_t *prefix, size_t
 	return n->key_len - TIDES_TRAILER >= len && memcmp(tides_skip_node_key(n), prefix, len) == 0;
 }
 
+bool
+tides_memtable_newer_in_range(const tides_memtable *m, const uint8_t *lower, size_t llen,
+							  const uint8_t *upper, size_t ulen, uint64_t since, int max_steps)
+{
+	uint8_t		stackbuf[256];
+	uint8_t    *target = stackbuf;
+	uint32_t	off;
+
+	if (llen + TIDES_TRAILER > sizeof(stackbuf) && (target = malloc(llen + TIDES_TRAILER)) == NULL)
+		return true;
+	tides_ikey_make(target, lower, llen, TIDES_MAX_SEQ, TIDES_KT_SEEK);
+	off = tides_skip_seek(&m->list, target, llen + TIDES_TRAILER);
+	if (target != stackbuf)
+		free(target);
+	for (int steps = 0; off != 0; steps++, off = tides_skip_next(&m->list, off))
+	{
+		const tides_skip_node *n = tides_skip_node_at(&m->list, off);
+
+		if (tides_ukey_cmp(tides_skip_node_key(n), n->key_len - TIDES_TRAILER, upper, ulen) >= 0)
+			return false;
+		if (node_seq(n) > since || steps == max_steps)
+			return true;
+	}
+	return false;
+}
+
 /* ---- iterator */
 
 typedef struct mem_iter

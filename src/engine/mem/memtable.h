@@ -259,6 +259,15 @@ bool		tides_memtable_get(const tides_memtable *m, const uint8_t *ukey, size_t uk
 bool		tides_memtable_has_prefix(const tides_memtable *m, const uint8_t *prefix, size_t len);
 
 /*
+ * Does an entry linked so far with a user key in [lower, upper) have a seq
+ * above since?  true also after max_steps entries of the range (all at or
+ * below since) and when there is no memory for the search: "maybe".
+ */
+bool		tides_memtable_newer_in_range(const tides_memtable *m, const uint8_t *lower, size_t llen,
+										  const uint8_t *upper, size_t ulen, uint64_t since,
+										  int max_steps);
+
+/*
  * Does the memtable hold any key stem || exactly suffix bytes, of any seq?
  * false is certain; true is checked with has_prefix when the filter lets
  * the stem through (or the memtable's stem suffix is not suffix, or 0).

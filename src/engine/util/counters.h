@@ -40,6 +40,8 @@ typedef struct tides_counters
 	atomic_uint_fast64_t compaction_entries_written;
 	atomic_uint_fast64_t reads_unchanged;
 	atomic_uint_fast64_t reads_changed;
+	atomic_uint_fast64_t ranges_unchanged;
+	atomic_uint_fast64_t ranges_changed;
 	atomic_uint_fast64_t flush_placed_files;
 	atomic_uint_fast64_t flush_placed_bytes;
 	atomic_uint_fast64_t stem_probes_absent;
