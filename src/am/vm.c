@@ -295,41 +295,42 @@ reread_visible_to_all(Relation rel, uint64 tree, uint64 lo, TransactionId oldest
 }
 
 /*
+ * Wait up to OLD_VIEWS_WAIT_US for the index views older than the tree's
+ * last removal to be let go (new views are never that old; an index-only
+ * probe holds one for well under a millisecond); false if one is still
+ * held.  A view this process already waited for in vain (a long bitmap
+ * scan, an open cursor) costs the blocks after it no wait.
+ */
+#define OLD_VIEWS_WAIT_US 50000
+#define OLD_VIEWS_POLL_US 100
+
+static bool
+old_views_gone(uint64 tree)
+{
+	static uint64 waited_for = 0;
+	uint64		removed = trt_tree_removed_at(tree);
+	uint64		oldest;
+
+	for (int waited = 0;; waited++)
+	{
+		oldest = trt_held_views_oldest();
+		if (oldest == 0 || oldest >= removed)
+			return true;
+		if (oldest == waited_for || waited * OLD_VIEWS_POLL_US >= OLD_VIEWS_WAIT_US)
+			break;
+		CHECK_FOR_INTERRUPTS();
+		pg_usleep(OLD_VIEWS_POLL_US);
+	}
+	waited_for = oldest;
+	return false;
+}
+
+/*
  * Set blk's bit if every version in it is visible to all (see the file
  * comment).  judged_at: 0, or the read point of a view the caller found
  * every version of the block in, each visible to all, and no redirect
  * (whose target the caller did not judge).
  */
-/*
- * Wait up to OLD_VIEWS_WAIT_MS for the index views older than the tree's
- * last removal to be let go (new views are never that old); false if some
- * is still held.  Once per removal point and process: a view held for
- * long (an open cursor) then costs the blocks after it no wait.
- */
-#define OLD_VIEWS_WAIT_MS 50
-
-static bool
-old_views_gone(uint64 tree)
-{
-	static uint64 gave_up_tree = 0;
-	static uint64 gave_up_at = 0;
-	uint64		removed = trt_tree_removed_at(tree);
-	bool		waited_before = gave_up_tree == tree && gave_up_at == removed;
-
-	for (int waited = 0; trt_held_views_below(removed); waited++)
-	{
-		if (waited_before || waited == OLD_VIEWS_WAIT_MS)
-		{
-			gave_up_tree = tree;
-			gave_up_at = removed;
-			return false;
-		}
-		CHECK_FOR_INTERRUPTS();
-		pg_usleep(1000L);
-	}
-	return true;
-}
-
 bool
 tam_vm_mark_block(Relation rel, uint64 tree, BlockNumber blk, TransactionId oldest_xmin,
 				  uint64 judged_at)

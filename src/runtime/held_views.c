@@ -125,16 +125,18 @@ trt_held_views_reset(void)
 	publish_oldest();
 }
 
-bool
-trt_held_views_below(uint64 point)
+uint64
+trt_held_views_oldest(void)
 {
+	uint64		oldest = 0;
+
 	pg_memory_barrier();
 	for (int i = 0; i < n_held_views; i++)
 	{
 		uint64		v = pg_atomic_read_u64(&held_views[i].oldest);
 
-		if (v != 0 && v < point)
-			return true;
+		if (v != 0 && (oldest == 0 || v < oldest))
+			oldest = v;
 	}
-	return false;
+	return oldest;
 }

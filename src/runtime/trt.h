@@ -725,12 +725,12 @@ extern void trt_waiting_rows_shmem_init(void);
  * bitmap scan of a tides_btree index enters one before it opens its
  * iterator and leaves it when it ends (or the transaction does); VACUUM
  * sets no visibility-map bit of a tree while a view older than the tree's
- * last removal is held (trt_tree_note_removal).
+ * last removal is held (trt_tree_note_removal, trt_held_views_oldest).
  */
 extern uint64 trt_held_view_enter(void);
 extern void trt_held_view_leave(uint64 point);
 extern void trt_held_views_reset(void);
-extern bool trt_held_views_below(uint64 point);
+extern uint64 trt_held_views_oldest(void);	/* 0: none held */
 extern Size trt_held_views_shmem_size(void);
 extern void trt_held_views_shmem_init(void);
 

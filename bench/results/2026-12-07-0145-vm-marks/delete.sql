@@ -1,0 +1,2 @@
+\set id random(1, 30000)
+DELETE FROM vm WHERE id = :id;
