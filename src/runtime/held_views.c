@@ -20,9 +20,10 @@
  *   - VACUUM, after it removes versions whose entries it deleted, notes the
  *     read point D that covers those deletions for the tree
  *     (trt_tree_note_removal; they are published by then).  Before it sets
- *     a bit, under the map page's lock, it asks whether any slot holds a
- *     view older than the tree's D, and sets nothing while one does
- *     (src/am/vm.c).
+ *     a bit it asks whether any slot holds a view older than the tree's D,
+ *     waits a little for such views to go, and sets nothing while one is
+ *     held (src/am/vm.c).  A scan whose slot VACUUM did not see opens its
+ *     view after D was published (below), so an answer "none" stays true.
  *
  * Both sides store, then fence, then load: the scan stores its slot before
  * it reads the published sequence number for its view; VACUUM's deletions

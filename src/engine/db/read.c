@@ -228,6 +228,27 @@ tides_read_point(tides_db *db)
  * of a read before it) answers "changed" whatever it covers: drops are rare,
  * and the caller just reads again.
  */
+/*
+ * The superversion a since-question reads, pinned with its seq; *dropped:
+ * a prefix was dropped at or after since, which answers "changed".  NULL
+ * (with the error set) when the engine is not open.
+ */
+static tides_superversion *
+since_begin(tides_db *db, uint64_t since, uint64_t *seq, bool *dropped)
+{
+	tides_superversion *sv;
+
+	if (atomic_load(&db->sh->state) != TIDES_STATE_OPEN)
+	{
+		tides_fail(&db->err, TIDES_UNAVAILABLE, "engine is not open");
+		return NULL;
+	}
+	sv = tides_sv_acquire_at(db, seq);
+	TIDES_ASSERT(since <= *seq);	/* a read point of this engine, taken earlier */
+	*dropped = atomic_load(&db->sh->drop_end) > since;
+	return sv;
+}
+
 tides_status
 tides_changed_since(tides_db *db, const void *key, size_t klen, uint64_t since, bool *changed)
 {
@@ -239,15 +260,11 @@ tides_changed_since(tides_db *db, const void *key, size_t klen, uint64_t since, 
 	bool		decided = false;
 
 	*changed = true;
-	if (atomic_load(&db->sh->state) != TIDES_STATE_OPEN)
-		return tides_fail(&db->err, TIDES_UNAVAILABLE, "engine is not open");
 	if (klen == 0 || klen > TIDES_MAX_KEY_LEN)
 		return tides_fail(&db->err, TIDES_INVALID, "bad key length %zu", klen);
-	sv = tides_sv_acquire_at(db, &seq);
-	TIDES_ASSERT(since <= seq); /* a read point of this engine, taken earlier */
+	if ((sv = since_begin(db, since, &seq, &decided)) == NULL)
+		return TIDES_UNAVAILABLE;
 	v = sv->version;
-	if (atomic_load(&db->sh->drop_end) > since)
-		decided = true;			/* a prefix dropped at or after since */
 	for (uint32_t i = 0; i < sv->nmem && !decided; i++)
 	{
 		int			type;
@@ -317,8 +334,6 @@ tides_range_changed_since(tides_db *db, const void *lower, size_t llen, const vo
 	bool		decided = false;
 
 	*changed = true;
-	if (atomic_load(&db->sh->state) != TIDES_STATE_OPEN)
-		return tides_fail(&db->err, TIDES_UNAVAILABLE, "engine is not open");
 	if (llen == 0 || llen > TIDES_MAX_KEY_LEN || ulen == 0 || ulen > TIDES_MAX_KEY_LEN)
 		return tides_fail(&db->err, TIDES_INVALID, "bad key lengths %zu, %zu", llen, ulen);
 	if (tides_ukey_cmp(lower, llen, upper, ulen) >= 0)
@@ -326,11 +341,9 @@ tides_range_changed_since(tides_db *db, const void *lower, size_t llen, const vo
 		*changed = false;		/* an empty range */
 		return TIDES_OK;
 	}
-	sv = tides_sv_acquire_at(db, &seq);
-	TIDES_ASSERT(since <= seq); /* a read point of this engine, taken earlier */
+	if ((sv = since_begin(db, since, &seq, &decided)) == NULL)
+		return TIDES_UNAVAILABLE;
 	v = sv->version;
-	if (atomic_load(&db->sh->drop_end) > since)
-		decided = true;			/* a prefix dropped at or after since */
 	for (uint32_t i = 0; i < sv->nmem && !decided; i++)
 		decided = tides_memtable_newer_in_range(sv->mems[i], lower, llen, upper, ulen, since,
 												RANGE_MAX_MEM_STEPS);

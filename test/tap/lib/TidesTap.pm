@@ -26,7 +26,7 @@ use Test::More;
 
 our @EXPORT = qw(tides_node from_backup tides_conf setup_workload workload_files
   run_load start_load finish_load state_of check_mirror check_indexes
-  check_verify snapshot_sql);
+  check_verify snapshot_sql script_args);
 
 # the settings every test node gets; %p: wal (default 1), sync_mode, extra
 sub tides_conf
@@ -100,6 +100,24 @@ INSERT INTO acc_heap SELECT g, 0 FROM generate_series(1, $rows) g;
 	$node->command_ok([ 'pgbench', '-i', '-q', '-s', '1', 'postgres' ],
 		'pgbench -i with default_table_access_method = tides');
 	return;
+}
+
+# pgbench's -f arguments for scripts given as { "name\@weight" => text }, each
+# written to a file of a new temporary directory
+sub script_args
+{
+	my ($scripts) = @_;
+	my $dir = PostgreSQL::Test::Utils::tempdir;
+	my @f;
+	for my $name (sort keys %$scripts)
+	{
+		(my $file = $name) =~ s/@.*//;
+		open my $fh, '>', "$dir/$file.sql" or die "$dir/$file.sql: $!";
+		print $fh $scripts->{$name};
+		close $fh;
+		push @f, '-f', "$dir/$file.sql" . ($name =~ /(@\d+)/)[0];
+	}
+	return @f;
 }
 
 # the pgbench scripts (name => text) for $rows accounts

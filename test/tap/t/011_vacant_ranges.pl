@@ -59,16 +59,7 @@ SELECT count(*) FROM q;
 SELECT count(*) FROM r;
 SELECT sum(n) FROM small;
 },);
-my $dir = PostgreSQL::Test::Utils::tempdir;
-my @f;
-for my $name (sort keys %scripts)
-{
-	(my $file = $name) =~ s/@.*//;
-	open my $fh, '>', "$dir/$file.sql" or die "$dir/$file.sql: $!";
-	print $fh $scripts{$name};
-	close $fh;
-	push @f, '-f', "$dir/$file.sql" . ($name =~ /(@\d+)/)[0];
-}
+my @f = script_args(\%scripts);
 my ($out, $err);
 my $ok = IPC::Run::run(
 	[ 'pgbench', '-n', '-c', 6, '-j', 2, '-T', 20, @f, '-h', $node->host, '-p', $node->port, 'postgres' ],

@@ -69,16 +69,7 @@ SELECT CASE WHEN :ios_n = :seq_n AND :ios_sum = :seq_sum AND :bm_n = :seq_n THEN
                                  ' seq ' || :seq_n || '/' || :seq_sum)) END;
 COMMIT;
 },);
-my $dir = PostgreSQL::Test::Utils::tempdir;
-my @f;
-for my $name (sort keys %scripts)
-{
-	(my $file = $name) =~ s/@.*//;
-	open my $fh, '>', "$dir/$file.sql" or die "$dir/$file.sql: $!";
-	print $fh $scripts{$name};
-	close $fh;
-	push @f, '-f', "$dir/$file.sql" . ($name =~ /(@\d+)/)[0];
-}
+my @f = script_args(\%scripts);
 
 my $plan = $node->safe_psql('postgres', q{
 SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_indexscan = off;
