@@ -344,7 +344,14 @@ tam_vm_mark_block(Relation rel, uint64 tree, BlockNumber blk, TransactionId olde
 	uint64		lo = (uint64) blk * TRT_ROWS_PER_BLOCK;
 
 	if (!old_views_gone(tree))
-		return false;
+	{
+		/* nothing is set now; a bit already set still counts (relallvisible) */
+		buf = InvalidBuffer;
+		all = tam_vm_all_visible(rel, lo, &buf);
+		if (BufferIsValid(buf))
+			ReleaseBuffer(buf);
+		return all;
+	}
 	buf = map_page(rel, blk);
 	if (!BufferIsValid(buf))
 	{

@@ -249,6 +249,17 @@ since_begin(tides_db *db, uint64_t since, uint64_t *seq, bool *dropped)
 	return sv;
 }
 
+/* its end: the answer counted, the superversion and a malloc'd search key let go */
+static void
+since_end(tides_db *db, tides_superversion *sv, uint8_t *ikey, const uint8_t *stackkey,
+		  atomic_uint_fast64_t *answers)
+{
+	atomic_fetch_add_explicit(answers, 1, memory_order_relaxed);
+	if (ikey != stackkey)
+		free(ikey);
+	tides_sv_release(db, sv);
+}
+
 tides_status
 tides_changed_since(tides_db *db, const void *key, size_t klen, uint64_t since, bool *changed)
 {
@@ -301,13 +312,8 @@ tides_changed_since(tides_db *db, const void *key, size_t klen, uint64_t since, 
 	}
 	if (!decided)
 		*changed = false;		/* no memtable entry, no file newer than since */
-	if (*changed)
-		tides_count(&db->sh->counters, reads_changed, 1);
-	else
-		tides_count(&db->sh->counters, reads_unchanged, 1);
-	if (ikey != stackkey)
-		free(ikey);
-	tides_sv_release(db, sv);
+	since_end(db, sv, ikey, stackkey,
+			  *changed ? &db->sh->counters.reads_changed : &db->sh->counters.reads_unchanged);
 	return TIDES_OK;
 }
 
@@ -372,13 +378,8 @@ tides_range_changed_since(tides_db *db, const void *lower, size_t llen, const vo
 		}
 	}
 	*changed = decided;
-	if (decided)
-		tides_count(&db->sh->counters, ranges_changed, 1);
-	else
-		tides_count(&db->sh->counters, ranges_unchanged, 1);
-	if (ikey != stackkey)
-		free(ikey);
-	tides_sv_release(db, sv);
+	since_end(db, sv, ikey, stackkey,
+			  decided ? &db->sh->counters.ranges_changed : &db->sh->counters.ranges_unchanged);
 	return TIDES_OK;
 }
 

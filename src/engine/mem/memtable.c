@@ -423,6 +423,25 @@ tides_memtable_get(const tides_memtable *m, const uint8_t *ukey, size_t ukey_len
 }
 
 /*
+ * *off: the first node whose user key is at or after ukey (0: none), of any
+ * seq.  false without memory for a long search key.
+ */
+static bool
+seek_ukey(const tides_memtable *m, const uint8_t *ukey, size_t len, uint32_t *off)
+{
+	uint8_t		stackbuf[256];
+	uint8_t    *target = stackbuf;
+
+	if (len + TIDES_TRAILER > sizeof(stackbuf) && (target = malloc(len + TIDES_TRAILER)) == NULL)
+		return false;
+	tides_ikey_make(target, ukey, len, TIDES_MAX_SEQ, TIDES_KT_SEEK);
+	*off = tides_skip_seek(&m->list, target, len + TIDES_TRAILER);
+	if (target != stackbuf)
+		free(target);
+	return true;
+}
+
+/*
  * Does the memtable hold a key starting with prefix, of any seq?  Every
  * entry whose write returned is linked.  The first node at or after prefix
  * in user-key order tells: keys with the prefix are the contiguous run that
@@ -432,17 +451,11 @@ tides_memtable_get(const tides_memtable *m, const uint8_t *ukey, size_t ukey_len
 bool
 tides_memtable_has_prefix(const tides_memtable *m, const uint8_t *prefix, size_t len)
 {
-	uint8_t		stackbuf[256];
-	uint8_t    *target = stackbuf;
 	const tides_skip_node *n;
 	uint32_t	off;
 
-	if (len + TIDES_TRAILER > sizeof(stackbuf) && (target = malloc(len + TIDES_TRAILER)) == NULL)
+	if (!seek_ukey(m, prefix, len, &off))
 		return true;
-	tides_ikey_make(target, prefix, len, TIDES_MAX_SEQ, TIDES_KT_SEEK);
-	off = tides_skip_seek(&m->list, target, len + TIDES_TRAILER);
-	if (target != stackbuf)
-		free(target);
 	if (off == 0)
 		return false;
 	n = tides_skip_node_at(&m->list, off);
@@ -453,16 +466,10 @@ bool
 tides_memtable_newer_in_range(const tides_memtable *m, const uint8_t *lower, size_t llen,
 							  const uint8_t *upper, size_t ulen, uint64_t since, int max_steps)
 {
-	uint8_t		stackbuf[256];
-	uint8_t    *target = stackbuf;
 	uint32_t	off;
 
-	if (llen + TIDES_TRAILER > sizeof(stackbuf) && (target = malloc(llen + TIDES_TRAILER)) == NULL)
+	if (!seek_ukey(m, lower, llen, &off))
 		return true;
-	tides_ikey_make(target, lower, llen, TIDES_MAX_SEQ, TIDES_KT_SEEK);
-	off = tides_skip_seek(&m->list, target, llen + TIDES_TRAILER);
-	if (target != stackbuf)
-		free(target);
 	for (int steps = 0; off != 0; steps++, off = tides_skip_next(&m->list, off))
 	{
 		const tides_skip_node *n = tides_skip_node_at(&m->list, off);
