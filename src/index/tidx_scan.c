@@ -16,7 +16,11 @@
  * engine: TIDs of tides tables are never reused, so that is safe at any time.
  *
  * A parallel scan hands the entries out in chunks (see "parallel scans"
- * below); every participant walks the same intervals.
+ * below); every participant walks the same intervals.  So does a serial
+ * scan of several single keys (`= ANY`, `IN (...)`) that fetches rows of a
+ * tides table, for another reason: it knows the rows of a whole chunk
+ * before the executor reads the first, and asks the engine to read all of
+ * their blocks at once (see "batches" below).
  */
 #include "postgres.h"
 
@@ -31,12 +35,13 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
+#include "utils/spccache.h"
 
 #include "index/tidx.h"
 
 #define KILL_BATCH 128
-/* entries a participant of a parallel scan claims at once */
-#define TIDX_PARALLEL_CHUNK 64
+/* entries a participant of a parallel scan claims, or a batch holds, at once */
+#define TIDX_CHUNK 64
 
 typedef enum PosState
 {
@@ -112,22 +117,28 @@ typedef struct TidxScan
 	TransactionId fetched_deleted_by;
 
 	/*
-	 * A parallel scan: the entries of the chunk this participant claimed
-	 * last, returned in order from chunkpos (both made by the first claim;
-	 * a serial scan has none).
+	 * A parallel scan, or a batched serial one: the entries of the chunk
+	 * this participant claimed (or the batch read) last, returned in order
+	 * from chunkpos (both made by the first chunk; other scans have none).
 	 */
 	MemoryContext chunkcxt;
 	struct TidxChunk *chunk;
 	int			nchunk;
 	int			chunkpos;
+	bool		batch_ok;		/* this rescan reads in batches */
+	bool		batch_last;		/* the chunk is the scan's last (forward) */
 } TidxScan;
 
-/* keys and, for index-only scans, tuples of a claimed chunk (in chunkcxt) */
+/*
+ * keys, intervals and, for index-only scans, tuples of a chunk (in
+ * chunkcxt)
+ */
 typedef struct TidxChunk
 {
-	uint8	   *keys[TIDX_PARALLEL_CHUNK];
-	int			lens[TIDX_PARALLEL_CHUNK];
-	IndexTuple	itups[TIDX_PARALLEL_CHUNK];
+	uint8	   *keys[TIDX_CHUNK];
+	int			lens[TIDX_CHUNK];
+	int			curs[TIDX_CHUNK];
+	IndexTuple	itups[TIDX_CHUNK];
 } TidxChunk;
 
 static bool have_filters(TidxScan *so);
@@ -249,6 +260,7 @@ tidx_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int n
 	if (so->chunkcxt != NULL)
 		MemoryContextReset(so->chunkcxt);
 	so->nchunk = so->chunkpos = 0;
+	so->batch_last = false;
 	so->can_kill = tidx_heap_is_tides(scan->heapRelation) && !RecoveryInProgress();
 	so->heap = scan->heapRelation;
 
@@ -320,6 +332,11 @@ tidx_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int n
 		fetch->kills_logged = true;
 		fetch->deleted_by = so->run_ok ? &so->fetched_deleted_by : NULL;
 	}
+	so->batch_ok = so->qual_ok && so->nintervals > 1 && scan->parallel_scan == NULL &&
+		scan->xs_heapfetch != NULL && !scan->xs_want_itup && tidx_heap_is_tides(scan->heapRelation) &&
+		get_tablespace_io_concurrency(scan->heapRelation->rd_rel->reltablespace) > 0;
+	for (int i = 0; so->batch_ok && i < so->nintervals; i++)
+		so->batch_ok = so->iv[i].stem;
 	if (so->qual_ok && so->nintervals > 0)
 	{
 		/* a bitmap index scan (no table fetch of its own) or an index-only one */
@@ -636,6 +653,145 @@ advance(TidxScan *so, ScanDirection dir, IndexTuple *itup_out, bool want_itup)
 	}
 }
 
+/* ------------------------------------------------------------------ chunks */
+
+/*
+ * Copy up to TIDX_CHUNK entries, from the scan's position on, into
+ * so->chunk; the position ends on the last one copied (or at the end).
+ */
+static void
+fill_chunk(IndexScanDesc scan, ScanDirection dir)
+{
+	TidxScan   *so = (TidxScan *) scan->opaque;
+	MemoryContext old;
+
+	if (so->chunkcxt == NULL)
+	{
+		so->chunkcxt = AllocSetContextCreate(GetMemoryChunkContext(so), "tides_btree chunk",
+											 ALLOCSET_DEFAULT_SIZES);
+		so->chunk = MemoryContextAlloc(GetMemoryChunkContext(so), sizeof(TidxChunk));
+	}
+	MemoryContextReset(so->chunkcxt);
+	so->nchunk = so->chunkpos = 0;
+	while (so->nchunk < TIDX_CHUNK)
+	{
+		IndexTuple	itup = NULL;
+
+		if (!advance(so, dir, &itup, scan->xs_want_itup))
+			break;
+		old = MemoryContextSwitchTo(so->chunkcxt);
+		so->chunk->keys[so->nchunk] = palloc(so->curkeylen);
+		memcpy(so->chunk->keys[so->nchunk], so->curkey, so->curkeylen);
+		so->chunk->lens[so->nchunk] = so->curkeylen;
+		so->chunk->curs[so->nchunk] = so->cur;
+		so->chunk->itups[so->nchunk] = itup != NULL ? CopyIndexTuple(itup) : NULL;
+		MemoryContextSwitchTo(old);
+		so->nchunk++;
+	}
+}
+
+/* hand out the chunk's next entry: it becomes the scan's current one */
+static IndexTuple
+take_from_chunk(TidxScan *so)
+{
+	int			i = so->chunkpos++;
+
+	Assert(i < so->nchunk);
+	save_current_key(so, so->chunk->keys[i], so->chunk->lens[i]);
+	so->cur = so->chunk->curs[i];
+	so->state = POS_ON;
+	return so->chunk->itups[i];
+}
+
+/*
+ * Ask for the index blocks of the next batch's keys: the intervals after the
+ * current one (from the first before the scan has begun, or after it ran off
+ * the start backward).
+ */
+static void
+prefetch_entries(TidxScan *so)
+{
+	const uint8 *stems[TIDX_CHUNK];
+	size_t		lens[TIDX_CHUNK];
+	int			from,
+				n = 0;
+
+	from = so->state == POS_ON ? so->cur + 1 : so->state == POS_END_FWD ? so->nintervals : 0;
+	for (int i = from; i < so->nintervals && n < TIDX_CHUNK; i++)
+	{
+		Assert(so->iv[i].stem);
+		stems[n] = so->iv[i].lo;
+		lens[n++] = so->iv[i].lolen;
+	}
+	if (n > 1)
+		trt_prefetch_stems(stems, lens, n);
+}
+
+/*
+ * Batches.  A serial scan of single keys (every interval a stem: an `= ANY`
+ * or `IN (...)` list over every column) that fetches rows of a tides table
+ * asks the engine to start reading the index blocks of up to TIDX_CHUNK
+ * keys at once (trt_prefetch_stems), reads their entries, asks for all of
+ * their rows' blocks (trt_prefetch_rows), then hands the entries out one by
+ * one.  The scan seeks each key after the last, and the executor reads each
+ * row right after its entry, so without the batch a query waits for its
+ * device reads one after another; with it, for about two.  (nbtree's scans
+ * have no such thing: heap reads a query's rows one after another.)
+ * effective_io_concurrency (of the table's tablespace) 0 turns batches off,
+ * as it turns off PostgreSQL's own prefetching.
+ *
+ * The iterator stays where the chunk ends, and the entry handed out last is
+ * the current one as in an unbatched scan (so->state, cur and curkey: kills,
+ * mark/restore).  A backward step, a restore or a rescan drops what is left
+ * of the chunk and goes on from the current entry through advance.
+ */
+static bool
+batch_next(IndexScanDesc scan, ScanDirection dir, IndexTuple *itup)
+{
+	TidxScan   *so = (TidxScan *) scan->opaque;
+
+	if (ScanDirectionIsBackward(dir))
+	{
+		so->nchunk = so->chunkpos = 0;
+		so->batch_last = false;
+		return advance(so, dir, itup, false);
+	}
+	if (so->chunkpos == so->nchunk)
+	{
+		uint64		vids[TIDX_CHUNK];
+		int			n = 0;
+
+		if (so->batch_last)
+		{
+			so->state = POS_END_FWD;
+			so->cur = so->nintervals - 1;
+			so->nchunk = so->chunkpos = 0;
+			so->batch_last = false;
+			return false;
+		}
+		prefetch_entries(so);
+		fill_chunk(scan, dir);
+		so->batch_last = so->state != POS_ON;
+		for (int i = 0; i < so->nchunk; i++)
+		{
+			ItemPointerData tid;
+
+			tidx_decode_tid(so->chunk->keys[i], so->chunk->lens[i], &tid);
+			if (trt_tid_to_vid(&tid, &vids[n]))
+				n++;
+		}
+		if (n > 1)
+			trt_prefetch_rows(trt_rel_tree(scan->heapRelation), vids, n);
+		if (so->nchunk == 0)
+		{
+			so->batch_last = false;
+			return false;
+		}
+	}
+	*itup = take_from_chunk(so);
+	return true;
+}
+
 /* ------------------------------------------------------------ parallel scans */
 
 /*
@@ -645,7 +801,7 @@ advance(TidxScan *so, ScanDirection dir, IndexTuple *itup_out, bool want_itup)
  * interval and key of the last entry claimed, what a serial scan keeps in
  * state, cur and curkey -- and one participant at a time moves it on.  A
  * participant seizes the area (sleeping while another advances it), loads
- * that position, walks up to TIDX_PARALLEL_CHUNK entries on from it with its
+ * that position, walks up to TIDX_CHUNK entries on from it with its
  * own iterator (advance, as a serial scan goes on from its current key),
  * copies them out, stores the position it reached and lets go; then it
  * returns its copies one by one.  So every entry goes to one participant,
@@ -723,7 +879,6 @@ claim_chunk(IndexScanDesc scan, ScanDirection dir)
 {
 	TidxScan   *so = (TidxScan *) scan->opaque;
 	TidxParallel *p = parallel_area(scan);
-	MemoryContext old;
 
 	for (;;)
 	{
@@ -744,28 +899,7 @@ claim_chunk(IndexScanDesc scan, ScanDirection dir)
 	so->cur = p->cur;
 	if (so->state == POS_ON)
 		save_current_key(so, p->key, p->keylen);
-	if (so->chunkcxt == NULL)
-	{
-		so->chunkcxt = AllocSetContextCreate(GetMemoryChunkContext(so), "tides_btree parallel chunk",
-											 ALLOCSET_DEFAULT_SIZES);
-		so->chunk = MemoryContextAlloc(GetMemoryChunkContext(so), sizeof(TidxChunk));
-	}
-	MemoryContextReset(so->chunkcxt);
-	so->nchunk = so->chunkpos = 0;
-	while (so->nchunk < TIDX_PARALLEL_CHUNK)
-	{
-		IndexTuple	itup = NULL;
-
-		if (!advance(so, dir, &itup, scan->xs_want_itup))
-			break;
-		old = MemoryContextSwitchTo(so->chunkcxt);
-		so->chunk->keys[so->nchunk] = palloc(so->curkeylen);
-		memcpy(so->chunk->keys[so->nchunk], so->curkey, so->curkeylen);
-		so->chunk->lens[so->nchunk] = so->curkeylen;
-		so->chunk->itups[so->nchunk] = itup != NULL ? CopyIndexTuple(itup) : NULL;
-		MemoryContextSwitchTo(old);
-		so->nchunk++;
-	}
+	fill_chunk(scan, dir);
 	Assert(so->state != POS_ON || so->curkeylen <= TIDX_MAX_KEY_LEN);
 	p->state = so->state;
 	p->cur = so->cur;
@@ -801,15 +935,15 @@ tidx_gettuple(IndexScanDesc scan, ScanDirection dir)
 	}
 	if (scan->parallel_scan != NULL)
 	{
-		int			i;
-
 		if (so->chunkpos == so->nchunk && !claim_chunk(scan, dir))
 			return false;
-		i = so->chunkpos++;
 		/* the entry returned is the current one (kills) */
-		save_current_key(so, so->chunk->keys[i], so->chunk->lens[i]);
-		so->state = POS_ON;
-		itup = so->chunk->itups[i];
+		itup = take_from_chunk(so);
+	}
+	else if (so->batch_ok)
+	{
+		if (!batch_next(scan, dir, &itup))
+			return false;
 	}
 	else if (!advance(so, dir, &itup, scan->xs_want_itup))
 		return false;
@@ -895,6 +1029,8 @@ tidx_restrpos(IndexScanDesc scan)
 	if (!so->qual_ok)
 		return;
 	so->run_open = false;		/* the entries handed out are no longer consecutive */
+	so->nchunk = so->chunkpos = 0;	/* a batch goes on from the marked entry */
+	so->batch_last = false;
 	so->state = so->mark_state;
 	so->cur = so->mark_cur;
 	if (so->state == POS_ON)

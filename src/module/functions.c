@@ -133,6 +133,7 @@ tides_stats_sql(PG_FUNCTION_ARGS)
 	S(publish_wait_us);
 	S(log_sync_requests);
 	S(blocks_fetched);
+	S(blocks_prefetched);
 	S(memtable_discards);
 	S(memtables_discarded);
 	S(writes);

@@ -142,6 +142,12 @@ counted_unmap(tides_vfs *v, void *addr, uint64_t len)
 	BASE(v)->unmap(BASE(v), addr, len);
 }
 
+static void
+counted_will_need(tides_vfs *v, int fd, uint64_t off, uint64_t len)
+{
+	BASE(v)->will_need(BASE(v), fd, off, len);
+}
+
 /* the vfs this process's engine uses over `base` (NULL: POSIX) */
 tides_vfs *
 trt_counted_vfs(tides_vfs *base)
@@ -168,7 +174,8 @@ trt_counted_vfs(tides_vfs *base)
 				.sync_dir = counted_sync_dir,
 				.list_dir = counted_list_dir,
 				.map = base->map != NULL ? counted_map : NULL,
-				.unmap = base->map != NULL ? counted_unmap : NULL
+				.unmap = base->map != NULL ? counted_unmap : NULL,
+				.will_need = base->will_need != NULL ? counted_will_need : NULL
 		};
 	}
 	return &counted_vfs;

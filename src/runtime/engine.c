@@ -379,6 +379,73 @@ trt_try_write_batch(tides_batch *b)
 	return true;
 }
 
+#define TRT_PREFETCH_MAX 64		/* keys per tides_prefetch call */
+
+/*
+ * A prefetch searches the engine once more per key before the key is read,
+ * as much CPU again as the read's own search when the blocks are cached,
+ * and pays only when they are read from the files.  So a backend asks only
+ * while its reads miss the block cache: on its first call, and when it has
+ * read a block from the files since its last call ended (blocks_read: the
+ * entries and rows read after it, mostly).
+ */
+static uint64 prefetch_reads_seen = UINT64_MAX;
+
+static bool
+prefetch_pays(void)
+{
+	tides_io_stats io;
+	bool		missed;
+
+	tides_get_process_io(&io);
+	missed = io.blocks_read != prefetch_reads_seen;
+	prefetch_reads_seen = io.blocks_read;
+	return missed;
+}
+
+static void
+prefetch_done(void)
+{
+	tides_io_stats io;
+
+	tides_get_process_io(&io);
+	prefetch_reads_seen = io.blocks_read;
+}
+
+void
+trt_prefetch_rows(uint64 tree, const uint64 *vids, int n)
+{
+	uint8		keys[TRT_PREFETCH_MAX][TRT_ROW_KEY_LEN];
+	const void *ptrs[TRT_PREFETCH_MAX];
+	size_t		lens[TRT_PREFETCH_MAX];
+
+	if (!prefetch_pays())
+		return;
+	for (int done = 0; done < n;)
+	{
+		int			m = Min(n - done, TRT_PREFETCH_MAX);
+
+		for (int i = 0; i < m; i++)
+		{
+			trt_row_key(keys[i], tree, vids[done + i]);
+			ptrs[i] = keys[i];
+			lens[i] = TRT_ROW_KEY_LEN;
+		}
+		tides_prefetch(trt_engine(), ptrs, lens, m);
+		done += m;
+	}
+	prefetch_done();
+}
+
+void
+trt_prefetch_stems(const uint8 *const *stems, const size_t *lens, int n)
+{
+	if (!prefetch_pays())
+		return;
+	tides_prefetch_stems(trt_engine(), (const void *const *) stems, lens, n);
+	prefetch_done();
+}
+
 bool
 trt_read(const uint8 *key, size_t klen, char **val, size_t *vlen)
 {

@@ -82,7 +82,7 @@ trt_io_account(Relation rel)
 	X(compaction_entries_written) X(reads_unchanged) X(reads_changed) \
 	X(ranges_unchanged) X(ranges_changed) \
 	X(flush_placed_files) X(flush_placed_bytes) X(stem_probes_absent) X(stem_probes_maybe) \
-	X(publish_waits) X(publish_wait_us) X(log_sync_requests) X(blocks_fetched) \
+	X(publish_waits) X(publish_wait_us) X(log_sync_requests) X(blocks_fetched) X(blocks_prefetched) \
 	X(memtable_discards) X(writes)
 
 void

@@ -295,6 +295,17 @@ extern bool trt_try_write_batch(tides_batch *b);
  */
 extern bool trt_read(const uint8 *key, size_t klen, char **val, size_t *vlen);
 
+/*
+ * Start reading from the device, all at once, the blocks that reads of the
+ * rows of tree at vids[0..n) would wait for (tides_prefetch): for a caller
+ * that knows several rows before it reads the first.  A hint: no error, no
+ * result.
+ */
+extern void trt_prefetch_rows(uint64 tree, const uint64 *vids, int n);
+
+/* the same for the blocks that stem seeks (tides_iter_seek_stem) of stems[0..n) would read */
+extern void trt_prefetch_stems(const uint8 *const *stems, const size_t *lens, int n);
+
 /* is key one of tree 0's, the runtime's metadata (meta.h)? */
 static inline bool
 trt_key_is_meta(const uint8 *key, size_t klen)

@@ -271,6 +271,7 @@ tides_get_stats(tides_db *db, tides_stats *st)
 	COPY(publish_wait_us);
 	COPY(log_sync_requests);
 	COPY(blocks_fetched);
+	COPY(blocks_prefetched);
 	COPY(writes);
 	COPY(memtable_discards);
 #undef COPY

@@ -205,6 +205,124 @@ tides_get_into(tides_db *db, const tides_snapshot *snap, const void *key, size_t
 	return get_internal(db, snap, key, klen, &g);
 }
 
+/*
+ * Prefetch: the walk of get_internal without reading a data block.  The
+ * search for a key ends at the first memtable entry, or at the first file
+ * whose block for it was asked for or is cached with the key in it
+ * (tides_sst_prefetch); a key found nowhere costs its last-level block,
+ * as its get would.  A stem's walk is a stem seek's (db_iter.c): every
+ * file whose key range and stem filter may hold the stem, down to the last
+ * level (sought without its filter), each asked for the block the seek
+ * lands in.
+ */
+static bool
+prefetch_in_file(tides_db *db, const tides_file_meta *f, const uint8_t *ikey, size_t iklen,
+				 bool use_filter, size_t *asked)
+{
+	tides_sst  *t;
+	tides_error err;
+	bool		ends,
+				did;
+
+	tides_error_clear(&err);
+	if (tides_table_cache_get(db->tcache, f->number, f->size, &t, &err) != TIDES_OK)
+		return true;			/* the get will report it */
+	ends = tides_sst_prefetch(t, ikey, iklen, use_filter, &did);
+	tides_table_cache_release(db->tcache, t);
+	*asked += did;
+	return ends;
+}
+
+static void
+prefetch_key(tides_db *db, const tides_superversion *sv, uint64_t seq, const uint8_t *key,
+			 size_t klen, const uint8_t *ikey, size_t iklen, size_t *asked)
+{
+	const tides_version *v = sv->version;
+	int			last = tides_version_last_level(v);
+
+	for (uint32_t i = 0; i < sv->nmem; i++)
+	{
+		int			type;
+		uint64_t	eseq;
+		const uint8_t *val;
+		size_t		vlen;
+
+		if (tides_memtable_get(sv->mems[i], key, klen, seq, &type, &eseq, &val, &vlen))
+			return;
+	}
+	for (uint32_t i = 0; i < v->nfiles[0]; i++)
+		if (v->files[0][i]->min_seq <= seq && file_may_hold(v->files[0][i], key, klen) &&
+			prefetch_in_file(db, v->files[0][i], ikey, iklen, true, asked))
+			return;
+	for (int l = 1; l <= last; l++)
+	{
+		uint32_t	i = tides_version_find_file(v, l, ikey, iklen);
+
+		if (i < v->nfiles[l] && file_may_hold(v->files[l][i], key, klen) &&
+			prefetch_in_file(db, v->files[l][i], ikey, iklen, l < last, asked))
+			return;
+	}
+}
+
+static void
+prefetch_stem(tides_db *db, const tides_superversion *sv, uint64_t seq, const uint8_t *stem,
+			  size_t len, const uint8_t *ikey, size_t iklen, size_t *asked)
+{
+	const tides_version *v = sv->version;
+	int			last = tides_version_last_level(v);
+	uint32_t	suffix = db->opts.filter_stem_suffix;
+
+	for (uint32_t i = 0; i < v->nfiles[0]; i++)
+		if (v->files[0][i]->min_seq <= seq &&
+			tides_file_may_hold_stem(db->tcache, v->files[0][i], stem, len, suffix))
+			(void) prefetch_in_file(db, v->files[0][i], ikey, iklen, false, asked);
+	for (int l = 1; l <= last; l++)
+	{
+		uint32_t	i = tides_version_find_file(v, l, ikey, iklen);
+
+		if (i < v->nfiles[l] &&
+			tides_file_may_hold_stem(db->tcache, v->files[l][i], stem, len, l < last ? suffix : 0))
+			(void) prefetch_in_file(db, v->files[l][i], ikey, iklen, false, asked);
+	}
+}
+
+static size_t
+prefetch(tides_db *db, const void *const *keys, const size_t *lens, size_t n, bool stems)
+{
+	uint8_t		ikey[256];
+	tides_superversion *sv;
+	uint64_t	seq;
+	size_t		asked = 0;
+
+	if (atomic_load(&db->sh->state) != TIDES_STATE_OPEN)
+		return 0;
+	sv = tides_sv_acquire_at(db, &seq);
+	for (size_t k = 0; k < n; k++)
+	{
+		if (lens[k] == 0 || lens[k] + TIDES_TRAILER > sizeof(ikey))
+			continue;			/* no key that long is worth a hint (a row's key is 14 bytes) */
+		tides_ikey_make(ikey, keys[k], lens[k], seq, TIDES_KT_SEEK);
+		if (stems)
+			prefetch_stem(db, sv, seq, keys[k], lens[k], ikey, lens[k] + TIDES_TRAILER, &asked);
+		else
+			prefetch_key(db, sv, seq, keys[k], lens[k], ikey, lens[k] + TIDES_TRAILER, &asked);
+	}
+	tides_sv_release(db, sv);
+	return asked;
+}
+
+size_t
+tides_prefetch(tides_db *db, const void *const *keys, const size_t *lens, size_t n)
+{
+	return prefetch(db, keys, lens, n, false);
+}
+
+size_t
+tides_prefetch_stems(tides_db *db, const void *const *stems, const size_t *lens, size_t n)
+{
+	return prefetch(db, stems, lens, n, true);
+}
+
 uint64_t
 tides_read_point(tides_db *db)
 {

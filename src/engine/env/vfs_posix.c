@@ -189,10 +189,17 @@ px_unmap(tides_vfs *v, void *addr, uint64_t len)
 	munmap(addr, (size_t) len);
 }
 
+static void
+px_will_need(tides_vfs *v, int fd, uint64_t off, uint64_t len)
+{
+	(void) v;
+	(void) posix_fadvise(fd, (off_t) off, (off_t) len, POSIX_FADV_WILLNEED);
+}
+
 static tides_vfs posix_vfs = {
 	NULL, px_open, px_close, px_pread, px_pwrite, px_fsync, px_allocate,
 	px_truncate, px_file_size, px_unlink, px_rename, px_mkdir, px_sync_dir,
-	px_list_dir, px_map, px_unmap
+	px_list_dir, px_map, px_unmap, px_will_need
 };
 
 tides_vfs *

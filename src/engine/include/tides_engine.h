@@ -98,6 +98,15 @@ struct tides_vfs
 	 */
 	void	   *(*map) (tides_vfs *v, int fd, uint64_t len);
 	void		(*unmap) (tides_vfs *v, void *addr, uint64_t len);
+
+	/*
+	 * Optional (NULL: not offered).  will_need() asks the kernel to start
+	 * reading bytes [off, off + len) of an open file into its page cache
+	 * and returns at once (posix_fadvise WILLNEED): a hint, whose failure
+	 * changes nothing but speed, so it reports none.  tides_prefetch's
+	 * reads, started together, overlap on the device.
+	 */
+	void		(*will_need) (tides_vfs *v, int fd, uint64_t off, uint64_t len);
 };
 
 tides_vfs  *tides_vfs_posix(void);
@@ -650,6 +659,33 @@ tides_status tides_get_into(tides_db *db, const tides_snapshot *snap,
 							void *buf, size_t cap, size_t *vlen);
 
 /*
+ * Start reading, all at once, the table blocks that tides_get of each of
+ * keys[0..n) at the latest read point would read from the device, so that
+ * the gets that follow, one after another, find them in the kernel's page
+ * cache: a caller that knows several keys before it needs the first (the
+ * rows of an `IN (...)` list) waits for one device latency instead of n.
+ * Per key it searches as tides_get does -- memtables, level 0, then one
+ * file per level, each ruled out by its key ranges and filter -- and stops
+ * at the first file whose data block for the key is either in the block
+ * cache and holds the key, or not in the cache (then it is the block asked
+ * for, through the vfs's will_need).  An index partition not in the cache
+ * is read at once (it is cached ahead of data blocks, so that is rare).
+ * Nothing is inserted into the block cache and no result is returned: a
+ * hint, whose failures (an unreadable partition, a vfs without will_need)
+ * are left for the gets to report.  Returns the number of blocks asked
+ * for; counted in tides_stats as blocks_prefetched.
+ */
+size_t		tides_prefetch(tides_db *db, const void *const *keys, const size_t *lens, size_t n);
+
+/*
+ * The same for iterators about to seek stems[0..n) with tides_iter_seek_stem:
+ * the block each such seek would land in, in every table it would read (key
+ * range and stem filter; the last level's by key range only) -- not only
+ * the first, as a seek merges all levels.
+ */
+size_t		tides_prefetch_stems(tides_db *db, const void *const *stems, const size_t *lens, size_t n);
+
+/*
  * Read points, for a reader that keeps a value it read and wants to know
  * later whether it is still the newest (a row read by a scan, then locked
  * and changed by the same backend).  tides_read_point() is the sequence
@@ -934,6 +970,7 @@ typedef struct tides_stats
 	uint64_t	publish_wait_us;	/* ... from their first sleep to their turn */
 	uint64_t	log_sync_requests;	/* writes that waited for a log fsync (FULL mode); / log_syncs = commits per fsync */
 	uint64_t	blocks_fetched;	/* data blocks read and decoded ahead of a read_ahead iterator, and taken */
+	uint64_t	blocks_prefetched;	/* data blocks tides_prefetch asked the kernel to read */
 	uint64_t	writes;			/* batches written (tides_write), each one log record */
 	uint64_t	memtable_discards;	/* idle memtable slots whose pages went back to the system */
 	uint32_t	memtable_count;		/* memtable slots in the region */

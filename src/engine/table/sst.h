@@ -170,6 +170,19 @@ tides_status tides_sst_get_filtered(tides_sst *t, const uint8_t *ikey, size_t ik
 									tides_sst_found_fn found, void *arg, tides_error *err);
 
 /*
+ * Ask for the data block a lookup of ikey (a user key at the latest read
+ * point) would read to be read ahead through the vfs's will_need, unless it
+ * is in the block cache (tides_prefetch).  Rules the table out as the get
+ * does (key runs; filters if use_filter); an index partition it needs is
+ * read through the cache.  Returns true when the lookup would end in this
+ * table -- the block was asked for (*asked), or is cached and holds the key,
+ * or a read failed (the get will report it) -- and false when it would go
+ * on to the tables below.
+ */
+bool		tides_sst_prefetch(tides_sst *t, const uint8_t *ikey, size_t iklen, bool use_filter,
+							   bool *asked);
+
+/*
  * The most runs whose key ranges a table records (range_prefix_len); the
  * last one recorded extends to the table's end.
  */

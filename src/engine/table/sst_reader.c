@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cache/block_cache.h"
+#include "util/assert.h"
 #include "table/filter.h"
 
 typedef struct seek_ctx
@@ -379,6 +380,40 @@ tides_sst_get(tides_sst *t, const uint8_t *ikey, size_t iklen,
 	return tides_sst_get_filtered(t, ikey, iklen, true, found, arg, err);
 }
 
+/*
+ * With c's top level on ikey's entry: does a filter prove ikey's user key
+ * absent from the table (counted as bloom_useful)?  On "maybe", the top
+ * level is on the first entry whose partition may hold it (or invalid, or
+ * the cursor failed: the caller looks).
+ */
+static bool
+filters_rule_out(sst_cursor *c, const uint8_t *ikey, size_t iklen)
+{
+	tides_sst  *t = c->t;
+	uint64_t	h;
+
+	if (!t->has_filter)
+		return false;
+	h = tides_filter_hash(ikey, iklen - TIDES_TRAILER);
+	if (t->src.counters)
+		tides_count(t->src.counters, bloom_checked, 1);
+	while (c->top.valid)
+	{
+		if (sst_filter_may_match(c, h))
+			return false;
+		/* absent here; it may only continue past a separator with its user key */
+		if (tides_ukey_cmp(c->top.key, c->top.klen - TIDES_TRAILER,
+						   ikey, iklen - TIDES_TRAILER) != 0)
+		{
+			if (t->src.counters)
+				tides_count(t->src.counters, bloom_useful, 1);
+			return true;
+		}
+		tides_block_iter_next(&c->top);
+	}
+	return false;
+}
+
 tides_status
 tides_sst_get_filtered(tides_sst *t, const uint8_t *ikey, size_t iklen, bool use_filter,
 					   tides_sst_found_fn found, void *arg, tides_error *err)
@@ -413,29 +448,8 @@ tides_sst_get_filtered(tides_sst *t, const uint8_t *ikey, size_t iklen, bool use
 		goto done;
 	}
 	tides_block_iter_seek(&c->top, ikey, iklen);
-	if (t->has_filter && use_filter)
-	{
-		uint64_t	h = tides_filter_hash(ikey, iklen - TIDES_TRAILER);
-
-		if (t->src.counters)
-			tides_count(t->src.counters, bloom_checked, 1);
-		while (c->top.valid)
-		{
-			if (sst_filter_may_match(c, h))
-				break;
-			/* absent here; it may only continue past a separator with its user key */
-			if (tides_ukey_cmp(c->top.key, c->top.klen - TIDES_TRAILER,
-							   ikey, iklen - TIDES_TRAILER) != 0)
-			{
-				if (t->src.counters)
-					tides_count(t->src.counters, bloom_useful, 1);
-				goto done;
-			}
-			tides_block_iter_next(&c->top);
-		}
-		if (sst_failed(c))
-			goto done;
-	}
+	if (use_filter && filters_rule_out(c, ikey, iklen))
+		goto done;
 	if (!c->top.valid)
 		goto done;
 	if (t->src.cache != NULL && get_in_place(c, ikey, iklen, found, arg))
@@ -461,6 +475,57 @@ done:
 	}
 	put_cursor(t, c);
 	return s;
+}
+
+bool
+tides_sst_prefetch(tides_sst *t, const uint8_t *ikey, size_t iklen, bool use_filter, bool *asked)
+{
+	sst_cursor	tmpc;
+	tides_error tmp_err;
+	sst_cursor *c;
+	tides_block_handle h;
+	seek_ctx	sc;
+	bool		ends = false;
+
+	TIDES_ASSERT(tides_ikey_valid(ikey, iklen));
+	*asked = false;
+	if (!ranges_may_hold(t, ikey, iklen - TIDES_TRAILER))
+		return false;
+	c = get_cursor(t, &tmpc, &tmp_err);
+	tides_block_iter_seek(&c->top, ikey, iklen);
+	if (use_filter && filters_rule_out(c, ikey, iklen))
+		goto done;
+	/* the data block the search would read: through the partition (read if not cached) */
+	sst_idx_enter_seek(c, ikey, iklen);
+	if (!c->part.valid || tides_handle_decode(c->part.val, c->part.val + c->part.vlen, &h) == NULL)
+		goto done;
+	sc.target = ikey;
+	sc.tlen = iklen;
+	sc.key = &c->key;
+	sc.val = &c->val;
+	if (t->src.cache != NULL && tides_block_cache_visit(t->src.cache, t->src.file_number, h.offset,
+													   seek_cb, &sc))
+	{
+		/* cached: the search ends here if the key is in it */
+		ends = sc.res == TIDES_VIEW_FOUND &&
+			tides_ukey_cmp(c->key.data, c->key.len - TIDES_TRAILER, ikey, iklen - TIDES_TRAILER) == 0;
+		goto done;
+	}
+	if (t->src.vfs->will_need != NULL)
+	{
+		t->src.vfs->will_need(t->src.vfs, t->src.fd, h.offset, h.size + TIDES_BLOCK_TRAILER);
+		*asked = true;
+		if (t->src.counters)
+			tides_count(t->src.counters, blocks_prefetched, 1);
+	}
+	ends = true;
+
+done:
+	/* a failure is the get's to report; it would stop there too */
+	if (sst_failed(c))
+		ends = true;
+	put_cursor(t, c);
+	return ends;
 }
 
 /*

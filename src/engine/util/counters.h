@@ -50,6 +50,7 @@ typedef struct tides_counters
 	atomic_uint_fast64_t publish_wait_us;
 	atomic_uint_fast64_t log_sync_requests;
 	atomic_uint_fast64_t blocks_fetched;
+	atomic_uint_fast64_t blocks_prefetched;
 	atomic_uint_fast64_t writes;
 	atomic_uint_fast64_t memtable_discards;
 } tides_counters;
