@@ -356,13 +356,16 @@ tidx_cmp_bytes(const char *a, int alen, const char *b, int blen)
 extern IndexScanDesc tidx_beginscan(Relation index, int nkeys, int norderbys);
 extern void tidx_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int norderbys);
 extern bool tidx_gettuple(IndexScanDesc scan, ScanDirection dir);
-extern Size tidx_estimateparallelscan(void);
-extern void tidx_initparallelscan(void *target);
-extern void tidx_parallelrescan(IndexScanDesc scan);
 extern int64 tidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
 extern void tidx_endscan(IndexScanDesc scan);
 extern void tidx_markpos(IndexScanDesc scan);
 extern void tidx_restrpos(IndexScanDesc scan);
+
+/* ---- tidx_parallel.c */
+
+extern Size tidx_estimateparallelscan(void);
+extern void tidx_initparallelscan(void *target);
+extern void tidx_parallelrescan(IndexScanDesc scan);
 
 /* ---- tidx_vacuum.c */
 

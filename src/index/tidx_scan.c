@@ -15,8 +15,8 @@
  * executor reports dead to everyone (kill_prior_tuple) are deleted from the
  * engine: TIDs of tides tables are never reused, so that is safe at any time.
  *
- * A parallel scan hands the entries out in chunks (see "parallel scans"
- * below); every participant walks the same intervals.  So does a serial
+ * A parallel scan hands the entries out in chunks (tidx_parallel.c); every
+ * participant walks the same intervals.  So does a serial
  * scan of several single keys (`= ANY`, `IN (...)`) that fetches rows of a
  * tides table, for another reason: it knows the rows of a whole chunk
  * before the executor reads the first, and asks the engine to read all of
@@ -29,8 +29,6 @@
 #include "access/relscan.h"
 #include "nodes/tidbitmap.h"
 #include "pgstat.h"
-#include "storage/condition_variable.h"
-#include "storage/spin.h"
 #include "utils/array.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -38,108 +36,8 @@
 #include "utils/spccache.h"
 
 #include "index/tidx.h"
+#include "index/tidx_scan.h"
 
-#define KILL_BATCH 128
-/* entries a participant of a parallel scan claims, or a batch holds, at once */
-#define TIDX_CHUNK 64
-
-typedef enum PosState
-{
-	POS_START,					/* nothing read since rescan */
-	POS_ON,						/* on an entry of interval cur */
-	POS_END_FWD,				/* ran off the end going forward */
-	POS_END_BWD					/* ran off the start going backward */
-} PosState;
-
-typedef struct TidxScan
-{
-	TidxDesc	d;
-	MemoryContext cxt;			/* per-rescan state (reset by rescan) */
-	MemoryContext filtercxt;	/* evaluating scan keys on one entry */
-	TrtIter   *iter;
-	/*
-	 * An index-only or bitmap scan acts on entries without reading their
-	 * rows when the visibility map says a block is all-visible: its view is
-	 * held (runtime/held_views.c) from before the iterator opens to the end
-	 * of the scan or the next rescan; 0 when none is.
-	 */
-	uint64		held_view;
-	bool		qual_ok;
-	int			nintervals;
-	TidxKeyRange *iv;
-	int			nfilter;
-	TidxFilterKey *filter;
-	bool		counted;
-
-	PosState	state;
-	int			cur;
-	uint8	   *curkey;			/* copy of the current entry's key */
-	int			curkeylen;
-	int			curkeycap;
-
-	PosState	mark_state;
-	int			mark_cur;
-	uint8	   *markkey;
-	int			markkeylen;
-	int			markkeycap;
-
-	char	   *itupbuf;		/* aligned copy of the current IndexTuple */
-	Size		itupcap;
-
-	bool		can_kill;
-	Relation	heap;			/* whose horizon a kill reports (can_kill) */
-	int			nkill;
-	uint8	   *killkeys[KILL_BATCH];
-	size_t		killlens[KILL_BATCH];
-
-	/*
-	 * Scan hints (tidx_hint.c): a forward scan from the start of a unique
-	 * index seeks past the run of deleted entries the last one found, and
-	 * records where its own first key was.
-	 */
-	bool		hint_ok;		/* this rescan may use and set a hint */
-	uint64		hint_gen;		/* the hint generation before the iterator opened */
-	bool		hint_pending;	/* the first key after hint_start is to be recorded */
-	uint8		hint_start[TIDX_HINT_KEY_MAX];	/* where the first interval was entered */
-	int			hint_startlen;
-	uint64		snap_xmin;		/* tidx_hint_snapshot_xmin of the scan's snapshot */
-
-	/*
-	 * Dead runs (tidx_hint.c): while every entry this scan handed out since
-	 * hint_start led to versions deleted by committed transactions (the
-	 * table's fetch reports each into fetched_deleted_by), the newest
-	 * deleter of them; at the first entry that did not, the scan records
-	 * the run as a hint.
-	 */
-	bool		run_ok;			/* this rescan may record a dead run */
-	bool		run_open;
-	TransactionId run_deleted_by;	/* FrozenTransactionId: none yet */
-	TransactionId fetched_deleted_by;
-
-	/*
-	 * A parallel scan, or a batched serial one: the entries of the chunk
-	 * this participant claimed (or the batch read) last, returned in order
-	 * from chunkpos (both made by the first chunk; other scans have none).
-	 */
-	MemoryContext chunkcxt;
-	struct TidxChunk *chunk;
-	int			nchunk;
-	int			chunkpos;
-	bool		batch_ok;		/* this rescan reads in batches */
-	bool		batch_last;		/* the chunk is the scan's last (forward) */
-} TidxScan;
-
-/*
- * keys, intervals and, for index-only scans, tuples of a chunk (in
- * chunkcxt)
- */
-typedef struct TidxChunk
-{
-	uint8	   *keys[TIDX_CHUNK];
-	int			lens[TIDX_CHUNK];
-	int			curs[TIDX_CHUNK];
-	IndexTuple	itups[TIDX_CHUNK];
-} TidxChunk;
 
 static bool have_filters(TidxScan *so);
 
@@ -494,8 +392,8 @@ have_filters(TidxScan *so)
 	return false;
 }
 
-static void
-save_current_key(TidxScan *so, const uint8 *k, size_t klen)
+void
+tidx_save_current_key(TidxScan *so, const uint8 *k, size_t klen)
 {
 	if (so->curkeycap < (int) klen)
 	{
@@ -626,7 +524,7 @@ advance(TidxScan *so, ScanDirection dir, IndexTuple *itup_out, bool want_itup)
 				}
 				if (pass)
 				{
-					save_current_key(so, k, klen);
+					tidx_save_current_key(so, k, klen);
 					so->state = POS_ON;
 					*itup_out = itup;
 					return true;
@@ -655,12 +553,8 @@ advance(TidxScan *so, ScanDirection dir, IndexTuple *itup_out, bool want_itup)
 
 /* ------------------------------------------------------------------ chunks */
 
-/*
- * Copy up to TIDX_CHUNK entries, from the scan's position on, into
- * so->chunk; the position ends on the last one copied (or at the end).
- */
-static void
-fill_chunk(IndexScanDesc scan, ScanDirection dir)
+void
+tidx_fill_chunk(IndexScanDesc scan, ScanDirection dir)
 {
 	TidxScan   *so = (TidxScan *) scan->opaque;
 	MemoryContext old;
@@ -697,7 +591,7 @@ take_from_chunk(TidxScan *so)
 	int			i = so->chunkpos++;
 
 	Assert(i < so->nchunk);
-	save_current_key(so, so->chunk->keys[i], so->chunk->lens[i]);
+	tidx_save_current_key(so, so->chunk->keys[i], so->chunk->lens[i]);
 	so->cur = so->chunk->curs[i];
 	so->state = POS_ON;
 	return so->chunk->itups[i];
@@ -770,7 +664,7 @@ batch_next(IndexScanDesc scan, ScanDirection dir, IndexTuple *itup)
 			return false;
 		}
 		prefetch_entries(so);
-		fill_chunk(scan, dir);
+		tidx_fill_chunk(scan, dir);
 		so->batch_last = so->state != POS_ON;
 		for (int i = 0; i < so->nchunk; i++)
 		{
@@ -790,129 +684,6 @@ batch_next(IndexScanDesc scan, ScanDirection dir, IndexTuple *itup)
 	}
 	*itup = take_from_chunk(so);
 	return true;
-}
-
-/* ------------------------------------------------------------ parallel scans */
-
-/*
- * Participants of a parallel scan (amcanparallel) claim the entries that
- * pass the scan keys in chunks, in scan order, as nbtree's claim pages: the
- * shared area says where the unclaimed entries start -- the position state,
- * interval and key of the last entry claimed, what a serial scan keeps in
- * state, cur and curkey -- and one participant at a time moves it on.  A
- * participant seizes the area (sleeping while another advances it), loads
- * that position, walks up to TIDX_CHUNK entries on from it with its
- * own iterator (advance, as a serial scan goes on from its current key),
- * copies them out, stores the position it reached and lets go; then it
- * returns its copies one by one.  So every entry goes to one participant,
- * and each participant's entries come in scan order (Gather Merge relies on
- * it).
- *
- * Each participant opened its iterator at its own rescan, so they read the
- * index at different moments, as a serial scan's refreshed iterator does
- * (TrtIter): an entry one view has and another lacks belongs to a row the
- * query's snapshot cannot see -- entries go only when their rows are dead to
- * everyone, and one written after another participant's view began points
- * at a row whose inserter the snapshot does not see.
- */
-typedef struct TidxParallel
-{
-	slock_t		mutex;
-	bool		advancing;		/* a participant is claiming a chunk */
-	ConditionVariable cv;		/* broadcast when it is done */
-	/* where the unclaimed entries start (PosState, interval, last key claimed) */
-	int			state;
-	int			cur;
-	int			keylen;
-	uint8		key[FLEXIBLE_ARRAY_MEMBER];	/* TIDX_MAX_KEY_LEN bytes */
-} TidxParallel;
-
-static TidxParallel *
-parallel_area(IndexScanDesc scan)
-{
-	return (TidxParallel *) OffsetToPointer(scan->parallel_scan, scan->parallel_scan->ps_offset);
-}
-
-Size
-tidx_estimateparallelscan(void)
-{
-	return add_size(offsetof(TidxParallel, key), TIDX_MAX_KEY_LEN);
-}
-
-static void
-parallel_reset(TidxParallel *p)
-{
-	p->advancing = false;
-	p->state = POS_START;
-	p->cur = 0;
-	p->keylen = 0;
-}
-
-void
-tidx_initparallelscan(void *target)
-{
-	TidxParallel *p = (TidxParallel *) target;
-
-	SpinLockInit(&p->mutex);
-	ConditionVariableInit(&p->cv);
-	parallel_reset(p);
-}
-
-/* the leader, before the participants rescan */
-void
-tidx_parallelrescan(IndexScanDesc scan)
-{
-	TidxParallel *p = parallel_area(scan);
-
-	SpinLockAcquire(&p->mutex);
-	parallel_reset(p);
-	SpinLockRelease(&p->mutex);
-}
-
-/*
- * Claim the next chunk of the scan into so->chunk: false when nothing is
- * left.  An error while advancing ends the whole parallel query, as in
- * nbtree, so the area is not given back then.
- */
-static bool
-claim_chunk(IndexScanDesc scan, ScanDirection dir)
-{
-	TidxScan   *so = (TidxScan *) scan->opaque;
-	TidxParallel *p = parallel_area(scan);
-
-	for (;;)
-	{
-		bool		mine;
-
-		SpinLockAcquire(&p->mutex);
-		mine = !p->advancing;
-		p->advancing = true;
-		SpinLockRelease(&p->mutex);
-		if (mine)
-			break;
-		ConditionVariableSleep(&p->cv, PG_WAIT_EXTENSION);
-	}
-	ConditionVariableCancelSleep();
-
-	/* the area is this participant's until it stores the new position */
-	so->state = (PosState) p->state;
-	so->cur = p->cur;
-	if (so->state == POS_ON)
-		save_current_key(so, p->key, p->keylen);
-	fill_chunk(scan, dir);
-	Assert(so->state != POS_ON || so->curkeylen <= TIDX_MAX_KEY_LEN);
-	p->state = so->state;
-	p->cur = so->cur;
-	if (so->state == POS_ON)
-	{
-		memcpy(p->key, so->curkey, so->curkeylen);
-		p->keylen = so->curkeylen;
-	}
-	SpinLockAcquire(&p->mutex);
-	p->advancing = false;
-	SpinLockRelease(&p->mutex);
-	ConditionVariableBroadcast(&p->cv);
-	return so->nchunk > 0;
 }
 
 bool
@@ -935,7 +706,7 @@ tidx_gettuple(IndexScanDesc scan, ScanDirection dir)
 	}
 	if (scan->parallel_scan != NULL)
 	{
-		if (so->chunkpos == so->nchunk && !claim_chunk(scan, dir))
+		if (so->chunkpos == so->nchunk && !tidx_claim_chunk(scan, dir))
 			return false;
 		/* the entry returned is the current one (kills) */
 		itup = take_from_chunk(so);
@@ -1035,7 +806,7 @@ tidx_restrpos(IndexScanDesc scan)
 	so->cur = so->mark_cur;
 	if (so->state == POS_ON)
 	{
-		save_current_key(so, so->markkey, so->markkeylen);
+		tidx_save_current_key(so, so->markkey, so->markkeylen);
 		tides_iter_seek(so->iter->it, so->markkey, so->markkeylen);
 	}
 }
