@@ -18,8 +18,8 @@
 #include <string.h>
 
 #include "cache/block_cache.h"
-#include "util/assert.h"
 #include "table/filter.h"
+#include "util/assert.h"
 
 typedef struct seek_ctx
 {
@@ -450,7 +450,7 @@ tides_sst_get_filtered(tides_sst *t, const uint8_t *ikey, size_t iklen, bool use
 	tides_block_iter_seek(&c->top, ikey, iklen);
 	if (use_filter && filters_rule_out(c, ikey, iklen))
 		goto done;
-	if (!c->top.valid)
+	if (!c->top.valid || sst_failed(c))
 		goto done;
 	if (t->src.cache != NULL && get_in_place(c, ikey, iklen, found, arg))
 	{
@@ -494,6 +494,8 @@ tides_sst_prefetch(tides_sst *t, const uint8_t *ikey, size_t iklen, bool use_fil
 	c = get_cursor(t, &tmpc, &tmp_err);
 	tides_block_iter_seek(&c->top, ikey, iklen);
 	if (use_filter && filters_rule_out(c, ikey, iklen))
+		goto done;
+	if (!c->top.valid || sst_failed(c))
 		goto done;
 	/* the data block the search would read: through the partition (read if not cached) */
 	sst_idx_enter_seek(c, ikey, iklen);
