@@ -1,6 +1,7 @@
 /*
- * test_prefetch.c -- tides_prefetch asks for exactly the blocks the gets
- * after it read.
+ * test_prefetch.c -- tides_prefetch and tides_prefetch_stems ask only for
+ * blocks that the gets and seeks after them read, and for nearly all of
+ * those.
  *
  * The store holds rows of one tree (200-byte incompressible values, about
  * twenty to a block) in the last level; some rows rewritten into level 0,
