@@ -334,7 +334,7 @@ check_table(tides_sst *t, const model *m, tides_rand *r, tides_counters *ctr)
 	 */
 	{
 		tides_iiter *fa = tides_sst_iter_new(t, false);
-		uint64_t	fetched = atomic_load(&ctr->blocks_fetched);
+		uint64_t	fetched = tides_counter_sum(ctr, blocks_fetched);
 		uint64_t	nblocks = tides_sst_properties(t)->num_data_blocks;
 
 		tides_sst_iter_fetch_ahead(fa);
@@ -343,7 +343,7 @@ check_table(tides_sst *t, const model *m, tides_rand *r, tides_counters *ctr)
 				break;
 		CHECK(i == m->n && !tides_iiter_valid(fa) && tides_iiter_status(fa) == TIDES_OK);
 		/* the first block, and the two that start the run, are the reader's own */
-		CHECK(nblocks < 3 || atomic_load(&ctr->blocks_fetched) - fetched == nblocks - 3);
+		CHECK(nblocks < 3 || tides_counter_sum(ctr, blocks_fetched) - fetched == nblocks - 3);
 		for (int j = 0; j < 20 && m->n > 0; j++)
 		{
 			size_t		x = tides_rand_uniform(r, m->n);
@@ -614,7 +614,7 @@ run_config(const char *dir, tides_compression comp, uint32_t block_size, uint32_
 			  p->max_seq == props.max_seq && p->num_partitions == props.num_partitions);
 		check_table(t, &m, &r, &ctr);
 		if (bloom && m.n > 100)
-			CHECK(atomic_load(&ctr.bloom_useful) > 0);
+			CHECK(tides_counter_sum(&ctr, bloom_useful) > 0);
 		if (prefix && m.n > 0)
 		{
 			uint8_t		pfx[8];
@@ -638,7 +638,7 @@ run_config(const char *dir, tides_compression comp, uint32_t block_size, uint32_
 	{
 		check_table(t, &m, &r, &ctr);
 		if (cache && m.n > 0)
-			CHECK(atomic_load(&ctr.cache_hits) > 0);
+			CHECK(tides_counter_sum(&ctr, cache_hits) > 0);
 		tides_sst_close(t);
 	}
 	tides_sst_props_free(&props);
@@ -887,7 +887,7 @@ test_ranges(const char *dir)
 		/* a get of a tree the table lacks reads no block: the runs decide */
 		{
 			uint8_t		ik[20];
-			uint64_t	read_before = atomic_load(&ctr.bytes_read);
+			uint64_t	read_before = tides_counter_sum(&ctr, bytes_read);
 			found_ctx	f = {0};
 
 			test_put_be32(stem + 8, 1050);
@@ -896,7 +896,7 @@ test_ranges(const char *dir)
 			if (present)
 				CHECK(s == TIDES_OK && f.calls == 1 && f.kl == sizeof(ik) && memcmp(f.k, stem, sizeof(stem)) == 0);
 			else
-				CHECK(s == TIDES_NOT_FOUND && f.calls == 0 && atomic_load(&ctr.bytes_read) == read_before);
+				CHECK(s == TIDES_NOT_FOUND && f.calls == 0 && tides_counter_sum(&ctr, bytes_read) == read_before);
 			free(f.vcopy);
 		}
 		/* prefixes of 2 key bytes: every key starts 0x0000, none 0xffff */

@@ -234,7 +234,7 @@ tides_get_stats(tides_db *db, tides_stats *st)
 	tides_superversion *sv;
 
 	memset(st, 0, sizeof(*st));
-#define COPY(f) st->f = atomic_load_explicit(&c->f, memory_order_relaxed)
+#define COPY(f) st->f = tides_counter_sum(c, f)
 	COPY(log_bytes_written);
 	COPY(log_syncs);
 	COPY(flush_bytes_written);

@@ -370,9 +370,13 @@ since_begin(tides_db *db, uint64_t since, uint64_t *seq, bool *dropped)
 /* its end: the answer counted, the superversion and a malloc'd search key let go */
 static void
 since_end(tides_db *db, tides_superversion *sv, uint8_t *ikey, const uint8_t *stackkey,
-		  atomic_uint_fast64_t *answers)
+		  bool range, bool changed)
 {
-	atomic_fetch_add_explicit(answers, 1, memory_order_relaxed);
+	tides_counter_set *c = tides_counters_mine(&db->sh->counters);
+
+	atomic_fetch_add_explicit(range ? (changed ? &c->ranges_changed : &c->ranges_unchanged) :
+							  (changed ? &c->reads_changed : &c->reads_unchanged),
+							  1, memory_order_relaxed);
 	if (ikey != stackkey)
 		free(ikey);
 	tides_sv_release(db, sv);
@@ -430,8 +434,7 @@ tides_changed_since(tides_db *db, const void *key, size_t klen, uint64_t since, 
 	}
 	if (!decided)
 		*changed = false;		/* no memtable entry, no file newer than since */
-	since_end(db, sv, ikey, stackkey,
-			  *changed ? &db->sh->counters.reads_changed : &db->sh->counters.reads_unchanged);
+	since_end(db, sv, ikey, stackkey, false, *changed);
 	return TIDES_OK;
 }
 
@@ -496,8 +499,7 @@ tides_range_changed_since(tides_db *db, const void *lower, size_t llen, const vo
 		}
 	}
 	*changed = decided;
-	since_end(db, sv, ikey, stackkey,
-			  decided ? &db->sh->counters.ranges_changed : &db->sh->counters.ranges_unchanged);
+	since_end(db, sv, ikey, stackkey, true, decided);
 	return TIDES_OK;
 }
 

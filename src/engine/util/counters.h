@@ -2,17 +2,29 @@
  * counters.h -- engine-wide statistics in the shared region.
  *
  * Relaxed atomic adds: the numbers are for reporting and tuning, never for
- * control decisions.  tides_get_stats() copies them out.
+ * control decisions.  tides_get_stats() sums them up.
+ *
+ * Every write and nearly every read bumps a few of them, so one set shared
+ * by all would be a handful of cache lines every writing or reading thread
+ * takes in turn: two threads putting keys spent a fifth of their write path
+ * waiting for the lines of `writes`, `keys_written` and `user_bytes_written`
+ * (bench/results/2026-12-07-0830-where-cpu-goes.md).  So the counters come
+ * in TIDES_COUNTER_STRIPES sets, each on lines of its own, and a thread adds
+ * to the set its thread id picks: threads with ids in a row (a process's
+ * threads, backends forked one after another) never share one.  A reader
+ * adds the sets up; a sum read while threads add is, as before, some mix of
+ * before and after.
  */
 #ifndef TIDES_UTIL_COUNTERS_H
 #define TIDES_UTIL_COUNTERS_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "tides_engine.h"
 
-typedef struct tides_counters
+typedef struct tides_counter_set
 {
 	atomic_uint_fast64_t log_bytes_written;
 	atomic_uint_fast64_t log_syncs;
@@ -53,7 +65,43 @@ typedef struct tides_counters
 	atomic_uint_fast64_t blocks_prefetched;
 	atomic_uint_fast64_t writes;
 	atomic_uint_fast64_t memtable_discards;
+} tides_counter_set;
+
+#define TIDES_COUNTER_STRIPES 32
+
+typedef struct tides_counters
+{
+	struct
+	{
+		_Alignas(64) tides_counter_set set;
+	}			stripe[TIDES_COUNTER_STRIPES];
 } tides_counters;
+
+/*
+ * 1 + the calling thread's stripe; 0 until it first counts, and after fork.
+ * Initial-exec: read at a fixed offset from the thread pointer, not through
+ * __tls_get_addr, also when the engine is in a shared library loaded at
+ * startup (the PostgreSQL extension).
+ */
+extern __thread unsigned tides_counter_stripe_id __attribute__((tls_model("initial-exec")));
+unsigned	tides_counter_stripe_slow(void);
+
+/* the calling thread's set of c */
+static inline tides_counter_set *
+tides_counters_mine(tides_counters *c)
+{
+	unsigned	s = tides_counter_stripe_id;
+
+	if (s == 0)
+		s = tides_counter_stripe_slow();
+	return &c->stripe[s - 1].set;
+}
+
+/* the sum of one counter (field offset off) over every stripe */
+uint64_t	tides_counter_sum_at(const tides_counters *c, size_t off);
+
+#define tides_counter_sum(c, field) \
+	tides_counter_sum_at((c), offsetof(tides_counter_set, field))
 
 /*
  * This process's block I/O (tides_get_process_io): plain counters, bumped
@@ -64,6 +112,6 @@ typedef struct tides_counters
 extern tides_io_stats tides_process_io;
 
 #define tides_count(c, field, n) \
-	atomic_fetch_add_explicit(&(c)->field, (uint64_t) (n), memory_order_relaxed)
+	atomic_fetch_add_explicit(&tides_counters_mine(c)->field, (uint64_t) (n), memory_order_relaxed)
 
 #endif
