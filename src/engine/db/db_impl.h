@@ -78,6 +78,7 @@
 #define TIDES_MAX_DROPPED 256
 #define TIDES_MAX_OBSOLETE 8192
 #define TIDES_PUBLISH_SLOTS 64
+#define TIDES_LINE 64				/* bytes of a cache line: what one CPU takes from another */
 #define TIDES_PUBLISH_RING 1024		/* writes between reservation and publication */
 #define TIDES_MAX_COMPACTIONS 32	/* running at once, over all processes */
 
@@ -150,21 +151,28 @@ typedef struct tides_shared
 	tides_shm_heap heap;
 	tides_block_cache *cache;
 
-	/* ---- write path (write_lock) */
-	tides_spinlock write_lock;
+	/*
+	 * ---- write path.  Every write takes the write lock and then the
+	 * publication's lines; readers read published_seq.  Each group sits on
+	 * cache lines of its own, so that the lock taken by one writer does not
+	 * take from another CPU the line a reader or a publisher is using
+	 * (TIDES_LINE; bench/results/2026-12-07-0830-where-cpu-goes.md).
+	 */
+	/* under write_lock */
+	_Alignas(TIDES_LINE) tides_spinlock write_lock;
 	uint64_t	last_seq;		/* last sequence number handed out */
 	uint64_t	next_lsn;
+	uint64_t	next_ticket;	/* the next reservation's publication ticket */
 	tides_memtable *active;
 	uint64_t	next_mem_id;
 	bool		writers_paused; /* a memtable switch or log repair is under way */
 	bool		writes_closed;	/* tides_close_writes: every later write fails */
-	_Atomic uint64_t log_broken_lsn;	/* 0, or the position of a failed log write */
+	/* read by every write, rarely written */
+	_Alignas(TIDES_LINE) _Atomic uint64_t log_broken_lsn;	/* 0, or the position of a failed log write */
 	_Atomic uint64_t log_repairs;	/* repairs done (repair_log): see no-wait writes */
 	_Atomic uint64_t sync_poisoned_lsn; /* an fsync failed below this: see write.c */
 	_Atomic uint32_t l0_files;	/* level-0 file count of the current version */
 	_Atomic uint32_t l0_shift;	/* its back-pressure shift (tides_compaction_l0_shift) */
-	_Atomic uint64_t published_seq;
-	_Atomic uint64_t published_lsn;
 	/*
 	 * Publication (write.c).  Each reservation takes the next ticket
 	 * (next_ticket, write_lock); a write that has inserted its entries marks
@@ -173,19 +181,21 @@ typedef struct tides_shared
 	 * write in ticket order.  A writer whose ticket is not yet published
 	 * sleeps on the wait slot of its ticket, which the publisher wakes.
 	 */
-	uint64_t	next_ticket;
+	_Alignas(TIDES_LINE) _Atomic uint64_t published_seq;
+	_Atomic uint64_t published_lsn;
 	_Atomic uint64_t published_ticket;	/* every ticket below it is published */
-	_Atomic uint64_t inflight;	/* writes reserved and not yet acknowledged */
-	atomic_bool publishing;
+	_Alignas(TIDES_LINE) atomic_bool publishing;
+	_Alignas(TIDES_LINE) _Atomic uint64_t inflight;	/* writes reserved and not yet acknowledged */
 	struct
 	{
-		_Atomic uint64_t done;	/* ticket + 1 once the write's entries are in */
+		/* a line each: writers of adjacent tickets mark them at once */
+		_Alignas(TIDES_LINE) _Atomic uint64_t done;	/* ticket + 1 once the write's entries are in */
 		uint64_t	end_lsn;
 		uint64_t	last_seq;
 	}			publish_ring[TIDES_PUBLISH_RING];
 	struct
 	{
-		atomic_uint epoch;		/* bumped when a ticket of this slot is published: a futex word */
+		_Alignas(TIDES_LINE) atomic_uint epoch; /* bumped when a ticket of this slot is published: a futex word */
 		atomic_uint waiters;
 	}			publish_slots[TIDES_PUBLISH_SLOTS];
 

@@ -850,15 +850,18 @@ write_batch(tides_db *db, write_op *w, uint64_t *lsn_out)
 						  "a store opened with the external log takes tides_write_external");
 	if (b->rep.oom)
 		return tides_fail(&db->err, TIDES_NO_MEMORY, "write batch ran out of memory");
-	if (lsn_out)
-		*lsn_out = atomic_load(&sh->published_lsn);
 	w->tag = tides_batch_tag_of(b);
 	w->seal = tides_batch_seals(b);
 	if (w->external && w->tag != 0)
 		return tides_fail(&db->err, TIDES_INVALID, "batch tags need the engine's own log");
 	/* an empty batch matters only if it carries a tag (typically a seal) */
 	if (b->count == 0 && w->tag == 0)
+	{
+		/* nothing to wait for beyond what is published (its line is read only here) */
+		if (lsn_out)
+			*lsn_out = atomic_load(&sh->published_lsn);
 		return TIDES_OK;
+	}
 	if (w->rec_len > sh->log.segment_size / 2)
 		return tides_fail(&db->err, TIDES_INVALID,
 						  "write batch of %zu bytes exceeds half a log segment", w->rec_len);

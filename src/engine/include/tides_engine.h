@@ -402,8 +402,9 @@ tides_status tides_settle_tags(tides_db *db, const uint64_t *tags, uint32_t n);
 /*
  * Apply a batch atomically: after a crash it is wholly present or wholly
  * absent, and readers see all of it or none of it.  *lsn receives the log
- * position just past the batch (for tides_sync).  Returns TIDES_BUSY when the
- * memtables or level 0 are full; the batch was not applied.
+ * position just past the batch (for tides_sync) when it returns TIDES_OK.
+ * Returns TIDES_BUSY when the memtables or level 0 are full; the batch was
+ * not applied.
  */
 tides_status tides_write(tides_db *db, tides_batch *b, uint64_t *lsn);
 

@@ -111,13 +111,10 @@ typedef enum tides_mem_pages
 
 typedef struct tides_memtable
 {
+	/* read by every reader and writer, written when the memtable changes state */
 	uint8_t    *arena;
 	uint64_t	arena_size;
 	tides_skiplist list;
-	_Atomic uint64_t used;		/* bytes reserved (under the write lock) */
-	_Atomic uint64_t placed;	/* of those, bytes given to batches: used less
-								 * the unfilled rest of writers' pieces */
-	_Atomic int32_t writers;
 	_Atomic int32_t refs;
 	_Atomic int state;			/* tides_mem_state */
 	_Atomic int pages;			/* tides_mem_pages */
@@ -128,13 +125,18 @@ typedef struct tides_memtable
 	uint64_t	first_seq;		/* last_seq + 1 at activation; not a lower bound of
 								 * its entries' seqs after recovery (db/maint.c) */
 	uint64_t	last_seq;		/* set when sealed */
-	_Atomic uint64_t ext_max;	/* EXTERNAL log: largest position past a logged batch */
-	_Atomic uint64_t entries;
-	_Atomic uint64_t deletions;
 	_Atomic uint64_t *buckets;	/* point index: chain head and key filter */
 	_Atomic uint64_t *stems;	/* stem filter: bucket_mask + 1 words */
 	uint32_t	bucket_mask;
 	uint32_t	stem_suffix;	/* 0: keys have no stems, the filter is unused */
+	/* written by every write: on a line of their own, away from the readers' */
+	_Alignas(64) _Atomic uint64_t used;	/* bytes reserved (under the write lock) */
+	_Atomic uint64_t placed;	/* of those, bytes given to batches: used less
+								 * the unfilled rest of writers' pieces */
+	_Atomic int32_t writers;
+	_Atomic uint64_t ext_max;	/* EXTERNAL log: largest position past a logged batch */
+	_Atomic uint64_t entries;
+	_Atomic uint64_t deletions;
 } tides_memtable;
 
 /* header of every entry, before its skiplist node (see "Point index") */
