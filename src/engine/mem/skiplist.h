@@ -73,7 +73,7 @@ uint32_t	tides_skip_random_height(uint64_t rnd);
 typedef struct tides_skip_splice
 {
 	uint32_t	height;			/* levels below it hold a pair; above: head and end */
-	bool		near;			/* the last insert found its level-0 pair around its key */
+	bool		near;			/* the last insert found a low pair (level 0 or 1) around its key */
 	bool		quick;			/* next insert: the level-0 pair, else the head (then cleared) */
 	uint32_t	prev[TIDES_SKIP_MAX_HEIGHT];
 	uint32_t	next[TIDES_SKIP_MAX_HEIGHT];
@@ -91,10 +91,10 @@ tides_skip_splice_init(tides_skip_splice *sp)
 void		tides_skip_insert(tides_skiplist *sl, uint32_t off, tides_skip_splice *sp);
 
 /*
- * Would tides_skip_insert of key through sp start at its level-0 pair: has
- * the splice seen every level, and does that pair still surround key?  Such
- * an insert walks only the nodes linked into the pair since, which the last
- * insert through it left in cache.
+ * Would tides_skip_insert of key through sp start at a low pair (level 0 or
+ * 1): has the splice seen every level, and does one of those pairs still
+ * surround key?  Such an insert walks only the nodes linked into the pair
+ * since, which the last inserts through it left in cache.
  */
 bool		tides_skip_splice_holds(const tides_skiplist *sl, const tides_skip_splice *sp,
 									const uint8_t *key, size_t klen);
