@@ -395,12 +395,9 @@ static bool
 prefetch_pays(void)
 {
 	tides_io_stats io;
-	bool		missed;
 
 	tides_get_process_io(&io);
-	missed = io.blocks_read != prefetch_reads_seen;
-	prefetch_reads_seen = io.blocks_read;
-	return missed;
+	return io.blocks_read != prefetch_reads_seen;
 }
 
 static void
