@@ -125,8 +125,8 @@ splice_brackets(const tides_skiplist *sl, const tides_skip_splice *sp, int level
  * linked k + 1, so its level-0 pair names k + 1 as next, which its own next
  * key k + 2 has passed -- while its level-1 pair, wider, still surrounds
  * k + 2.  With level 0 alone, such a writer found its splice cold and
- * searched from the head on nearly every insert (two threads putting keys
- * in order spent three times one thread's CPU per key).
+ * searched from the head on most inserts (two threads putting keys in order
+ * spent three times one thread's CPU per key).
  */
 #define NEAR_LEVELS 2
 
