@@ -70,6 +70,7 @@
 #include "util/random.h"
 #include "util/shm_heap.h"
 #include "util/status.h"
+#include "util/thread.h"
 
 #define TIDES_REGION_MAGIC 0x5449444553524731ull	/* "TIDESRG1" */
 #define TIDES_MAX_MEMTABLES 16
@@ -78,7 +79,6 @@
 #define TIDES_MAX_DROPPED 256
 #define TIDES_MAX_OBSOLETE 8192
 #define TIDES_PUBLISH_SLOTS 64
-#define TIDES_LINE 64				/* bytes of a cache line: what one CPU takes from another */
 #define TIDES_PUBLISH_RING 1024		/* writes between reservation and publication */
 #define TIDES_MAX_COMPACTIONS 32	/* running at once, over all processes */
 

@@ -77,6 +77,7 @@
 
 #include "mem/skiplist.h"
 #include "util/iterator.h"
+#include "util/thread.h"
 
 typedef enum tides_mem_state
 {
@@ -130,7 +131,7 @@ typedef struct tides_memtable
 	uint32_t	bucket_mask;
 	uint32_t	stem_suffix;	/* 0: keys have no stems, the filter is unused */
 	/* written by every write: on a line of their own, away from the readers' */
-	_Alignas(64) _Atomic uint64_t used;	/* bytes reserved (under the write lock) */
+	_Alignas(TIDES_LINE) _Atomic uint64_t used;	/* bytes reserved (under the write lock) */
 	_Atomic uint64_t placed;	/* of those, bytes given to batches: used less
 								 * the unfilled rest of writers' pieces */
 	_Atomic int32_t writers;

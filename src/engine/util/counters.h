@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "tides_engine.h"
+#include "util/thread.h"
 
 typedef struct tides_counter_set
 {
@@ -73,28 +74,15 @@ typedef struct tides_counters
 {
 	struct
 	{
-		_Alignas(64) tides_counter_set set;
+		_Alignas(TIDES_LINE) tides_counter_set set;
 	}			stripe[TIDES_COUNTER_STRIPES];
 } tides_counters;
-
-/*
- * 1 + the calling thread's stripe; 0 until it first counts, and after fork.
- * Initial-exec: read at a fixed offset from the thread pointer, not through
- * __tls_get_addr, also when the engine is in a shared library loaded at
- * startup (the PostgreSQL extension).
- */
-extern __thread unsigned tides_counter_stripe_id __attribute__((tls_model("initial-exec")));
-unsigned	tides_counter_stripe_slow(void);
 
 /* the calling thread's set of c */
 static inline tides_counter_set *
 tides_counters_mine(tides_counters *c)
 {
-	unsigned	s = tides_counter_stripe_id;
-
-	if (s == 0)
-		s = tides_counter_stripe_slow();
-	return &c->stripe[s - 1].set;
+	return &c->stripe[tides_thread_id() % TIDES_COUNTER_STRIPES].set;
 }
 
 /* the sum of one counter (field offset off) over every stripe */

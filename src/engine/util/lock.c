@@ -26,33 +26,6 @@ tides_futex_wake_all(atomic_uint *word)
 	syscall(SYS_futex, (unsigned *) word, FUTEX_WAKE, 0x7fffffff, NULL, NULL, 0);
 }
 
-#ifdef TIDES_ASSERTS
-__thread uint32_t tides_lock_self_id;
-
-/* a forked child is another thread: it holds none of its parent's locks */
-static void
-forget_self(void)
-{
-	tides_lock_self_id = 0;
-}
-
-static void
-register_forget_self(void)
-{
-	pthread_atfork(NULL, NULL, forget_self);
-}
-
-uint32_t
-tides_lock_self_slow(void)
-{
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
-
-	pthread_once(&once, register_forget_self);
-	tides_lock_self_id = (uint32_t) syscall(SYS_gettid);
-	return tides_lock_self_id;
-}
-#endif
-
 void
 tides_mutex_init(tides_mutex *m)
 {

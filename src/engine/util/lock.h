@@ -34,18 +34,14 @@
 #include <stdint.h>
 
 #include "util/assert.h"
+#include "util/thread.h"
 
 #ifdef TIDES_ASSERTS
-extern __thread uint32_t tides_lock_self_id;	/* 0 until first asked, and after fork */
-uint32_t	tides_lock_self_slow(void);
-
-/* the calling thread's id (gettid), what a held lock records */
+/* what a held lock records: the holder's thread id */
 static inline uint32_t
 tides_lock_self(void)
 {
-	uint32_t	self = tides_lock_self_id;
-
-	return self != 0 ? self : tides_lock_self_slow();
+	return tides_thread_id();
 }
 #else
 static inline uint32_t
