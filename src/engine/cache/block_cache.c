@@ -17,7 +17,9 @@
  * (entry_alloc), BUSY -> VALID (insert, bucket lock), VALID -> BUSY
  * (unlink_locked, bucket lock), BUSY -> FREE (entry_free); frames belong to
  * a BUSY or VALID entry or to the free list, never two of them.  Its frames form a singly linked chain through
- * frame_next; free frames form one list through the same array.
+ * frame_next, and the entry names the first INLINE_FRAMES of them too (a
+ * lookup follows the chain only past those); free frames form one list
+ * through the same array.
  *
  * Concurrency rules
  *  - Lookups take no lock.  They walk a bucket chain with atomic loads and,
@@ -68,6 +70,17 @@ enum
 	E_VALID = 2
 };
 
+/*
+ * A block's first INLINE_FRAMES frames are named in its entry, the rest by
+ * the chain through frame_next from the last of those: a lookup of a 4 KB
+ * block reads the entry's one line and its frames, where following the
+ * chain from the first frame cost a dependent load of a cold line of
+ * frame_next per frame.  An entry is one cache line (64 bytes, and the
+ * entries array starts on a line): at 48 bytes every other entry straddled
+ * two.
+ */
+#define INLINE_FRAMES	4
+
 typedef struct bc_entry
 {
 	atomic_uint version;		/* odd while being changed */
@@ -75,12 +88,14 @@ typedef struct bc_entry
 	atomic_uint ref;			/* CLOCK reference bit */
 	atomic_uint next;			/* bucket chain */
 	atomic_uint bucket;
-	atomic_uint first_frame;
 	atomic_uint len;
 	uint32_t	free_next;		/* free-entry list, under free_lock */
+	atomic_uint frames[INLINE_FRAMES];	/* the first frames (NONE past the last) */
 	atomic_uint_least64_t file;
 	atomic_uint_least64_t offset;
 } bc_entry;
+
+_Static_assert(sizeof(bc_entry) == 64, "a cache entry is one cache line");
 
 typedef struct bc_bucket
 {
@@ -223,7 +238,8 @@ tides_block_cache_init(void *mem, uint64_t capacity)
 		atomic_init(&e->ref, 0);
 		atomic_init(&e->next, NONE);
 		atomic_init(&e->bucket, 0);
-		atomic_init(&e->first_frame, NONE);
+		for (int j = 0; j < INLINE_FRAMES; j++)
+			atomic_init(&e->frames[j], NONE);
 		atomic_init(&e->len, 0);
 		atomic_init(&e->file, 0);
 		atomic_init(&e->offset, 0);
@@ -407,7 +423,7 @@ entry_release(tides_block_cache *c, uint32_t idx, bool keep_entry)
 	uint32_t	len = atomic_load_explicit(&e->len, memory_order_relaxed);
 
 	TIDES_ASSERT(atomic_load_explicit(&e->state, memory_order_relaxed) == E_BUSY);
-	frames_free(c, atomic_load_explicit(&e->first_frame, memory_order_relaxed),
+	frames_free(c, atomic_load_explicit(&e->frames[0], memory_order_relaxed),
 				nframes_for(len));
 	if (!keep_entry)
 		entry_free(c, idx);
@@ -501,32 +517,39 @@ touch(bc_entry *e)
 		atomic_store_explicit(&e->ref, 1, memory_order_relaxed);
 }
 
+/* frame i of e's block, whose frame i - 1 is prev (read racily: range-check it) */
+static inline uint32_t
+entry_frame(tides_block_cache *c, bc_entry *e, uint32_t i, uint32_t prev)
+{
+	if (i < INLINE_FRAMES)
+		return atomic_load_explicit(&e->frames[i], memory_order_relaxed);
+	return atomic_load_explicit(&frame_next(c)[prev], memory_order_relaxed);
+}
+
 bool
 tides_block_cache_visit(tides_block_cache *c, uint64_t file, uint64_t offset,
 						tides_block_visit_fn fn, void *arg)
 {
 	const uint8_t *pieces[MAX_BLOCK / FRAME_SIZE];
-	atomic_uint *fn_next = frame_next(c);
 	tides_block_view view;
 	unsigned	v1;
 	bc_entry   *e = find_entry(c, file, offset, &v1);
 	uint32_t	n,
-				f,
+				f = NONE,
 				np;
 
 	if (e == NULL)
 		return false;
 	n = atomic_load_explicit(&e->len, memory_order_relaxed);
-	f = atomic_load_explicit(&e->first_frame, memory_order_relaxed);
 	np = nframes_for(n);
 	if (n == 0 || np > MAX_BLOCK / FRAME_SIZE)
 		return false;			/* torn: the entry is changing */
 	for (uint32_t i = 0; i < np; i++)
 	{
+		f = entry_frame(c, e, i, f);
 		if (f >= c->nframes)
 			return false;
 		pieces[i] = frame(c, f);
-		f = atomic_load_explicit(&fn_next[f], memory_order_relaxed);
 	}
 	view.pieces = pieces;
 	view.npieces = np;
@@ -543,11 +566,10 @@ bool
 tides_block_cache_lookup(tides_block_cache *c, uint64_t file, uint64_t offset,
 						 void *buf, size_t cap, size_t *len)
 {
-	atomic_uint *fn = frame_next(c);
 	unsigned	v1;
 	bc_entry   *e = find_entry(c, file, offset, &v1);
 	uint32_t	n,
-				f;
+				f = NONE;
 	uint8_t    *dst = buf;
 	size_t		left;
 
@@ -555,23 +577,23 @@ tides_block_cache_lookup(tides_block_cache *c, uint64_t file, uint64_t offset,
 	if (e == NULL)
 		return false;
 	n = atomic_load_explicit(&e->len, memory_order_relaxed);
-	f = atomic_load_explicit(&e->first_frame, memory_order_relaxed);
 	if (n > cap)
 	{
 		if (entry_unchanged(e, v1))
 			*len = n;
 		return false;
 	}
-	for (left = n; left > 0;)
+	left = n;
+	for (uint32_t i = 0; left > 0; i++)
 	{
 		size_t		chunk = left < FRAME_SIZE ? left : FRAME_SIZE;
 
+		f = entry_frame(c, e, i, f);
 		if (f >= c->nframes)
 			return false;		/* torn chain: the entry is changing */
 		memcpy(dst, frame(c, f), chunk);
 		dst += chunk;
 		left -= chunk;
-		f = atomic_load_explicit(&fn[f], memory_order_relaxed);
 	}
 	if (!entry_unchanged(e, v1))
 		return false;
@@ -592,10 +614,13 @@ tides_block_cache_insert(tides_block_cache *c, uint64_t file, uint64_t offset,
 	bc_bucket  *b;
 	bc_entry   *e;
 	const uint8_t *src = data;
+	uint32_t	inline_frames[INLINE_FRAMES];
 
 	if (len == 0 || len > c->max_block)
 		return;
 	nf = nframes_for(len);
+	for (int i = 0; i < INLINE_FRAMES; i++)
+		inline_frames[i] = NONE;
 
 	/* find an entry slot and enough frames, evicting as needed */
 	for (int tries = 0; tries < 4 * (int) (MAX_BLOCK / FRAME_SIZE) + 16; tries++)
@@ -631,15 +656,18 @@ tides_block_cache_insert(tides_block_cache *c, uint64_t file, uint64_t offset,
 		uint32_t	f = first;
 		size_t		left = len;
 
-		while (left > 0)
+		for (uint32_t i = 0; left > 0; i++)
 		{
 			size_t		chunk = left < FRAME_SIZE ? left : FRAME_SIZE;
 
+			if (i < INLINE_FRAMES)
+				inline_frames[i] = f;
 			memcpy(frame(c, f), src, chunk);
 			src += chunk;
 			left -= chunk;
 			f = atomic_load_explicit(&fn[f], memory_order_relaxed);
 		}
+		TIDES_ASSERT(f == NONE);	/* frames_alloc ended the chain after nf */
 	}
 
 	bk = bucket_of(c, file, offset);
@@ -673,7 +701,8 @@ tides_block_cache_insert(tides_block_cache *c, uint64_t file, uint64_t offset,
 	atomic_store_explicit(&e->file, file, memory_order_relaxed);
 	atomic_store_explicit(&e->offset, offset, memory_order_relaxed);
 	atomic_store_explicit(&e->len, (uint32_t) len, memory_order_relaxed);
-	atomic_store_explicit(&e->first_frame, first, memory_order_relaxed);
+	for (int i = 0; i < INLINE_FRAMES; i++)
+		atomic_store_explicit(&e->frames[i], inline_frames[i], memory_order_relaxed);
 	atomic_store_explicit(&e->bucket, bk, memory_order_relaxed);
 	atomic_store_explicit(&e->ref, 0, memory_order_relaxed);
 	atomic_store_explicit(&e->next, atomic_load_explicit(&b->head, memory_order_relaxed),

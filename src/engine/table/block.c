@@ -336,6 +336,19 @@ view_entry(const tides_block_view *v, size_t pos, size_t limit, uint32_t *shared
 	return (uint64_t) *unshared + *vlen <= limit - *kpos;
 }
 
+/* the 32-bit integer at pos of a view, read in place (no memcpy call) unless it spans two pieces */
+static inline bool
+view_get32(const tides_block_view *v, size_t pos, uint32_t *out)
+{
+	uint8_t		scratch[4];
+	const uint8_t *p = tides_block_view_span(v, pos, 4, scratch);
+
+	if (p == NULL)
+		return false;
+	*out = tides_get32(p);
+	return true;
+}
+
 static inline int
 view_cmp(bool ikey, const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
 {
@@ -346,8 +359,8 @@ tides_view_result
 tides_block_view_seek(const tides_block_view *v, bool ikey, const uint8_t *target,
 					  size_t tlen, tides_buf *key, tides_buf *val)
 {
-	uint8_t		b4[4];
 	uint32_t	nr,
+				rpos,			/* a restart's offset */
 				lo = 0,
 				hi;
 	size_t		restarts,
@@ -357,9 +370,8 @@ tides_block_view_seek(const tides_block_view *v, bool ikey, const uint8_t *targe
 				vlen;
 	size_t		kpos;
 
-	if (v->len < 4 || v->len > UINT32_MAX || !tides_block_view_read(v, v->len - 4, b4, 4))
+	if (v->len < 4 || v->len > UINT32_MAX || !view_get32(v, v->len - 4, &nr))
 		return TIDES_VIEW_BAD;
-	nr = tides_get32(b4);
 	if (nr == 0 || nr > (v->len - 4) / 4)
 		return TIDES_VIEW_BAD;
 	restarts = v->len - 4 - (size_t) nr * 4;
@@ -373,9 +385,9 @@ tides_block_view_seek(const tides_block_view *v, bool ikey, const uint8_t *targe
 		uint32_t	mid = lo + (hi - lo + 1) / 2;
 		const uint8_t *k;
 
-		if (!tides_block_view_read(v, restarts + (size_t) mid * 4, b4, 4))
+		if (!view_get32(v, restarts + (size_t) mid * 4, &rpos))
 			return TIDES_VIEW_BAD;
-		pos = tides_get32(b4);
+		pos = rpos;
 		if (pos >= restarts || !view_entry(v, pos, restarts, &shared, &unshared, &vlen, &kpos) ||
 			shared != 0)
 			return TIDES_VIEW_BAD;
@@ -393,9 +405,9 @@ tides_block_view_seek(const tides_block_view *v, bool ikey, const uint8_t *targe
 	}
 
 	/* scan forward from there, rebuilding prefix-compressed keys */
-	if (!tides_block_view_read(v, restarts + (size_t) lo * 4, b4, 4))
+	if (!view_get32(v, restarts + (size_t) lo * 4, &rpos))
 		return TIDES_VIEW_BAD;
-	pos = tides_get32(b4);
+	pos = rpos;
 	tides_buf_reset(key);
 	while (pos < restarts)
 	{
