@@ -85,6 +85,7 @@ typedef struct settings
 	const char *out;
 	int			child_timeout;
 	bool		keep;			/* keep the database directories at the end */
+	bool		reuse;			/* read workloads run on a database left by BENCH_KEEP */
 	kv_config	base;			/* engine settings */
 } settings;
 
@@ -1041,6 +1042,7 @@ load_settings(void)
 	S.out = env_str("BENCH_OUT", "../results/kv.csv");
 	S.child_timeout = (int) env_num("BENCH_CHILD_TIMEOUT", 3600);
 	S.keep = env_num("BENCH_KEEP", 0) != 0;
+	S.reuse = env_num("BENCH_REUSE", 0) != 0;
 	if (S.batch < 1 || S.batch > MAX_BATCH)
 		die("BENCH_BATCH must be 1..1024%s", "");
 	if (S.n_small < 1 || S.n_large < 1)
@@ -1106,10 +1108,14 @@ main(void)
 					int			vsize = S.vsizes[vi];
 					int			nthreads = S.threads[ti];
 					bool		loaded = false;
+					struct stat st;
 
 					snprintf(dir, sizeof(dir), "%s/%s-%s-v%d-t%d", S.dir, e->name,
 							 comp_name(comp), vsize, nthreads);
-					kv_rmtree(dir);
+					if (S.reuse && stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+						loaded = true;	/* the same data for every build compared */
+					else
+						kv_rmtree(dir);
 
 					for (int wi = 0; wi < S.n_wls; wi++)
 					{
