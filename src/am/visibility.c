@@ -65,6 +65,18 @@ updater_of(TamTuple *t)
 }
 
 bool
+tam_own_deletion(TamTuple *t, TransactionId *updater, CommandId *cid)
+{
+	TransactionId upd = updater_of(t);
+
+	if (!TransactionIdIsValid(upd) || !TransactionIdIsCurrentTransactionId(upd))
+		return false;
+	*updater = upd;
+	*cid = t->meta.cmax;
+	return true;
+}
+
+bool
 tam_is_only_locked(TamTuple *t)
 {
 	return HeapTupleHeaderIsOnlyLocked(t->htup.t_data);
