@@ -2,12 +2,12 @@
 -- hot_closed_chains: one transaction updating the same rows thousands of
 -- times.  Its own versions are dead to nobody yet, so nothing prunes them:
 -- each row gains an index entry every 32 updates (a chain that reached its
--- depth ends with a non-HOT update), and a walk from an entry whose chain
--- this transaction closed, in a command the snapshot sees, sees nothing
--- (hot.c, "Chains this transaction closed").  Every reader that must still
--- see such a chain -- a cursor opened before, a subtransaction rolled back,
--- the command doing the update -- and the unique checks must get the
--- answers heap gives.
+-- depth ends with a non-HOT update), and a walk skips the members at the
+-- start of a chain that this transaction deleted in commands its snapshot
+-- sees (hot.c, "Chain prefixes this transaction deleted").  Every reader
+-- that must still see those members -- a cursor opened before or between
+-- the updates, a subtransaction rolled back, the command doing the update
+-- -- and the unique checks must get the answers heap gives.
 --
 CREATE TABLE cc (id int PRIMARY KEY, n int, k int) USING tides WITH (autovacuum_enabled = off);
 CREATE INDEX cc_k ON cc (k);
@@ -30,6 +30,13 @@ SELECT sum(n), count(*) FROM cc;
 -- the old snapshot still sees the rows as they were
 FETCH ALL FROM before_all;
 CLOSE before_all;
+-- a cursor opened between updates sees the versions of its moment, in the
+-- middle of chains whose earlier members later walks skip
+DECLARE midway CURSOR FOR SELECT id, n FROM cc WHERE id IN (3, 4) ORDER BY id;
+SELECT cc_bump(60);
+FETCH ALL FROM midway;
+CLOSE midway;
+SELECT id, n FROM cc WHERE id IN (3, 4) ORDER BY id;
 -- updates in a subtransaction that rolls back: the chains it closed are
 -- open again (their updater is no longer this transaction)
 SAVEPOINT s1;

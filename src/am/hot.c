@@ -26,9 +26,10 @@
  *     apart, so a walk that finds a member gone re-reads the root: if the
  *     root changed, the chain was pruned under it and it walks again; if not,
  *     the chain really ends there (an aborted tail was removed).
- *   - a walk from a chain this transaction closed, which its snapshot sees
- *     none of, is remembered and not made again (below): heap walks it in
- *     a page it holds, tides would pay a point read per member.
+ *   - the members at the start of a chain that the current transaction
+ *     deleted, and a snapshot of it already sees deleted, are remembered and
+ *     not walked again (below): heap walks them in a page it holds, tides
+ *     would pay a point read for each.
  */
 #include "postgres.h"
 
@@ -83,68 +84,74 @@ worth_pruning(Relation rel, int walked, TransactionId first_updater)
 }
 
 /*
- * Chains this transaction closed.  A transaction that updates the same rows
- * over and over -- a PL/pgSQL loop adding to a few totals -- cannot prune
- * what it made (its versions are dead to nobody yet, as in heap), so each
- * row gains an index entry every TAM_MAX_HOT_DEPTH updates, and every
- * lookup of the row walks every chain those entries name, member by member:
- * quadratic, at an engine read per member where heap's walk stays on one
- * buffer page (40,000 updates of ten rows: heap 1.7 s, tides 28 s).
+ * Chain prefixes this transaction deleted.  A transaction that updates the
+ * same rows over and over -- a PL/pgSQL loop adding to a few totals --
+ * cannot prune what it made (its versions are dead to nobody yet, as in
+ * heap), so each row's chain grows to TAM_MAX_HOT_DEPTH members, then a
+ * new chain and index entry start, and every lookup of the row walks every
+ * chain those entries name, member by member: quadratic, at an engine read
+ * per member where heap's walk stays on one buffer page (40,000 updates of
+ * ten rows: heap 1.7 s, tides 28 s).
  *
- * A chain whose last member this transaction deleted or updated away (not
- * HOT), in a command a snapshot already sees, has no member that snapshot
- * sees: every earlier updater of the chain either committed before this
- * transaction could update the member after it (a row lock waits for it),
- * so before this snapshot was taken, or is this transaction in an earlier
- * command.  SnapshotSelf and SnapshotDirty never see a version this
- * transaction deleted, whatever the command.  So a walk that ends on such a
- * member remembers the chain's root, and a later walk from that root for a
- * snapshot that sees the closing command returns at once.  The memo lives
- * in TopTransactionContext and is forgotten with the transaction; an
- * updater that was a subtransaction rolled back since is no longer the
- * current transaction, and the chain is walked again.  Serializable
- * transactions always walk (the conflict checks see every member).
+ * A member this transaction deleted or updated, in a command a snapshot
+ * already sees, is invisible to that snapshot; SnapshotSelf and
+ * SnapshotDirty never see a version their own transaction deleted, whatever
+ * the command.  So a walk from a root through members all deleted so by the
+ * current transaction remembers the root, the updater and command of the
+ * last of them, and the member after it (none: the chain ended there); a
+ * later walk from that root, for a snapshot that sees that command, starts
+ * at that member, or returns at once.  The earlier members' updaters need no
+ * check of their own: along a chain commands only grow, and an earlier
+ * updater that was a subtransaction is the last one's ancestor or was
+ * released into one (the last could not otherwise have updated the member
+ * it made), so it aborts only with it -- and a last updater rolled back is
+ * no longer the current transaction, so the chain is walked again.  The
+ * memo lives in TopTransactionContext and goes with the transaction;
+ * serializable transactions always walk (the conflict checks see every
+ * member).
  */
-typedef struct ClosedChainKey
+typedef struct ChainPrefixKey
 {
 	uint64		tree;
 	uint64		root;
-} ClosedChainKey;
+} ChainPrefixKey;
 
-typedef struct ClosedChain
+typedef struct ChainPrefix
 {
-	ClosedChainKey key;
-	TransactionId updater;		/* this transaction, or one of its subtransactions */
-	CommandId	cid;			/* the command that closed the chain */
-} ClosedChain;
+	ChainPrefixKey key;
+	TransactionId updater;		/* of the prefix's last member: this transaction */
+	CommandId	cid;			/* the command that deleted or updated it */
+	bool		ends;			/* the chain ends there ... */
+	uint64		resume;			/* ... or goes on at this member */
+} ChainPrefix;
 
-#define CLOSED_CHAINS_MAX 65536
+#define CHAIN_PREFIXES_MAX 65536
 
-static HTAB *closed_chains = NULL;
-static LocalTransactionId closed_chains_lxid = InvalidLocalTransactionId;
+static HTAB *chain_prefixes = NULL;
+static LocalTransactionId chain_prefixes_lxid = InvalidLocalTransactionId;
 
 static HTAB *
-closed_chain_memo(bool create)
+chain_prefix_memo(bool create)
 {
-	if (closed_chains != NULL && closed_chains_lxid != MyProc->lxid)
-		closed_chains = NULL;	/* its memory went with its transaction's */
-	if (closed_chains == NULL && create)
+	if (chain_prefixes != NULL && chain_prefixes_lxid != MyProc->lxid)
+		chain_prefixes = NULL;	/* its memory went with its transaction's */
+	if (chain_prefixes == NULL && create)
 	{
 		HASHCTL		ctl;
 
-		ctl.keysize = sizeof(ClosedChainKey);
-		ctl.entrysize = sizeof(ClosedChain);
+		ctl.keysize = sizeof(ChainPrefixKey);
+		ctl.entrysize = sizeof(ChainPrefix);
 		ctl.hcxt = TopTransactionContext;
-		closed_chains = hash_create("tides closed HOT chains", 256, &ctl,
-									HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-		closed_chains_lxid = MyProc->lxid;
+		chain_prefixes = hash_create("tides deleted HOT chain prefixes", 256, &ctl,
+									 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		chain_prefixes_lxid = MyProc->lxid;
 	}
-	return closed_chains;
+	return chain_prefixes;
 }
 
-/* does snapshot see the closing of a chain, updater's command cid? */
+/* does snapshot see updater's deletion in command cid (see above)? */
 static bool
-closure_seen(TransactionId updater, CommandId cid, Snapshot snapshot)
+own_deletion_seen(TransactionId updater, CommandId cid, Snapshot snapshot)
 {
 	if (IsolationIsSerializable() || !TransactionIdIsCurrentTransactionId(updater))
 		return false;
@@ -160,32 +167,63 @@ closure_seen(TransactionId updater, CommandId cid, Snapshot snapshot)
 	}
 }
 
-/* is the chain rooted at root one this transaction closed, as snapshot sees? */
-static bool
-closed_chain_unseen(uint64 tree, uint64 root, Snapshot snapshot)
+/* the deleted prefix of the chain at root that snapshot sees none of, or NULL */
+static ChainPrefix *
+chain_prefix_unseen(uint64 tree, uint64 root, Snapshot snapshot)
 {
-	HTAB	   *memo = closed_chain_memo(false);
-	ClosedChainKey key = {tree, root};
-	ClosedChain *c;
+	HTAB	   *memo = chain_prefix_memo(false);
+	ChainPrefixKey key = {tree, root};
+	ChainPrefix *p;
 
 	if (memo == NULL)
-		return false;
-	c = hash_search(memo, &key, HASH_FIND, NULL);
-	return c != NULL && closure_seen(c->updater, c->cid, snapshot);
+		return NULL;
+	p = hash_search(memo, &key, HASH_FIND, NULL);
+	return p != NULL && own_deletion_seen(p->updater, p->cid, snapshot) ? p : NULL;
 }
 
 static void
-closed_chain_remember(uint64 tree, uint64 root, TransactionId updater, CommandId cid)
+chain_prefix_remember(uint64 tree, uint64 root, const ChainPrefix *seen)
 {
-	HTAB	   *memo = closed_chain_memo(true);
-	ClosedChainKey key = {tree, root};
-	ClosedChain *c;
+	HTAB	   *memo = chain_prefix_memo(true);
+	ChainPrefixKey key = {tree, root};
+	ChainPrefix *p;
 
-	if (hash_get_num_entries(memo) >= CLOSED_CHAINS_MAX)
+	if (hash_get_num_entries(memo) >= CHAIN_PREFIXES_MAX)
 		return;
-	c = hash_search(memo, &key, HASH_ENTER, NULL);
-	c->updater = updater;
-	c->cid = cid;
+	p = hash_search(memo, &key, HASH_ENTER, NULL);
+	p->updater = seen->updater;
+	p->cid = seen->cid;
+	p->ends = seen->ends;
+	p->resume = seen->resume;
+}
+
+/*
+ * A walk's account of its deleted prefix (seen->updater Invalid: none yet):
+ * t, not visible, is the walk's next member, and the chain goes on at next
+ * unless it ends at t.  The prefix grows while every member is the current
+ * transaction's deletion seen by snapshot, and stops for good (*open) at the
+ * first that is not.
+ */
+static void
+chain_prefix_extend(ChainPrefix *seen, bool *open, TamTuple *t, bool ends, uint64 next,
+					Snapshot snapshot)
+{
+	TransactionId updater;
+	CommandId	cid;
+
+	if (!*open)
+		return;
+	if (!tam_own_deletion(t, &updater, &cid) || !own_deletion_seen(updater, cid, snapshot))
+	{
+		*open = false;
+		return;
+	}
+	if (TransactionIdIsValid(seen->updater))
+		cid = Max(cid, seen->cid);
+	seen->updater = updater;
+	seen->cid = cid;
+	seen->ends = ends;
+	seen->resume = next;
 }
 
 /*
@@ -223,12 +261,14 @@ tam_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 	TamDeadRule kill_rule = tam_dead_rule(rel, asker != NULL && asker->kills_logged);
 	/* the newest deleter of the chain, while every member was deleted (asker's deleted_by) */
 	TransactionId deleted_by = FrozenTransactionId;
+	/* the prefix of the chain this transaction deleted, as remembered */
+	ChainPrefix *known = NULL;
 
 	if (all_dead)
 		*all_dead = first_call;
 	if (!trt_tid_to_vid(tid, &start))
 		return NULL;
-	if (first_call && closed_chain_unseen(tree, start, snapshot))
+	if (first_call && (known = chain_prefix_unseen(tree, start, snapshot)) != NULL && known->ends)
 	{
 		if (all_dead)
 			*all_dead = false;	/* dead to this transaction only */
@@ -250,19 +290,31 @@ tam_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 		RootState	root = {0};
 		/* the map is read for the first version only: see above */
 		bool		consult_vm = vmbuf != NULL;
-		/* the walk ended on a member this transaction closed the chain at */
-		bool		closed = false;
-		TransactionId closed_by = InvalidTransactionId;
-		CommandId	closed_cid = InvalidCommandId;
+		/* the prefix this walk passed that the transaction deleted */
+		ChainPrefix seen = {{0}};
+		bool		prefix_open = first_call;
 
 		if (all_dead)
 			*all_dead = first_call;
 		deleted_by = asker != NULL && asker->deleted_by != NULL && first_call &&
 			snapshot->snapshot_type == SNAPSHOT_MVCC ? FrozenTransactionId : InvalidTransactionId;
+		if (known != NULL)
+		{
+			/* start past it: those members are dead to this transaction only */
+			seen = *known;
+			vid = known->resume;
+			prev_xmax = first_updater = known->updater;
+			at_chain_start = false;
+			reader = NULL;
+			deleted_by = InvalidTransactionId;
+			if (all_dead)
+				*all_dead = false;
+		}
 		for (;;)
 		{
 			TamTuple *t = NULL;
 			uint64		next;
+			bool		ends;
 
 			if (reader != NULL)
 			{
@@ -322,6 +374,8 @@ tam_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 				tam_ssi_conflict_out(valid, rel, t, snapshot);
 				if (valid)
 				{
+					if (TransactionIdIsValid(seen.updater))
+						chain_prefix_remember(tree, start, &seen);
 					*tid = t->htup.t_self;
 					PredicateLockTID(rel, &t->htup.t_self, snapshot,
 									 HeapTupleHeaderGetXmin(t->htup.t_data));
@@ -354,13 +408,11 @@ tam_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 					deleted_by = dead_after;
 			}
 			/* a member pointing at itself: written before deletes cleared the bit (tam_tuple_delete) */
-			if (!HeapTupleHeaderIsHotUpdated(t->htup.t_data) ||
-				!trt_tid_to_vid(&t->htup.t_data->t_ctid, &next) || next == vid)
-			{
-				closed = first_call && tam_own_deletion(t, &closed_by, &closed_cid) &&
-					closure_seen(closed_by, closed_cid, snapshot);
+			ends = !HeapTupleHeaderIsHotUpdated(t->htup.t_data) ||
+				!trt_tid_to_vid(&t->htup.t_data->t_ctid, &next) || next == vid;
+			chain_prefix_extend(&seen, &prefix_open, t, ends, ends ? 0 : next, snapshot);
+			if (ends)
 				break;
-			}
 			vid = next;
 			at_chain_start = false;
 			prev_xmax = HeapTupleHeaderGetUpdateXid(t->htup.t_data);
@@ -373,10 +425,15 @@ tam_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 		 * snapshot, which no prune removes; only a walk from the root can
 		 * have been cut by one.
 		 */
+		if (vanished && known != NULL)
+		{
+			known = NULL;		/* not what the memo says: walk from the root */
+			continue;
+		}
 		if (!vanished || !first_call)
 		{
-			if (closed)
-				closed_chain_remember(tree, start, closed_by, closed_cid);
+			if (TransactionIdIsValid(seen.updater))
+				chain_prefix_remember(tree, start, &seen);
 			if (may_prune && first_call && worth_pruning(rel, walked, first_updater))
 				tam_hot_prune_opt(rel, tree, start);
 			if (TransactionIdIsValid(deleted_by))
