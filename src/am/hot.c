@@ -227,6 +227,56 @@ chain_prefix_extend(ChainPrefix *seen, bool *open, TamTuple *t, bool ends, uint6
 }
 
 /*
+ * Read the walk's member at vid: from the reader if one is left (its first
+ * read only), else by a point read, looking at the visibility map first
+ * when vmbuf is given (see tam_hot_search).
+ */
+static TamTuple *
+read_member(Relation rel, uint64 tree, uint64 vid, Snapshot snapshot, TamTupleBuf *buf,
+			TamSeqReader **reader, Buffer *vmbuf)
+{
+	TamTuple *t = NULL;
+	bool		all_visible;
+
+	if (*reader != NULL)
+	{
+		t = tam_seq_reader_read(*reader, rel, tree, vid, snapshot, buf);
+		*reader = NULL;
+		if (t != NULL)
+			return t;
+	}
+	all_visible = vmbuf != NULL && tam_vm_all_visible(rel, vid, vmbuf);
+	t = tam_fetch_entry(tree, vid, RelationGetRelid(rel), buf);
+	if (all_visible && t != NULL && !TAM_IS_STUB(t))
+		tam_hint_all_visible(t, snapshot);
+	return t;
+}
+
+/*
+ * A member the walk's snapshot does not see: does it leave every member so
+ * far dead for good (*all_dead, if asked), and every one deleted, the
+ * newest deleter *deleted_by (if valid: asked, and so far all deleted)?
+ */
+static void
+note_dead_member(Relation rel, TamTuple *t, TamDeadRule kill_rule, bool *all_dead,
+				 TransactionId *deleted_by)
+{
+	TransactionId dead_after;
+	HTSV_Result r = tam_satisfies_vacuum(t, InvalidTransactionId, &dead_after);
+
+	if (all_dead && *all_dead &&
+		!tam_dead_settled(r, dead_after, GlobalVisTestFor(rel), kill_rule))
+		*all_dead = false;
+	if (!TransactionIdIsValid(*deleted_by))
+		;						/* nobody asks, or a member was not deleted */
+	else if (r != HEAPTUPLE_DEAD && r != HEAPTUPLE_RECENTLY_DEAD)
+		*deleted_by = InvalidTransactionId;
+	else if (r == HEAPTUPLE_RECENTLY_DEAD &&
+			 (*deleted_by == FrozenTransactionId || TransactionIdFollows(dead_after, *deleted_by)))
+		*deleted_by = dead_after;
+}
+
+/*
  * heap_hot_search_buffer for tides.  Starting at *tid -- a root, or on a
  * later call (first_call false) the member returned last -- return the
  * first member of the chain visible to snapshot, with *tid set to it, or
@@ -254,8 +304,6 @@ tam_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 				 TamTupleBuf *buf, bool *all_dead, TrtIndexFetch *asker, bool first_call,
 				 bool may_prune, TamSeqReader *reader, Buffer *vmbuf)
 {
-	Oid			relid = RelationGetRelid(rel);
-	GlobalVisState *vistest = NULL;
 	uint64		start;
 	TamDeadRule visible_rule = tam_dead_rule(rel, false);
 	TamDeadRule kill_rule = tam_dead_rule(rel, asker != NULL && asker->kills_logged);
@@ -316,23 +364,9 @@ tam_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 			uint64		next;
 			bool		ends;
 
-			if (reader != NULL)
-			{
-				t = tam_seq_reader_read(reader, rel, tree, vid, snapshot, buf);
-				reader = NULL;
-			}
-			if (t == NULL)
-			{
-				bool		all_visible = consult_vm && tam_vm_all_visible(rel, vid, vmbuf);
-
-				t = tam_fetch_entry(tree, vid, relid, buf);
-				if (t != NULL && !TAM_IS_STUB(t))
-				{
-					if (all_visible)
-						tam_hint_all_visible(t, snapshot);
-					consult_vm = false;
-				}
-			}
+			t = read_member(rel, tree, vid, snapshot, buf, &reader, consult_vm ? vmbuf : NULL);
+			if (t != NULL && !TAM_IS_STUB(t))
+				consult_vm = false;
 			walked++;
 			if (at_chain_start)
 				root = root_state(t);
@@ -388,25 +422,7 @@ tam_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 			}
 			skip = false;
 			if ((all_dead && *all_dead) || TransactionIdIsValid(deleted_by))
-			{
-				TransactionId dead_after;
-				HTSV_Result r = tam_satisfies_vacuum(t, InvalidTransactionId, &dead_after);
-
-				if (all_dead && *all_dead)
-				{
-					if (vistest == NULL)
-						vistest = GlobalVisTestFor(rel);
-					if (!tam_dead_settled(r, dead_after, vistest, kill_rule))
-						*all_dead = false;
-				}
-				if (!TransactionIdIsValid(deleted_by))
-					;			/* nobody asks, or a member was not deleted */
-				else if (r != HEAPTUPLE_DEAD && r != HEAPTUPLE_RECENTLY_DEAD)
-					deleted_by = InvalidTransactionId;
-				else if (r == HEAPTUPLE_RECENTLY_DEAD &&
-						 (deleted_by == FrozenTransactionId || TransactionIdFollows(dead_after, deleted_by)))
-					deleted_by = dead_after;
-			}
+				note_dead_member(rel, t, kill_rule, all_dead, &deleted_by);
 			/* a member pointing at itself: written before deletes cleared the bit (tam_tuple_delete) */
 			ends = !HeapTupleHeaderIsHotUpdated(t->htup.t_data) ||
 				!trt_tid_to_vid(&t->htup.t_data->t_ctid, &next) || next == vid;
@@ -441,7 +457,7 @@ tam_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 			return NULL;
 		}
 		{
-			RootState	now = root_state(tam_fetch_entry(tree, start, relid, buf));
+			RootState	now = root_state(tam_fetch_entry(tree, start, RelationGetRelid(rel), buf));
 
 			if (now.present == root.present && now.flags == root.flags && now.link == root.link)
 				return NULL;
