@@ -183,6 +183,10 @@ if [[ "$AM" == tides && $BUILD -eq 1 ]]; then
         finish
     fi
 fi
+if [[ "$AM" == tides && $BUILD -eq 0 && -n "${TIDES_PG_BINDIR:-}" ]]; then
+    # --no-build means the system's tidesam; a private one named here is not it
+    log "warning: --no-build tests the tidesam of $PG_BINDIR, not the one in TIDES_PG_BINDIR=$TIDES_PG_BINDIR (drop --no-build to test that)"
+fi
 SO="$("$PG_BINDIR/pg_config" --pkglibdir 2>/dev/null)/tidesam.so"
 {
     echo "source: ${COMMIT:-working tree} of $REPO at $(cd "$REPO" && git rev-parse --short HEAD)$( [[ -z "$COMMIT" && -n "$(cd "$REPO" && git status --porcelain --untracked-files=no)" ]] && echo ' + uncommitted changes')"
