@@ -26,10 +26,10 @@
  *     apart, so a walk that finds a member gone re-reads the root: if the
  *     root changed, the chain was pruned under it and it walks again; if not,
  *     the chain really ends there (an aborted tail was removed).
- *   - the members at the start of a chain that the current transaction
- *     deleted, and a snapshot of it already sees deleted, are remembered and
- *     not walked again (below): heap walks them in a page it holds, tides
- *     would pay a point read for each.
+ *   - the members at the start of a chain whose deletion a snapshot sees,
+ *     but not yet every snapshot, are remembered and not walked again
+ *     (below): heap walks them in a page it holds, tides would pay a point
+ *     read for each.
  */
 #include "postgres.h"
 
@@ -44,7 +44,6 @@
 #include "storage/proc.h"
 #include "utils/datum.h"
 #include "utils/hsearch.h"
-#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/relcache.h"
 
@@ -84,31 +83,40 @@ worth_pruning(Relation rel, int walked, TransactionId first_updater)
 }
 
 /*
- * Chain prefixes this transaction deleted.  A transaction that updates the
- * same rows over and over -- a PL/pgSQL loop adding to a few totals --
- * cannot prune what it made (its versions are dead to nobody yet, as in
- * heap), so each row's chain grows to TAM_MAX_HOT_DEPTH members, then a
- * new chain and index entry start, and every lookup of the row walks every
- * chain those entries name, member by member: quadratic, at an engine read
- * per member where heap's walk stays on one buffer page (40,000 updates of
- * ten rows: heap 1.7 s, tides 28 s).
+ * Chain prefixes a snapshot sees deleted.  A walk reads every member from
+ * the root until one is visible, and pruning (above) shortens a chain only
+ * once its members are dead to every snapshot.  Where they are not, every
+ * lookup of a row pays a point read per dead member, where heap's walk stays
+ * on a buffer page it holds: a transaction updating the same rows over and
+ * over (its versions are dead to nobody until it ends; 40,000 updates of
+ * ten rows in one PL/pgSQL call took 28 s, heap 1.7 s), or a long snapshot
+ * holding the horizon back (pgbench tpcb-like at 4 clients fell from 1,070
+ * to 360 tps in 30 s beside an open REPEATABLE READ transaction; heap held
+ * 1,500-1,900), and past TAM_MAX_HOT_DEPTH members each new chain adds an
+ * index entry that every lookup walks as well.
  *
- * A member this transaction deleted or updated, in a command a snapshot
- * already sees, is invisible to that snapshot; SnapshotSelf and
- * SnapshotDirty never see a version their own transaction deleted, whatever
- * the command.  So a walk from a root through members all deleted so by the
- * current transaction remembers the root, the updater and command of the
- * last of them, and the member after it (none: the chain ended there); a
- * later walk from that root, for a snapshot that sees that command, starts
- * at that member, or returns at once.  The earlier members' updaters need no
- * check of their own: along a chain commands only grow, and an earlier
- * updater that was a subtransaction is the last one's ancestor or was
- * released into one (the last could not otherwise have updated the member
- * it made), so it aborts only with it -- and a last updater rolled back is
- * no longer the current transaction, so the chain is walked again.  The
- * memo lives in TopTransactionContext and goes with the transaction;
- * serializable transactions always walk (the conflict checks see every
- * member).
+ * A member whose deletion (or update) a snapshot sees is invisible to it:
+ * one committed by a transaction the snapshot does not count as running, or
+ * made by the current transaction in a command before the snapshot's
+ * (SnapshotSelf and SnapshotDirty see no deleted version of either kind).
+ * And along a chain, a snapshot that sees one member's deletion sees every
+ * earlier member's: an updater could update a member only after the
+ * member's inserter -- the previous member's updater -- had committed, or
+ * was itself, in an earlier command; an earlier updater that was a
+ * subtransaction is the later one's ancestor or was released into one, so
+ * it cannot abort alone.  So a walk remembers, per root, the run of
+ * members from the chain's start whose deletions its snapshot sees: the
+ * last one's updater (and command, if the current transaction's), and the
+ * member after it or that the chain ends there.  A later walk from that
+ * root for any snapshot that sees that deletion starts at that member (its
+ * xmin must be that updater, as in any walk) or returns at once, and still
+ * counts the run's members and its first updater when it decides whether
+ * to prune (worth_pruning), as a walk from the root would: the memo is for
+ * what pruning cannot remove yet, not instead of it.  A member gone since
+ * (pruned) sends the walk back to the root.  Runs shorter than
+ * two members are not worth the memo; it is this backend's, forgotten when
+ * full; serializable transactions and snapshots taken in recovery always
+ * walk.
  */
 typedef struct ChainPrefixKey
 {
@@ -119,55 +127,66 @@ typedef struct ChainPrefixKey
 typedef struct ChainPrefix
 {
 	ChainPrefixKey key;
-	TransactionId updater;		/* of the prefix's last member: this transaction */
-	CommandId	cid;			/* the command that deleted or updated it */
+	TransactionId updater;		/* the updater of the run's last member */
+	CommandId	cid;			/* its command, if it was the current transaction */
+	bool		committed;		/* the updater is known to have committed */
 	bool		ends;			/* the chain ends there ... */
 	uint64		resume;			/* ... or goes on at this member */
+	uint32		length;			/* members in the run */
+	TransactionId first_updater;	/* the updater of its first (for pruning) */
 } ChainPrefix;
 
-#define CHAIN_PREFIXES_MAX 65536
+#define CHAIN_PREFIXES_MAX 8192
 
 static HTAB *chain_prefixes = NULL;
-static LocalTransactionId chain_prefixes_lxid = InvalidLocalTransactionId;
 
 static HTAB *
 chain_prefix_memo(bool create)
 {
-	if (chain_prefixes != NULL && chain_prefixes_lxid != MyProc->lxid)
-		chain_prefixes = NULL;	/* its memory went with its transaction's */
+	if (chain_prefixes != NULL && create &&
+		hash_get_num_entries(chain_prefixes) >= CHAIN_PREFIXES_MAX)
+	{
+		hash_destroy(chain_prefixes);
+		chain_prefixes = NULL;
+	}
 	if (chain_prefixes == NULL && create)
 	{
 		HASHCTL		ctl;
 
 		ctl.keysize = sizeof(ChainPrefixKey);
 		ctl.entrysize = sizeof(ChainPrefix);
-		ctl.hcxt = TopTransactionContext;
-		chain_prefixes = hash_create("tides deleted HOT chain prefixes", 256, &ctl,
-									 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-		chain_prefixes_lxid = MyProc->lxid;
+		chain_prefixes = hash_create("tides HOT chain prefixes seen deleted", 256, &ctl,
+									 HASH_ELEM | HASH_BLOBS);
 	}
 	return chain_prefixes;
 }
 
-/* does snapshot see updater's deletion in command cid (see above)? */
+/*
+ * Does snapshot see the deletion by updater (in command cid, if it is the
+ * current transaction)?  *committed: known to have committed, learnt here
+ * if not yet known.
+ */
 static bool
-own_deletion_seen(TransactionId updater, CommandId cid, Snapshot snapshot)
+deletion_seen(TransactionId updater, CommandId cid, bool *committed, Snapshot snapshot)
 {
-	if (IsolationIsSerializable() || !TransactionIdIsCurrentTransactionId(updater))
+	if (IsolationIsSerializable() ||
+		(snapshot->snapshot_type == SNAPSHOT_MVCC && snapshot->takenDuringRecovery))
 		return false;
-	switch (snapshot->snapshot_type)
+	if (snapshot->snapshot_type != SNAPSHOT_MVCC && snapshot->snapshot_type != SNAPSHOT_SELF &&
+		snapshot->snapshot_type != SNAPSHOT_DIRTY)
+		return false;
+	if (TransactionIdIsCurrentTransactionId(updater))
+		return snapshot->snapshot_type != SNAPSHOT_MVCC || cid < snapshot->curcid;
+	if (!*committed)
 	{
-		case SNAPSHOT_MVCC:
-			return cid < snapshot->curcid;
-		case SNAPSHOT_SELF:
-		case SNAPSHOT_DIRTY:
-			return true;
-		default:
-			return false;
+		if (!TransactionIdDidCommit(updater))
+			return false;		/* running, or aborted (a subtransaction rolled back) */
+		*committed = true;
 	}
+	return snapshot->snapshot_type != SNAPSHOT_MVCC || !XidInMVCCSnapshot(updater, snapshot);
 }
 
-/* the deleted prefix of the chain at root that snapshot sees none of, or NULL */
+/* the run of the chain at root that snapshot sees deleted, or NULL */
 static ChainPrefix *
 chain_prefix_unseen(uint64 tree, uint64 root, Snapshot snapshot)
 {
@@ -178,31 +197,33 @@ chain_prefix_unseen(uint64 tree, uint64 root, Snapshot snapshot)
 	if (memo == NULL)
 		return NULL;
 	p = hash_search(memo, &key, HASH_FIND, NULL);
-	return p != NULL && own_deletion_seen(p->updater, p->cid, snapshot) ? p : NULL;
+	return p != NULL && deletion_seen(p->updater, p->cid, &p->committed, snapshot) ? p : NULL;
 }
 
+/* a walk saw the run seen (longer than known, which it started past) */
 static void
-chain_prefix_remember(uint64 tree, uint64 root, const ChainPrefix *seen)
+chain_prefix_remember(uint64 tree, uint64 root, const ChainPrefix *seen, const ChainPrefix *known)
 {
-	HTAB	   *memo = chain_prefix_memo(true);
 	ChainPrefixKey key = {tree, root};
 	ChainPrefix *p;
 
-	if (hash_get_num_entries(memo) >= CHAIN_PREFIXES_MAX)
+	if (seen->length < 2 || (known != NULL && seen->length <= known->length))
 		return;
-	p = hash_search(memo, &key, HASH_ENTER, NULL);
+	p = hash_search(chain_prefix_memo(true), &key, HASH_ENTER, NULL);
 	p->updater = seen->updater;
 	p->cid = seen->cid;
+	p->committed = seen->committed;
 	p->ends = seen->ends;
 	p->resume = seen->resume;
+	p->length = seen->length;
+	p->first_updater = seen->first_updater;
 }
 
 /*
- * A walk's account of its deleted prefix (seen->updater Invalid: none yet):
- * t, not visible, is the walk's next member, and the chain goes on at next
- * unless it ends at t.  The prefix grows while every member is the current
- * transaction's deletion seen by snapshot, and stops for good (*open) at the
- * first that is not.
+ * A walk's account of its run: t, not visible, is the walk's next member,
+ * and the chain goes on at next unless it ends at t.  The run grows while
+ * snapshot sees every member's deletion, and stops for good (*open) at the
+ * first whose it does not.
  */
 static void
 chain_prefix_extend(ChainPrefix *seen, bool *open, TamTuple *t, bool ends, uint64 next,
@@ -210,20 +231,23 @@ chain_prefix_extend(ChainPrefix *seen, bool *open, TamTuple *t, bool ends, uint6
 {
 	TransactionId updater;
 	CommandId	cid;
+	bool		committed;
 
 	if (!*open)
 		return;
-	if (!tam_own_deletion(t, &updater, &cid) || !own_deletion_seen(updater, cid, snapshot))
+	if (!tam_deletion(t, &updater, &cid, &committed) ||
+		!deletion_seen(updater, cid, &committed, snapshot))
 	{
 		*open = false;
 		return;
 	}
-	if (TransactionIdIsValid(seen->updater))
-		cid = Max(cid, seen->cid);
 	seen->updater = updater;
 	seen->cid = cid;
+	seen->committed = committed;
 	seen->ends = ends;
 	seen->resume = next;
+	if (seen->length++ == 0)
+		seen->first_updater = updater;
 }
 
 /*
@@ -309,7 +333,7 @@ tam_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 	TamDeadRule kill_rule = tam_dead_rule(rel, asker != NULL && asker->kills_logged);
 	/* the newest deleter of the chain, while every member was deleted (asker's deleted_by) */
 	TransactionId deleted_by = FrozenTransactionId;
-	/* the prefix of the chain this transaction deleted, as remembered */
+	/* the run of the chain snapshot sees deleted, as remembered */
 	ChainPrefix *known = NULL;
 
 	if (all_dead)
@@ -319,7 +343,7 @@ tam_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 	if (first_call && (known = chain_prefix_unseen(tree, start, snapshot)) != NULL && known->ends)
 	{
 		if (all_dead)
-			*all_dead = false;	/* dead to this transaction only */
+			*all_dead = false;	/* dead to this snapshot, maybe not to all */
 		return NULL;
 	}
 	if (!first_call || snapshot->snapshot_type != SNAPSHOT_MVCC)
@@ -338,7 +362,7 @@ tam_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 		RootState	root = {0};
 		/* the map is read for the first version only: see above */
 		bool		consult_vm = vmbuf != NULL;
-		/* the prefix this walk passed that the transaction deleted */
+		/* the run of members this walk passed whose deletion snapshot sees */
 		ChainPrefix seen = {{0}};
 		bool		prefix_open = first_call;
 
@@ -348,10 +372,13 @@ tam_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 			snapshot->snapshot_type == SNAPSHOT_MVCC ? FrozenTransactionId : InvalidTransactionId;
 		if (known != NULL)
 		{
-			/* start past it: those members are dead to this transaction only */
+			/* start past it: those members are dead to this snapshot, maybe not to all */
 			seen = *known;
 			vid = known->resume;
-			prev_xmax = first_updater = known->updater;
+			prev_xmax = known->updater;
+			/* pruning judges the chain as a walk from the root would */
+			first_updater = known->first_updater;
+			walked = known->length;
 			at_chain_start = false;
 			reader = NULL;
 			deleted_by = InvalidTransactionId;
@@ -408,8 +435,7 @@ tam_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 				tam_ssi_conflict_out(valid, rel, t, snapshot);
 				if (valid)
 				{
-					if (TransactionIdIsValid(seen.updater))
-						chain_prefix_remember(tree, start, &seen);
+					chain_prefix_remember(tree, start, &seen, known);
 					*tid = t->htup.t_self;
 					PredicateLockTID(rel, &t->htup.t_self, snapshot,
 									 HeapTupleHeaderGetXmin(t->htup.t_data));
@@ -448,8 +474,7 @@ tam_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 		}
 		if (!vanished || !first_call)
 		{
-			if (TransactionIdIsValid(seen.updater))
-				chain_prefix_remember(tree, start, &seen);
+			chain_prefix_remember(tree, start, &seen, known);
 			if (may_prune && first_call && worth_pruning(rel, walked, first_updater))
 				tam_hot_prune_opt(rel, tree, start);
 			if (TransactionIdIsValid(deleted_by))

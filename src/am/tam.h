@@ -186,8 +186,12 @@ extern bool tam_dead_settled(HTSV_Result r, TransactionId dead_after, GlobalVisS
 							 TamDeadRule rule);
 extern TamDeadRule tam_dead_rule(Relation rel, bool logged);
 extern bool tam_is_only_locked(TamTuple *t);
-/* was t deleted or updated by the current transaction?  Its updater and command */
-extern bool tam_own_deletion(TamTuple *t, TransactionId *updater, CommandId *cid);
+/*
+ * Was t deleted or updated (not only locked)?  Its updater; the command, if
+ * that is the current transaction (else InvalidCommandId); whether it is
+ * known to have committed.
+ */
+extern bool tam_deletion(TamTuple *t, TransactionId *updater, CommandId *cid, bool *committed);
 extern void tam_ssi_conflict_out(bool visible, Relation rel, TamTuple *t, Snapshot snapshot);
 
 /* ---- modify.c */

@@ -65,14 +65,21 @@ updater_of(TamTuple *t)
 }
 
 bool
-tam_own_deletion(TamTuple *t, TransactionId *updater, CommandId *cid)
+tam_deletion(TamTuple *t, TransactionId *updater, CommandId *cid, bool *committed)
 {
 	TransactionId upd = updater_of(t);
+	uint16		m = INFOMASK(t);
 
-	if (!TransactionIdIsValid(upd) || !TransactionIdIsCurrentTransactionId(upd))
+	if (!TransactionIdIsValid(upd))
 		return false;
 	*updater = upd;
-	*cid = t->meta.cmax;
+	*cid = InvalidCommandId;
+	*committed = false;
+	if (TransactionIdIsCurrentTransactionId(upd))
+		*cid = t->meta.cmax;
+	else
+		*committed = ((m & HEAP_XMAX_COMMITTED) && !(m & HEAP_XMAX_IS_MULTI)) ||
+			TransactionIdDidCommit(upd);
 	return true;
 }
 
