@@ -89,11 +89,11 @@ worth_pruning(Relation rel, int walked, TransactionId first_updater)
  * lookup of a row pays a point read per dead member, where heap's walk stays
  * on a buffer page it holds: a transaction updating the same rows over and
  * over (its versions are dead to nobody until it ends; 40,000 updates of
- * ten rows in one PL/pgSQL call took 28 s, heap 1.7 s), or a long snapshot
- * holding the horizon back (pgbench tpcb-like at 4 clients fell from 1,070
- * to 360 tps in 30 s beside an open REPEATABLE READ transaction; heap held
- * 1,500-1,900), and past TAM_MAX_HOT_DEPTH members each new chain adds an
- * index entry that every lookup walks as well.
+ * ten rows in one PL/pgSQL call took 45.8 s, heap 2.9 s), or a long snapshot
+ * holding the horizon back (pgbench tpcb-like at 4 clients: 755 tps beside
+ * an open REPEATABLE READ transaction, 549 in its last 5 s, against 2,219
+ * without; heap 1,867), and past TAM_MAX_HOT_DEPTH members each new chain
+ * adds an index entry that every lookup walks as well.
  *
  * A member whose deletion (or update) a snapshot sees is invisible to it:
  * one committed by a transaction the snapshot does not count as running, or
