@@ -210,13 +210,8 @@ chain_prefix_remember(uint64 tree, uint64 root, const ChainPrefix *seen, const C
 	if (seen->length < 2 || (known != NULL && seen->length <= known->length))
 		return;
 	p = hash_search(chain_prefix_memo(true), &key, HASH_ENTER, NULL);
-	p->updater = seen->updater;
-	p->cid = seen->cid;
-	p->committed = seen->committed;
-	p->ends = seen->ends;
-	p->resume = seen->resume;
-	p->length = seen->length;
-	p->first_updater = seen->first_updater;
+	*p = *seen;
+	p->key = key;				/* seen's key is not filled in */
 }
 
 /*
