@@ -41,11 +41,11 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/predicate.h"
-#include "storage/proc.h"
 #include "utils/datum.h"
 #include "utils/hsearch.h"
 #include "utils/rel.h"
 #include "utils/relcache.h"
+#include "utils/snapmgr.h"
 
 #include "am/tam.h"
 
@@ -112,8 +112,11 @@ worth_pruning(Relation rel, int walked, TransactionId first_updater)
  * xmin must be that updater, as in any walk) or returns at once, and still
  * counts the run's members and its first updater when it decides whether
  * to prune (worth_pruning), as a walk from the root would: the memo is for
- * what pruning cannot remove yet, not instead of it.  A member gone since
- * (pruned) sends the walk back to the root.  Runs shorter than
+ * what pruning cannot remove yet, not instead of it.  Once the run's last
+ * updater is removable (the horizon has passed it), the memo forgets the
+ * chain: a walk from the root then prunes it and lets the index kill its
+ * entry (all_dead), which a walk that skips members never reports.  A
+ * member gone since (pruned) sends the walk back to the root.  Runs shorter than
  * two members are not worth the memo; it is this backend's, forgotten when
  * full; serializable transactions and snapshots taken in recovery always
  * walk.
@@ -198,6 +201,14 @@ chain_prefix_unseen(uint64 tree, uint64 root, Snapshot snapshot)
 		return NULL;
 	p = hash_search(memo, &key, HASH_FIND, NULL);
 	return p != NULL && deletion_seen(p->updater, p->cid, &p->committed, snapshot) ? p : NULL;
+}
+
+static void
+chain_prefix_forget(uint64 tree, uint64 root)
+{
+	ChainPrefixKey key = {tree, root};
+
+	(void) hash_search(chain_prefix_memo(false), &key, HASH_REMOVE, NULL);
 }
 
 /* a walk saw the run seen (longer than known, which it started past) */
@@ -335,7 +346,14 @@ tam_hot_search(Relation rel, uint64 tree, ItemPointer tid, Snapshot snapshot,
 		*all_dead = first_call;
 	if (!trt_tid_to_vid(tid, &start))
 		return NULL;
-	if (first_call && (known = chain_prefix_unseen(tree, start, snapshot)) != NULL && known->ends)
+	if (first_call && (known = chain_prefix_unseen(tree, start, snapshot)) != NULL &&
+		GlobalVisTestIsRemovableXid(GlobalVisTestFor(rel), known->updater))
+	{
+		/* dead to every snapshot by now: pruning and index kills take over */
+		chain_prefix_forget(tree, start);
+		known = NULL;
+	}
+	if (known != NULL && known->ends)
 	{
 		if (all_dead)
 			*all_dead = false;	/* dead to this snapshot, maybe not to all */
