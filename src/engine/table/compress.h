@@ -14,7 +14,12 @@
  *
  * Compression contexts are expensive to create (zstd's are ~100 KiB), so
  * the builder owns one (tides_compressor) and decompression uses one zstd
- * context per thread, created on first use and freed at thread exit.
+ * context per thread, created on first use and freed at thread exit.  The
+ * builder's zstd blocks go through a dictionary of no content made once at
+ * its level (a ZSTD_CDict; above level 3, the level set on the context
+ * once): the frames are the same kind -- no dictionary id, the content
+ * size, read by the plain decompressor -- but the context is not set up
+ * again for every 4 KiB block (see compress.c).
  */
 #ifndef TIDES_TABLE_COMPRESS_H
 #define TIDES_TABLE_COMPRESS_H
@@ -32,6 +37,8 @@ typedef struct tides_compressor
 	tides_compression type;
 	int			level;
 	void	   *zctx;			/* ZSTD_CCtx, created lazily */
+	void	   *zcdict;			/* ZSTD_CDict of no content at level, created lazily */
+	bool		zlevel_set;		/* without one: zctx has level as a parameter */
 } tides_compressor;
 
 /* a compression the engine knows, at a level it takes (only zstd uses it; tides_engine.h) */
