@@ -987,8 +987,12 @@ test_zstd_levels(void)
 			}
 			CHECK(tides_compress(&c, src, n, &out) == TIDES_COMPRESS_ZSTD);
 			CHECK(out.len < n);
-			CHECK_OK(tides_decompress(TIDES_COMPRESS_ZSTD, out.data, out.len, &back, "test block", &err));
+			CHECK_OK(tides_decompress(TIDES_COMPRESS_ZSTD, out.data, out.len, &back, "test", 0, &err));
 			CHECK(back.len == n && memcmp(back.data, src, n) == 0);
+			/* a frame cut short: corruption, and the message names the block */
+			CHECK(tides_decompress(TIDES_COMPRESS_ZSTD, out.data, out.len - 1, &back, "t.sst", 4096,
+								   &err) == TIDES_CORRUPTION);
+			CHECK(strstr(err.msg, " in block at offset 4096 of t.sst") != NULL);
 		}
 		tides_buf_free(&out);
 		tides_buf_free(&back);

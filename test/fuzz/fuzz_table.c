@@ -180,7 +180,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 3:
 		case 4:
 			(void) tides_decompress(data[0] % 9 == 3 ? TIDES_COMPRESS_LZ4 : TIDES_COMPRESS_ZSTD,
-									data + 1, size - 1, &out, "fuzz", &err);
+									data + 1, size - 1, &out, "fuzz", 0, &err);
 			break;
 		case 5:
 			{

@@ -153,9 +153,13 @@ thread_dctx(void)
 	return d;
 }
 
+/* where a failed block is: formatted only on failure (every block read calls here) */
+#define AT " in block at offset %llu of %s"
+#define AT_ARGS (unsigned long long) offset, fname
+
 tides_status
 tides_decompress(tides_compression type, const uint8_t *src, size_t n,
-				 tides_buf *out, const char *what, tides_error *err)
+				 tides_buf *out, const char *fname, uint64_t offset, tides_error *err)
 {
 	const uint8_t *limit = src + n;
 	const uint8_t *p;
@@ -164,11 +168,11 @@ tides_decompress(tides_compression type, const uint8_t *src, size_t n,
 
 	p = tides_decode_varint64(src, limit, &raw);
 	if (p == NULL)
-		return tides_fail(err, TIDES_CORRUPTION, "bad compressed length in %s", what);
+		return tides_fail(err, TIDES_CORRUPTION, "bad compressed length" AT, AT_ARGS);
 	plen = (size_t) (limit - p);
 	if (raw >= MAX_BLOCK_RAW)
-		return tides_fail(err, TIDES_CORRUPTION, "impossible block length %llu in %s",
-						  (unsigned long long) raw, what);
+		return tides_fail(err, TIDES_CORRUPTION, "impossible block length %llu" AT,
+						  (unsigned long long) raw, AT_ARGS);
 
 	if (type == TIDES_COMPRESS_LZ4)
 	{
@@ -176,14 +180,14 @@ tides_decompress(tides_compression type, const uint8_t *src, size_t n,
 
 		/* lz4's maximum expansion is 255x plus a little */
 		if (raw > (uint64_t) plen * 255 + 16)
-			return tides_fail(err, TIDES_CORRUPTION, "impossible lz4 length %llu in %s",
-							  (unsigned long long) raw, what);
+			return tides_fail(err, TIDES_CORRUPTION, "impossible lz4 length %llu" AT,
+							  (unsigned long long) raw, AT_ARGS);
 		tides_buf_reset(out);
 		if (!tides_buf_reserve(out, raw + 1))
-			return tides_fail(err, TIDES_NO_MEMORY, "out of memory decompressing %s", what);
+			return tides_fail(err, TIDES_NO_MEMORY, "out of memory decompressing" AT, AT_ARGS);
 		r = LZ4_decompress_safe((const char *) p, (char *) out->data, (int) plen, (int) raw);
 		if (r < 0 || (uint64_t) r != raw)
-			return tides_fail(err, TIDES_CORRUPTION, "lz4 data corrupt in %s", what);
+			return tides_fail(err, TIDES_CORRUPTION, "lz4 data corrupt" AT, AT_ARGS);
 	}
 	else if (type == TIDES_COMPRESS_ZSTD)
 	{
@@ -192,20 +196,20 @@ tides_decompress(tides_compression type, const uint8_t *src, size_t n,
 		size_t		r;
 
 		if (fsz != raw)
-			return tides_fail(err, TIDES_CORRUPTION, "zstd frame size mismatch in %s", what);
+			return tides_fail(err, TIDES_CORRUPTION, "zstd frame size mismatch" AT, AT_ARGS);
 		d = thread_dctx();
 		if (d == NULL)
-			return tides_fail(err, TIDES_NO_MEMORY, "out of memory decompressing %s", what);
+			return tides_fail(err, TIDES_NO_MEMORY, "out of memory decompressing" AT, AT_ARGS);
 		tides_buf_reset(out);
 		if (!tides_buf_reserve(out, raw + 1))
-			return tides_fail(err, TIDES_NO_MEMORY, "out of memory decompressing %s", what);
+			return tides_fail(err, TIDES_NO_MEMORY, "out of memory decompressing" AT, AT_ARGS);
 		r = ZSTD_decompressDCtx(d, out->data, raw, p, plen);
 		if (ZSTD_isError(r) || r != raw)
-			return tides_fail(err, TIDES_CORRUPTION, "zstd data corrupt in %s", what);
+			return tides_fail(err, TIDES_CORRUPTION, "zstd data corrupt" AT, AT_ARGS);
 	}
 	else
-		return tides_fail(err, TIDES_CORRUPTION, "unknown compression type %d in %s",
-						  (int) type, what);
+		return tides_fail(err, TIDES_CORRUPTION, "unknown compression type %d" AT,
+						  (int) type, AT_ARGS);
 	out->len = raw;
 	return TIDES_OK;
 }

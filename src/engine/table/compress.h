@@ -62,10 +62,11 @@ tides_compression tides_compress(tides_compressor *c, const uint8_t *src, size_t
 
 /*
  * Decompress a stored block of the given type into out (replacing its
- * contents).  Any inconsistency is TIDES_CORRUPTION with a message built
- * from what (e.g. "block at offset 4096 of 000012.sst").
+ * contents).  Any inconsistency is TIDES_CORRUPTION with a message naming
+ * the block ("... in block at offset 4096 of 000012.sst": offset, fname).
  */
 tides_status tides_decompress(tides_compression type, const uint8_t *src, size_t n,
-							  tides_buf *out, const char *what, tides_error *err);
+							  tides_buf *out, const char *fname, uint64_t offset,
+							  tides_error *err);
 
 #endif

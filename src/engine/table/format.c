@@ -280,13 +280,8 @@ decode_block(const tides_block_source *src, tides_block_handle h, const uint8_t 
 		return TIDES_OK;
 	}
 	else
-	{
-		char		what[300];
-
-		snprintf(what, sizeof(what), "block at offset %llu of %s",
-				 (unsigned long long) h.offset, src->fname);
-		return tides_decompress((tides_compression) type, raw, (size_t) h.size, into, what, err);
-	}
+		return tides_decompress((tides_compression) type, raw, (size_t) h.size, into, src->fname,
+								h.offset, err);
 }
 
 static inline void
