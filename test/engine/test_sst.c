@@ -948,9 +948,10 @@ test_ranges(const char *dir)
 /*
  * One compressor per zstd level, reused for many 4 KiB blocks as a builder
  * does: up to level 3 its frames come from a dictionary of no content,
- * above from the level set on its context once (compress.c).  Every frame
- * must come back whole through the plain decompressor, and a compressor
- * must not mix the two ways up between blocks.
+ * above from the level set on its context once (compress.c).  Every one of
+ * twenty frames of a compressor must come back whole through the plain
+ * decompressor, and a frame cut short must be corruption that names its
+ * block.
  */
 static void
 test_zstd_levels(void)

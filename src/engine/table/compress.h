@@ -38,7 +38,7 @@ typedef struct tides_compressor
 	int			level;
 	void	   *zctx;			/* ZSTD_CCtx, created lazily */
 	void	   *zcdict;			/* ZSTD_CDict of no content at level, created lazily */
-	bool		zlevel_set;		/* without one: zctx has level as a parameter */
+	bool		zlevel_set;		/* no dictionary: zctx has level as a parameter */
 } tides_compressor;
 
 /* a compression the engine knows, at a level it takes (only zstd uses it; tides_engine.h) */
