@@ -4,9 +4,9 @@
  * intervals, with and without filters and the block cache; forward and
  * backward iteration, seeks to every key and between keys, point lookups,
  * verification, reopening; the layout (each index and filter partition
- * right after its data blocks); and a table with every byte flipped in
- * turn, which must yield TIDES_CORRUPTION or correct data, never a wrong
- * answer.
+ * right after its data blocks); a table with every byte flipped in turn,
+ * which must yield TIDES_CORRUPTION or correct data, never a wrong answer;
+ * and zstd's frames at every level through one reused compressor.
  */
 #include <fcntl.h>
 #include <string.h>
