@@ -112,6 +112,20 @@ typedef struct VacState
 	uint64		suspect_below;
 	uint64		next_vid;		/* the scan has seen every row id below this */
 	Buffer		vmbuffer;
+	/*
+	 * Retiring the low end (src/runtime/low_marks.c): the scan starts at the
+	 * tree's low mark; while every row id it has passed is dead to all or
+	 * was never written (retiring), nothing is written for them, and at the
+	 * end retire_below becomes the new mark.  No block with a row id below
+	 * max(scan_from, retire_below) is marked all-visible: the entries of its
+	 * retired rows may outlive the rows until compaction drops them.
+	 */
+	uint64		scan_from;
+	bool		retiring;
+	uint64		retire_below;
+	uint64		settled;		/* trt_vids_settled_below before the scan's view */
+	uint64	   *index_trees;	/* the tides_btree indexes' trees, to retire with the table */
+	double		retired;		/* versions retired */
 } VacState;
 
 static void
@@ -300,6 +314,9 @@ close_blocks(VacState *vs, BlockNumber upto, uint64 gap_judged_at)
 	{
 		/* a suspect block waits for its gaps' index entries to go (check_gap) */
 		if ((uint64) vs->cur_block * TRT_ROWS_PER_BLOCK < vs->suspect_below)
+			vs->cur_all_visible = false;
+		/* nor may a block with retired row ids be marked (VacState) */
+		if ((uint64) vs->cur_block * TRT_ROWS_PER_BLOCK < Max(vs->scan_from, vs->retire_below))
 			vs->cur_all_visible = false;
 		if (vs->cur_all_visible &&
 			tam_vm_mark_block(vs->rel, vs->tree, vs->cur_block, vs->OldestXmin, judged_at))
@@ -510,13 +527,78 @@ freeze_live(VacState *vs, TamTuple *t)
 	tam_tuple_buf_free(&cur);
 }
 
+/*
+ * The low end, while every row id passed is dead to all or was never
+ * written: true if t is one more such version, which is then retired
+ * instead of removed; otherwise the run ends before t (or at the settled
+ * mark, beyond which a row may still be written).
+ */
+static bool
+retire(VacState *vs, TamTuple *t)
+{
+	TransactionId dead_after;
+
+	Assert(vs->retiring && t->vid >= vs->retire_below && vs->retire_below <= vs->settled);
+	if (t->vid < vs->settled && !TAM_IS_REDIRECT(t) && !TAM_IS_STUB(t) &&
+		!HeapTupleHeaderIsHeapOnly(t->htup.t_data) &&
+		!HeapTupleHeaderIsHotUpdated(t->htup.t_data) &&
+		tam_satisfies_vacuum(t, vs->OldestXmin, &dead_after) == HEAPTUPLE_DEAD)
+	{
+		vs->retire_below = t->vid + 1;
+		vs->cur_all_visible = false;
+		vs->removed += 1;
+		vs->retired += 1;
+		return true;
+	}
+	vs->retire_below = Min(t->vid, vs->settled);
+	vs->retiring = false;
+	return false;
+}
+
+/*
+ * Whether this VACUUM may retire the table's low end: every index is a
+ * tides_btree one (whose entries the mark retires; another index's entries
+ * must go through its ambulkdelete), index cleanup is on, no suspect mark
+ * asks for the gaps' TIDs, and the shared table has room for the marks.
+ * The scan starts at the tree's mark in any case.
+ */
+static void
+setup_retiring(VacState *vs)
+{
+	vs->scan_from = trt_tree_low_mark(vs->tree);
+	vs->retire_below = vs->scan_from;
+	if (vs->suspect_below > 0 || (vs->nindexes > 0 && !vs->do_indexes))
+		return;
+	vs->index_trees = palloc(Max(vs->nindexes, 1) * sizeof(uint64));
+	for (int i = 0; i < vs->nindexes; i++)
+		if (!trt_is_tides_index(vs->indrels[i]) ||
+			!trt_lookup_tree(&vs->indrels[i]->rd_node, vs->indrels[i]->rd_backend,
+							 &vs->index_trees[i]))
+		{
+			pfree(vs->index_trees);
+			vs->index_trees = NULL;
+			return;
+		}
+	if (!trt_low_marks_reserve(vs->tree, vs->index_trees, vs->nindexes))
+	{
+		pfree(vs->index_trees);
+		vs->index_trees = NULL;
+		return;
+	}
+	vs->retiring = true;
+}
+
 static void
 scan_tree(VacState *vs)
 {
-	TamCursor *c = tam_cursor_open(vs->tree, RelationGetRelid(vs->rel), 0, TRT_VID_MAX + 1,
-								   trt_bulk_read_bytes(trt_tree_bytes(vs->tree, true)));
+	TamCursor *c;
 	TamTuple *t;
 
+	/* read before the cursor's view: a row id below it that the view lacks is never written */
+	if (vs->retiring)
+		vs->settled = trt_vids_settled_below(vs->tree);
+	c = tam_cursor_open(vs->tree, RelationGetRelid(vs->rel), vs->scan_from, TRT_VID_MAX + 1,
+						trt_bulk_read_bytes(trt_tree_bytes(vs->tree, true)));
 	tam_cursor_include_stubs(c);
 	while ((t = tam_cursor_next(c, ForwardScanDirection)) != NULL)
 	{
@@ -554,6 +636,13 @@ scan_tree(VacState *vs)
 			{
 				BlockNumber next = blk + 1;
 
+				if (vs->retiring)
+				{
+					/* its rows are visible to all: the low end stops here */
+					vs->retire_below = Min(t->vid, vs->settled);
+					vs->retiring = false;
+				}
+
 				while (next < vs->hw_blocks && VM_ALL_VISIBLE(vs->rel, next, &vs->vmbuffer))
 					next++;
 				vs->skipped_blocks += next - blk;
@@ -566,6 +655,8 @@ scan_tree(VacState *vs)
 			vs->cur_judged_at = read_point;
 			vs->stepped = true;
 		}
+		if (vs->retiring && retire(vs, t))
+			continue;
 
 		if (TAM_IS_REDIRECT(t))
 		{
@@ -652,6 +743,10 @@ scan_tree(VacState *vs)
 		}
 	}
 	tam_cursor_close(c);
+	/* every row id up to the settled mark was dead or never written */
+	if (vs->retiring)
+		vs->retire_below = Max(vs->retire_below, vs->settled);
+	vs->retiring = false;
 	check_gap(vs, vs->suspect_below);
 	close_blocks(vs, vs->hw_blocks, 0);
 	pgstat_progress_update_param(PROGRESS_VACUUM_HEAP_BLKS_SCANNED, vs->hw_blocks);
@@ -706,7 +801,8 @@ vacuum_indexes(VacState *vs)
 	{
 		BlockNumber blk = ItemPointerGetBlockNumber(&d->items[i]);
 
-		if (blk == last || blk >= vs->cur_block)
+		if (blk == last || blk >= vs->cur_block ||
+			(uint64) blk * TRT_ROWS_PER_BLOCK < Max(vs->scan_from, vs->retire_below))
 			continue;
 		last = blk;
 		if (tam_vm_mark_block(vs->rel, vs->tree, blk, vs->OldestXmin, 0))
@@ -758,14 +854,16 @@ report_vacuum(const VacState *vs, const struct VacuumParams *params, TimestampTz
 	char	   *nspname = get_namespace_name(RelationGetNamespace(vs->rel));
 	char	   *dbname = get_database_name(MyDatabaseId);
 	StringInfoData buf;
+	char	   *tuples = psprintf("tuples: %.0f removed (%.0f retired below row id " UINT64_FORMAT ", %.0f with their entries deleted by key in %d of %d indexes), %.0f remain, %.0f are dead but not yet removable, %.0f frozen",
+								  vs->removed, vs->retired, Max(vs->scan_from, vs->retire_below),
+								  vs->keyed_removed, vs->nkeyed, vs->nindexes,
+								  vs->live, vs->recently_dead, vs->frozen);
 
 	if (params->options & VACOPT_VERBOSE)
 		ereport(INFO,
 				(errmsg("vacuuming \"%s.%s.%s\"", dbname, nspname, relname),
-				 errdetail("tuples: %.0f removed (%.0f with their entries deleted by key in %d of %d indexes), %.0f remain, %.0f are dead but not yet removable, %.0f frozen; %d index passes; blocks: %u scanned, %u skipped as all-visible",
-						   vs->removed, vs->keyed_removed, vs->nkeyed, vs->nindexes,
-						   vs->live, vs->recently_dead, vs->frozen, vs->index_passes,
-						   vs->scanned_blocks, vs->skipped_blocks)));
+				 errdetail("%s; %d index passes; blocks: %u scanned, %u skipped as all-visible",
+						   tuples, vs->index_passes, vs->scanned_blocks, vs->skipped_blocks)));
 	if (!IsAutoVacuumWorkerProcess() || params->log_min_duration < 0 ||
 		!TimestampDifferenceExceeds(start, GetCurrentTimestamp(), params->log_min_duration))
 		return;
@@ -776,9 +874,7 @@ report_vacuum(const VacState *vs, const struct VacuumParams *params, TimestampTz
 					 dbname, nspname, relname, vs->index_passes);
 	appendStringInfo(&buf, "blocks: %u scanned, %u skipped as all-visible, %u all-visible after\n",
 					 vs->scanned_blocks, vs->skipped_blocks, vs->all_visible_blocks);
-	appendStringInfo(&buf, "tuples: %.0f removed (%.0f with their entries deleted by key in %d of %d indexes), %.0f remain, %.0f are dead but not yet removable, %.0f frozen\n",
-					 vs->removed, vs->keyed_removed, vs->nkeyed, vs->nindexes,
-					 vs->live, vs->recently_dead, vs->frozen);
+	appendStringInfo(&buf, "%s\n", tuples);
 	appendStringInfo(&buf, "removable cutoff: %u, which was %d XIDs old when operation ended\n",
 					 vs->OldestXmin, (int32) (ReadNextTransactionId() - vs->OldestXmin));
 	if (frozenxid_updated)
@@ -848,7 +944,9 @@ tam_relation_vacuum(Relation rel, struct VacuumParams *params, BufferAccessStrat
 		trt_tree_clear_suspect(vs.tree);
 		vs.suspect_below = 0;
 	}
-	vs.cur_block = 0;
+	setup_retiring(&vs);
+	vs.cur_block = (BlockNumber) (vs.scan_from / TRT_ROWS_PER_BLOCK);
+	vs.next_vid = vs.scan_from;
 	vs.cur_all_visible = true;
 	vs.stepped = true;			/* the scan starts at the tree's first entry */
 	/*
@@ -894,6 +992,21 @@ tam_relation_vacuum(Relation rel, struct VacuumParams *params, BufferAccessStrat
 		}
 	}
 	vac_close_indexes(vs.nindexes, vs.indrels, NoLock);
+	if (vs.index_trees != NULL)
+	{
+		if (vs.retire_below > vs.scan_from)
+		{
+			TransactionId horizon = vs.OldestXmin;
+
+			/* a hot standby's queries that could still see the versions go first */
+			TransactionIdRetreat(horizon);
+			trt_wal_set_conflict(horizon, rel->rd_node.dbNode);
+			trt_vacant_add(vs.tree, 0, vs.retire_below);
+		}
+		/* with the mark unchanged, this only hands retired files to compaction */
+		trt_set_low_marks(vs.tree, vs.index_trees, vs.nindexes,
+						  Max(vs.scan_from, vs.retire_below));
+	}
 	/* every gap below the mark was shown to the indexes: lift it */
 	if (vs.suspect_below > 0 && vs.do_indexes && vs.skipped_blocks == 0)
 		trt_tree_clear_suspect(vs.tree);
@@ -922,4 +1035,6 @@ tam_relation_vacuum(Relation rel, struct VacuumParams *params, BufferAccessStrat
 	pfree(vs.dead);
 	if (vs.stubs)
 		pfree(vs.stubs);
+	if (vs.index_trees)
+		pfree(vs.index_trees);
 }

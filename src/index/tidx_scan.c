@@ -211,6 +211,7 @@ tidx_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int n
 	so->hint_ok = so->qual_ok && so->nintervals > 0 && so->d.unique && so->iv[0].lolen <= 9 &&
 		!RecoveryInProgress();
 	so->hint_pending = false;
+	so->retired_below = trt_tree_low_mark(so->d.tree);
 	if (so->hint_ok)
 		so->hint_gen = tidx_hint_generation(so->d.tree);
 	so->snap_xmin = so->hint_ok ? tidx_hint_snapshot_xmin(scan->xs_snapshot) : 0;
@@ -504,16 +505,18 @@ advance(TidxScan *so, ScanDirection dir, IndexTuple *itup_out, bool want_itup)
 			if (key_in_interval(k, klen, &so->iv[so->cur]))
 			{
 				IndexTuple	itup = NULL;
-				bool		pass = true;
+				bool		pass;
 
 				if (klen < 8 + TIDX_TID_LEN)
 					ereport(ERROR,
 							(errcode(ERRCODE_INDEX_CORRUPTED),
 							 errmsg("tides_btree index \"%s\" has a malformed key",
 									RelationGetRelationName(so->d.index))));
-				if (filters || want_itup)
+				/* a retired row's entry: as if compaction had dropped it already */
+				pass = !trt_entry_retired(k, klen, so->retired_below);
+				if (pass && (filters || want_itup))
 					itup = current_itup(so);
-				if (filters)
+				if (pass && filters)
 				{
 					/* operators may allocate: a bitmap scan evaluates every entry in one call */
 					MemoryContext old = MemoryContextSwitchTo(so->filtercxt);

@@ -36,6 +36,12 @@ typedef struct TidxScan
 	 * of the scan or the next rescan; 0 when none is.
 	 */
 	uint64		held_view;
+	/*
+	 * The table's low mark at rescan (runtime/low_marks.c): entries of
+	 * row ids below it are of retired rows, stepped over unfetched.  A
+	 * later, higher mark only means more entries are fetched and found dead.
+	 */
+	uint64		retired_below;
 	bool		qual_ok;
 	int			nintervals;
 	TidxKeyRange *iv;

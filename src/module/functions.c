@@ -137,6 +137,7 @@ tides_stats_sql(PG_FUNCTION_ARGS)
 	S(memtable_discards);
 	S(memtables_discarded);
 	S(writes);
+	S(filtered_dropped);
 #undef S
 	for (int l = 0; l < TIDES_MAX_LEVELS; l++)
 	{

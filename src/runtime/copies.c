@@ -68,7 +68,14 @@ trt_copy_tree(uint64 from, uint64 to)
 		trt_engine_error(s, "read a tree to copy it");
 	}
 	trt_close_iter(it);
-	if (b != NULL && tides_batch_count(b) > 0)
+	if (b == NULL)
+	{
+		b = trt_local_batch();
+		trt_xact_tag_batch(b);
+	}
+	/* the same row ids, retired in the copy as in the original */
+	(void) trt_copy_low_mark(from, to, b);
+	if (tides_batch_count(b) > 0)
 		trt_write_batch(b);
 	if (key)
 		pfree(key);

@@ -162,7 +162,8 @@ drop_tree(uint64 tree)
 	uint8		key[TRT_META_RELMAP_KEY_LEN],
 				rkey[TRT_META_TREE_KEY_LEN],
 				dkey[TRT_META_TREE_KEY_LEN],
-				vkey[TRT_META_TREE_KEY_LEN];
+				vkey[TRT_META_TREE_KEY_LEN],
+				lkey[TRT_META_TREE_KEY_LEN];
 	size_t		rklen = trt_meta_tree_key(rkey, TRT_META_TREEMAP, tree);
 	size_t		dklen = trt_meta_tree_key(dkey, TRT_META_DROP, tree);
 	size_t		vklen = trt_meta_tree_key(vkey, TRT_META_VID_RESERVED, tree);
@@ -203,8 +204,10 @@ drop_tree(uint64 tree)
 	tides_batch_delete(b, rkey, rklen);
 	tides_batch_delete(b, vkey, vklen);
 	tides_batch_delete(b, dkey, dklen);
+	tides_batch_delete(b, lkey, trt_meta_tree_key(lkey, TRT_META_LOW_MARK, tree));
 	trt_write_batch(b);
 	trt_forget_vid_counter(tree);
+	trt_forget_low_mark(tree);
 	trt_vacant_forget(tree);
 	return true;
 }

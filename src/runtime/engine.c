@@ -161,6 +161,7 @@ attach(void)
 		ereport(ERROR, (errmsg("could not attach to tides storage: %s", msg)));
 	}
 	tides_set_partitioner(my_db, trt_metadata_partition, NULL);
+	trt_low_marks_attach(my_db);
 	trt_wal_attach(my_db);
 	on_shmem_exit(detach_engine, 0);
 	/*

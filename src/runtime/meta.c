@@ -51,7 +51,7 @@ size_t
 trt_meta_tree_key(uint8 *key, TrtMetaKind kind, uint64 tree)
 {
 	Assert(kind == TRT_META_VID_RESERVED || kind == TRT_META_TREEMAP ||
-		   kind == TRT_META_DROP || kind == TRT_META_SUSPECT);
+		   kind == TRT_META_DROP || kind == TRT_META_SUSPECT || kind == TRT_META_LOW_MARK);
 	trt_meta_key(key, kind);
 	trt_key_put_tree(key + TRT_META_HEAD_LEN, tree);
 	return TRT_META_TREE_KEY_LEN;

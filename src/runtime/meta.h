@@ -17,6 +17,8 @@
  *   'N'   incarnation                       next xid and multixact it started from
  *   'A'   incarnation, top xid              1 byte: a transaction recovery found unsealed
  *   'S'   tree                              uint64: vids below may have lost rows
+ *   'L'   tree                              uint64, uint8: vids below are retired,
+ *                                           the tree is an index's (low_marks.c)
  *
  * (db, spc, relfilenode and backend are 4 bytes each.)  src/runtime/README.md
  * says who writes each and when.
@@ -40,12 +42,13 @@ typedef enum TrtMetaKind
 	TRT_META_INC_START = 'N',
 	TRT_META_ABORTED = 'A',
 	TRT_META_SUSPECT = 'S',
+	TRT_META_LOW_MARK = 'L',
 	TRT_META_BINARY_UPGRADE = 'U'
 } TrtMetaKind;
 
 /* key lengths */
 #define TRT_META_HEAD_LEN		9	/* tree 0, kind: the 'T', 'I' and 'U' keys */
-#define TRT_META_TREE_KEY_LEN	17	/* + tree: 'V', 'r', 'D', 'S' */
+#define TRT_META_TREE_KEY_LEN	17	/* + tree: 'V', 'r', 'D', 'S', 'L' */
 #define TRT_META_RELMAP_KEY_LEN 25	/* + db, spc, relfilenode, backend: 'R' */
 #define TRT_META_RELMAP_DB_LEN	13	/* + db: the prefix of a database's 'R' keys */
 #define TRT_META_INC_KEY_LEN	13	/* + incarnation: 'N' */
@@ -75,7 +78,7 @@ typedef struct TrtTreeOwnerValue
 extern size_t trt_meta_key(uint8 *key, TrtMetaKind kind);
 /* [lower, upper) of every key of a kind (TRT_META_HEAD_LEN bytes each) */
 extern void trt_meta_kind_range(uint8 *lower, uint8 *upper, TrtMetaKind kind);
-/* 'V', 'r', 'D', 'S' */
+/* 'V', 'r', 'D', 'S', 'L' */
 extern size_t trt_meta_tree_key(uint8 *key, TrtMetaKind kind, uint64 tree);
 /* 'R' */
 extern size_t trt_meta_relmap_key(uint8 *key, const RelFileNode *rnode, BackendId backend);

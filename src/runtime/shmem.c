@@ -44,7 +44,8 @@ trt_shmem_request(void)
 	RequestAddinShmemSpace(trt_waiting_rows_shmem_size());
 	RequestAddinShmemSpace(trt_held_views_shmem_size());
 	RequestAddinShmemSpace(trt_vacant_shmem_size());
-	RequestNamedLWLockTranche("tides", 5);
+	RequestAddinShmemSpace(trt_low_marks_shmem_size());
+	RequestNamedLWLockTranche("tides", 6);
 	RequestNamedLWLockTranche("tides_row", trt_row_lock_stripes);
 }
 
@@ -133,6 +134,7 @@ recover_engine(void)
 					(unsigned long long) info.batches_replayed,
 					info.log_tail_damaged ? " (log tail damaged, replay stopped there)" : "",
 					info.n_unsealed_tags)));
+	trt_low_marks_load(db);
 	tides_close(db);
 }
 
@@ -208,6 +210,7 @@ trt_shmem_startup(void)
 	trt_waiting_rows_shmem_init();
 	trt_held_views_shmem_init();
 	trt_vacant_shmem_init();
+	trt_low_marks_shmem_init();
 	/* a test file system's shared state, before recovery opens the engine over it */
 	if (vfs_provider != NULL)
 		vfs_provider->shmem_startup();

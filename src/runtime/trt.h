@@ -532,6 +532,23 @@ extern void trt_copy_tree(uint64 from, uint64 to);
 extern void trt_copy_database(Oid src_db, Oid src_spc, Oid dst_db, Oid dst_spc);
 extern void trt_move_database(Oid db, Oid old_spc, Oid new_spc, bool finish);
 
+/*
+ * Retired row ids (low_marks.c): below a tree's low mark no version of the
+ * table and no entry of its tides_btree indexes is seen again; flush and
+ * compaction drop them, scans step over them.
+ */
+extern Size trt_low_marks_shmem_size(void);
+extern void trt_low_marks_shmem_init(void);
+extern void trt_low_marks_load(tides_db *db);
+extern void trt_low_marks_attach(tides_db *db);
+extern uint64 trt_tree_low_mark(uint64 tree);
+extern bool trt_low_marks_reserve(uint64 table_tree, const uint64 *index_trees, int n);
+extern void trt_set_low_marks(uint64 table_tree, const uint64 *index_trees, int n, uint64 mark);
+extern void trt_forget_low_mark(uint64 tree);
+extern bool trt_copy_low_mark(uint64 from, uint64 to, tides_batch *b);
+extern void trt_low_marks_redo(tides_batch *b);
+extern bool trt_entry_retired(const uint8 *key, size_t klen, uint64 mark);
+
 /* row ids below which a crash may have lost rows whose index entries survived */
 extern uint64 trt_tree_suspect_below(uint64 tree);
 extern void trt_tree_clear_suspect(uint64 tree);

@@ -430,6 +430,7 @@ redo_batch_record(XLogReaderState *record)
 			redo_make_room(db);
 	if (s != TIDES_OK)
 		trt_engine_error(s, "replay a WAL record");
+	trt_low_marks_redo(redo_batch);
 }
 
 static void

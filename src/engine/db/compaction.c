@@ -621,6 +621,8 @@ run(tides_db *db, tides_compaction *c, tides_table_writer *w)
 		tides_iiter_first(in);
 		s = tides_compaction_run(in, &rules, tides_table_writer_emit, w, &counts, &w->err);
 		c->entries_read = counts.input_entries;
+		if (s == TIDES_OK)
+			tides_count(&sh->counters, filtered_dropped, counts.filtered_dropped);
 	}
 	tides_iiter_destroy(in);
 	if (s == TIDES_OK)
@@ -695,7 +697,8 @@ tides_compaction_execute(tides_db *db, tides_compaction *cp, bool *did)
 			.min_seq = f->min_seq, .max_seq = f->max_seq,
 			.entries = f->entries, .deletions = f->deletions,
 			.smallest = (uint8_t *) tides_file_smallest(f), .smallest_len = f->smallest_len,
-			.largest = (uint8_t *) tides_file_largest(f), .largest_len = f->largest_len
+			.largest = (uint8_t *) tides_file_largest(f), .largest_len = f->largest_len,
+			.suffix_bound = f->suffix_bound
 		};
 
 		s = tides_edit_add_file(&e, &ef);

@@ -10,7 +10,7 @@
  * level by level, to the last level, where deletions meet the versions
  * they shadow and both go (as far as no snapshot needs them), and then
  * rewrites the last-level files that still hold deletions or keys of
- * dropped prefixes.
+ * dropped prefixes -- every one of them when a filter is installed.
  *
  * It is a sequence of ordinary compactions, chosen here and run by the
  * same code as background ones (compaction.c), so they reserve inputs and
@@ -45,12 +45,16 @@ tides_full_compaction_begin(tides_db *db, tides_full_compaction *fc)
 	fc->level = 0;
 }
 
-/* may a rewrite in place of last-level file f free something? */
+/*
+ * May a rewrite in place of last-level file f free something?  With a
+ * filter (tides_set_filter) installed, any file may hold keys it now drops
+ * (RocksDB's manual compaction rewrites the bottommost level then too).
+ */
 static bool
-bottom_garbage(const tides_file_meta *f, uint64_t horizon)
+bottom_garbage(const tides_db *db, const tides_file_meta *f, uint64_t horizon)
 {
 	/* deletions every snapshot sees go at the bottom, with what they shadow */
-	return (f->deletions > 0 && f->min_seq <= horizon) || f->marked;
+	return (f->deletions > 0 && f->min_seq <= horizon) || f->marked || db->filter != NULL;
 }
 
 /*
@@ -106,7 +110,7 @@ pick_full(tides_db *db, tides_full_compaction *fc, tides_compaction *c)
 				tides_file_meta *f = v->files[l][i];
 
 				if (l < LAST_LEVEL ? f->min_seq > fc->seq
-					: f->number >= fc->first_new_file || !bottom_garbage(f, horizon))
+					: f->number >= fc->first_new_file || !bottom_garbage(db, f, horizon))
 					continue;
 				covered = true;
 				if (atomic_load(&f->being_compacted))

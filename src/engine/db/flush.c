@@ -273,6 +273,8 @@ tides_flush_work(tides_db *db, bool *did)
 		s = tides_compaction_run(it, &rules, flush_emit, &out, &counts, &w.err);
 		if (s != TIDES_OK && w.err.code == TIDES_OK)
 			w.err = pw.err;		/* the placed output failed */
+		if (s == TIDES_OK)
+			tides_count(&sh->counters, filtered_dropped, counts.filtered_dropped);
 	}
 	tides_iiter_destroy(it);
 	if (s == TIDES_OK)

@@ -596,6 +596,39 @@ tides_drop_prefix(tides_db *db, const void *prefix, size_t len)
 	return TIDES_OK;
 }
 
+uint32_t
+tides_mark_retired(tides_db *db, const void *lower, size_t llen, const void *upper, size_t ulen,
+				   uint64_t suffix_below)
+{
+	tides_shared *sh = db->sh;
+	tides_version *v;
+	uint32_t	n = 0;
+
+	if (atomic_load(&sh->state) != TIDES_STATE_OPEN || suffix_below == 0)
+		return 0;
+	tides_lock_version(sh);
+	v = sh->current;
+	for (int l = 0; l < TIDES_MAX_LEVELS; l++)
+		for (uint32_t i = 0; i < v->nfiles[l]; i++)
+		{
+			tides_file_meta *f = v->files[l][i];
+
+			/* suffixes below suffix_below: the bound is at most suffix_below */
+			if (f->marked || f->suffix_bound == 0 || f->suffix_bound > suffix_below ||
+				tides_ukey_cmp(tides_file_smallest(f), f->smallest_len - TIDES_TRAILER,
+							   lower, llen) < 0 ||
+				tides_ukey_cmp(tides_file_largest(f), f->largest_len - TIDES_TRAILER,
+							   upper, ulen) >= 0)
+				continue;
+			f->marked = 1;
+			n++;
+		}
+	tides_mutex_unlock(&sh->version_mutex);
+	if (n > 0)
+		tides_db_wakeup(db, TIDES_WORK_COMPACT);
+	return n;
+}
+
 /* an internal key that sorts before every version of ukey */
 static uint8_t *
 seek_ikey(const void *ukey, size_t ulen, size_t *iklen)

@@ -127,6 +127,7 @@ prepare_edit(tides_db *db, const tides_edit *e, bool with_sv, prepared_edit *p, 
 			f->gc_horizon = e->gc_horizon;
 			f->written_us = e->written_us;
 			f->by_compaction = e->by_compaction;
+			f->suffix_bound = ef->suffix_bound;
 			created[ncreated++] = f;
 		}
 		levels[ef->level][n[ef->level]++] = f;
@@ -323,7 +324,8 @@ tides_manifest_state_edit(tides_db *db, tides_edit *e)
 				.min_seq = f->min_seq, .max_seq = f->max_seq,
 				.entries = f->entries, .deletions = f->deletions,
 				.smallest = (uint8_t *) tides_file_smallest(f), .smallest_len = f->smallest_len,
-				.largest = (uint8_t *) tides_file_largest(f), .largest_len = f->largest_len
+				.largest = (uint8_t *) tides_file_largest(f), .largest_len = f->largest_len,
+				.suffix_bound = f->suffix_bound
 			};
 
 			s = tides_edit_add_file(e, &ef);

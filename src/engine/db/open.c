@@ -274,6 +274,7 @@ tides_get_stats(tides_db *db, tides_stats *st)
 	COPY(blocks_prefetched);
 	COPY(writes);
 	COPY(memtable_discards);
+	COPY(filtered_dropped);
 #undef COPY
 	st->memtable_count = sh->ropts.memtable_count;
 	for (int i = 0; i < TIDES_MAX_COMPACTIONS; i++)

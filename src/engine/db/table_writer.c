@@ -26,6 +26,8 @@ open_output(tides_table_writer *w)
 	char		fname[64];
 
 	w->number = atomic_fetch_add(&db->sh->next_file_number, 1);
+	w->suffix_bound = 0;
+	w->suffix_lost = false;
 	tides_sst_file_name(fname, sizeof(fname), w->number);
 	snprintf(w->name, sizeof(w->name), "%s/%s", db->dir, fname);
 	w->fd = db->vfs->open(db->vfs, w->name, O_RDWR | O_CREAT | O_TRUNC, 0600);
@@ -102,6 +104,7 @@ tides_table_writer_finish(tides_table_writer *w)
 			f->smallest_len = props.smallest_len;
 			f->largest = props.largest;
 			f->largest_len = props.largest_len;
+			f->suffix_bound = w->suffix_lost ? 0 : w->suffix_bound;
 			props.smallest = props.largest = NULL;
 			w->bytes_written += props.file_size;
 		}
@@ -168,8 +171,14 @@ tides_table_writer_add(tides_table_writer *w, const uint8_t *ikey, size_t iklen,
 		return s;
 	if (new_key)
 	{
+		uint64_t	suffix;
+
 		w->last_ukey.len = 0;
 		tides_buf_append(&w->last_ukey, ikey, ulen);
+		if (!tides_key_suffix(ikey, ulen, w->db->opts.filter_stem_suffix, &suffix))
+			w->suffix_lost = true;
+		else if (suffix >= w->suffix_bound)
+			w->suffix_bound = suffix + 1;
 	}
 	return tides_sst_builder_add(w->builder, ikey, iklen, val, vlen, &w->err);
 }

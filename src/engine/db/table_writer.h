@@ -34,6 +34,8 @@ typedef struct tides_table_writer
 	uint64_t	number;
 	char		name[1024];
 	tides_buf	last_ukey;		/* user key of the last entry added */
+	uint64_t	suffix_bound;	/* of the open file's keys so far (tides_file_meta) */
+	bool		suffix_lost;	/* a key of the open file had no suffix */
 	/*
 	 * Files of the output level that stay (a compaction's kept files, in
 	 * key order): no output spans one of them, and an entry inside one is

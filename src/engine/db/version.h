@@ -39,8 +39,9 @@ typedef struct tides_file_meta
 	 * list.
 	 *
 	 * marked: the file may hold keys a listed dropped prefix hides, and no
-	 * cheaper way (deleting the whole file) applies: compaction picks it
-	 * first and rewrites it.  It stays set until the file leaves the store.
+	 * cheaper way (deleting the whole file) applies, or tides_mark_retired
+	 * found every key of it retired: compaction picks it first and
+	 * rewrites it.  It stays set until the file leaves the store.
 	 * dropped_seen: no prefix with id below this hides any key of the file
 	 * (the job that wrote it discarded them, or a check found none), unless
 	 * marked.
@@ -66,6 +67,14 @@ typedef struct tides_file_meta
 	 */
 	uint64_t	written_us;
 	bool		by_compaction;
+
+	/*
+	 * One past the largest suffix among the file's keys (tides_key_suffix),
+	 * or 0: unknown (a key shorter than the suffix, no suffix configured, a
+	 * file from a store of format 1).  In the manifest; set when the
+	 * descriptor is made, read by tides_mark_retired.
+	 */
+	uint64_t	suffix_bound;
 	uint64_t	number;
 	uint64_t	size;
 	uint64_t	min_seq;
@@ -76,6 +85,26 @@ typedef struct tides_file_meta
 	uint32_t	largest_len;
 	uint8_t		keys[];			/* smallest, then largest */
 } tides_file_meta;
+
+/*
+ * A key's suffix: its last n bytes (filter_stem_suffix, 1 to 7 of them) as
+ * a big-endian number -- a row id or a TID at the end of a key.  false if
+ * there is none.
+ */
+#define TIDES_MAX_TRACKED_SUFFIX 7
+
+static inline bool
+tides_key_suffix(const uint8_t *ukey, size_t ulen, uint32_t n, uint64_t *v)
+{
+	uint64_t	x = 0;
+
+	if (n == 0 || n > TIDES_MAX_TRACKED_SUFFIX || ulen < n)
+		return false;
+	for (size_t i = ulen - n; i < ulen; i++)
+		x = (x << 8) | ukey[i];
+	*v = x;
+	return true;
+}
 
 static inline const uint8_t *
 tides_file_smallest(const tides_file_meta *f)

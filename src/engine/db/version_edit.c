@@ -13,7 +13,8 @@
 enum
 {
 	TAG_REPLAY_LSN = 1, TAG_NEXT_FILE, TAG_LAST_SEQ, TAG_SEGMENT_SIZE,
-	TAG_ADD_FILE, TAG_DELETE_FILE, TAG_SKIPS, TAG_DROPPED, TAG_PENDING, TAG_FORMAT
+	TAG_ADD_FILE, TAG_DELETE_FILE, TAG_SKIPS, TAG_DROPPED, TAG_PENDING, TAG_FORMAT,
+	TAG_FILE_SUFFIX
 };
 
 void
@@ -171,6 +172,12 @@ tides_edit_encode(const tides_edit *e, tides_buf *out)
 		tides_buf_put_varint(out, f->deletions);
 		tides_buf_put_slice(out, f->smallest, f->smallest_len);
 		tides_buf_put_slice(out, f->largest, f->largest_len);
+		if (f->suffix_bound != 0)
+		{
+			tides_buf_put_varint(out, TAG_FILE_SUFFIX);
+			tides_buf_put_varint(out, f->number);
+			tides_buf_put_varint(out, f->suffix_bound);
+		}
 	}
 	if (e->has_skips)
 	{
@@ -328,6 +335,7 @@ tides_edit_decode(tides_edit *e, const uint8_t *p, size_t len, tides_error *err)
 					f.deletions = rd_varint(&r);
 					f.smallest = (uint8_t *) rd_slice(&r, &f.smallest_len, TIDES_MAX_KEY_LEN + TIDES_TRAILER);
 					f.largest = (uint8_t *) rd_slice(&r, &f.largest_len, TIDES_MAX_KEY_LEN + TIDES_TRAILER);
+					f.suffix_bound = 0;
 					if (r.bad || f.level >= TIDES_MAX_LEVELS ||
 						!tides_ikey_valid(f.smallest, f.smallest_len) ||
 						!tides_ikey_valid(f.largest, f.largest_len))
@@ -336,6 +344,18 @@ tides_edit_decode(tides_edit *e, const uint8_t *p, size_t len, tides_error *err)
 						break;
 					}
 					s = tides_edit_add_file(e, &f);
+					break;
+				}
+			case TAG_FILE_SUFFIX:
+				{
+					uint64_t	number = rd_varint(&r);
+					uint64_t	bound = rd_varint(&r);
+
+					/* the file this edit added last under that number */
+					r.bad = r.bad || bound == 0 || e->nadded == 0 ||
+						e->added[e->nadded - 1].number != number;
+					if (!r.bad)
+						e->added[e->nadded - 1].suffix_bound = bound;
 					break;
 				}
 			case TAG_DELETE_FILE:

@@ -25,6 +25,9 @@
  *                       of every manifest; absent in stores older than the
  *                       field (format 1).  A larger value than the reader's
  *                       is TIDES_INVALID, checked before anything else.
+ *  11 file_suffix       varint number, varint suffix_bound: of the file the
+ *                       same edit adds (after its add_file); absent when the
+ *                       bound is unknown (format 2)
  *
  * Lists (7, 8, 9) replace the previous list when present.
  */
@@ -54,6 +57,7 @@ typedef struct tides_edit_file
 	size_t		smallest_len;
 	uint8_t    *largest;
 	size_t		largest_len;
+	uint64_t	suffix_bound;	/* tides_file_meta.suffix_bound (0: unknown) */
 } tides_edit_file;
 
 typedef struct tides_dropped_prefix

@@ -906,6 +906,21 @@ void		tides_set_partitioner(tides_db *db, tides_partition_fn fn, void *arg);
 tides_status tides_drop_prefix(tides_db *db, const void *prefix, size_t len);
 
 /*
+ * Ask compaction to rewrite, before score-based work and in place at the
+ * bottom of their range, the table files whose keys all lie in [lower,
+ * upper) and all end in a suffix below suffix_below -- their last
+ * filter_stem_suffix bytes (1 to 7) read as a big-endian number, a row id
+ * or a TID at the end of a key.  For keys the filter (tides_set_filter)
+ * now drops that lie where no other work rewrites files: the low end of an
+ * ascending key space, whose bottom files nothing written later overlaps.
+ * Files whose suffixes are not known (a store of format 1, keys shorter
+ * than the suffix) are never chosen.  Not durable: a file marked stays so
+ * until it is rewritten or the engine restarts.  Returns the files marked.
+ */
+uint32_t	tides_mark_retired(tides_db *db, const void *lower, size_t llen,
+							   const void *upper, size_t ulen, uint64_t suffix_below);
+
+/*
  * Bytes that keys in [lower, upper) take: in SSTables, to a block (from their
  * indexes; compressed sizes), and in memtables, their keys and values.
  */
@@ -974,6 +989,7 @@ typedef struct tides_stats
 	uint64_t	blocks_prefetched;	/* data blocks tides_prefetch asked the kernel to read */
 	uint64_t	writes;			/* batches written (tides_write), each one log record */
 	uint64_t	memtable_discards;	/* idle memtable slots whose pages went back to the system */
+	uint64_t	filtered_dropped;	/* keys flush and compaction dropped on the filter's word */
 	uint32_t	memtable_count;		/* memtable slots in the region */
 	uint64_t	memtable_size;		/* bytes per memtable */
 	uint64_t	memtable_active_bytes;	/* bytes in the memtable taking writes */
@@ -1081,7 +1097,7 @@ void		tides_get_range_info(tides_db *db, const void *lower, size_t llen,
  * with TIDES_INVALID and a message naming both, before anything is read
  * further or changed.
  */
-#define TIDES_FORMAT_VERSION 1
+#define TIDES_FORMAT_VERSION 2
 
 /* ------------------------------------------------------------ integrity */
 

@@ -66,6 +66,7 @@ typedef struct tides_counter_set
 	atomic_uint_fast64_t blocks_prefetched;
 	atomic_uint_fast64_t writes;
 	atomic_uint_fast64_t memtable_discards;
+	atomic_uint_fast64_t filtered_dropped;
 } tides_counter_set;
 
 #define TIDES_COUNTER_STRIPES 32
