@@ -18,7 +18,10 @@
  *   - the oldest xid and multixact still stored are tracked, so that the
  *     relfrozenxid/relminmxid reported are true (docs/durability.md, D7).
  * When the collected TIDs fill maintenance_work_mem, an index pass runs
- * before the scan goes on.  Statistics go to pg_class and to the
+ * before the scan goes on.  A run of dead versions at the tree's low end is
+ * retired instead of removed (retire; src/runtime/low_marks.c): nothing is
+ * written for them, the tree's low mark moves past them, and the scan of
+ * the next VACUUM starts there.  Statistics go to pg_class and to the
  * cumulative stats system.
  *
  * Freezing persists "committed" (D5).  Before it may, the inserter's commit
