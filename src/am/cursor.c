@@ -3,8 +3,9 @@
  *
  * Every scan (sequential, TID range, parallel, bitmap lossy pages, analyze,
  * vacuum, index builds) walks versions through this: an engine iterator
- * bounded to [tree|lo_vid, tree|hi_vid), whose entries are turned into
- * TamTuples in a reused buffer.  The cursor reads a consistent view of
+ * bounded to [tree|lo_vid, tree|hi_vid) -- never below the tree's low mark,
+ * under which every row id is retired (src/runtime/low_marks.c) -- whose
+ * entries are turned into TamTuples in a reused buffer.  The cursor reads a consistent view of
  * the engine (until a refresh, below); visibility is the caller's business.
  * Stubs (redirects and dead items, see am/tam.h) are skipped unless the
  * caller asks for them.
@@ -60,11 +61,18 @@ tam_cursor_open(uint64 tree, Oid relid, uint64 lo_vid, uint64 hi_vid, bool bulk)
 	uint8		lower[TRT_ROW_KEY_LEN];
 	uint8		upper[TRT_ROW_KEY_LEN];
 
+	/*
+	 * Retired row ids hold nothing anyone may see (src/runtime/low_marks.c):
+	 * no scan walks the dead versions compaction has not dropped yet -- nor
+	 * ANALYZE, which would count them dead for good.
+	 */
+	hi_vid = Min(hi_vid, TRT_VID_MAX + 1);
+	lo_vid = Max(lo_vid, Min(trt_tree_low_mark(tree), hi_vid));
 	tam_bulk_before_read(tree, lo_vid, hi_vid);
 	c->tree = tree;
 	c->relid = relid;
 	c->lo_vid = lo_vid;
-	c->hi_vid = Min(hi_vid, TRT_VID_MAX + 1);
+	c->hi_vid = hi_vid;
 	tam_tuple_buf_init(&c->buf, CurrentMemoryContext);
 	trt_row_key(lower, tree, lo_vid);
 	if (hi_vid > TRT_VID_MAX)
@@ -96,7 +104,7 @@ tam_cursor_open_vacant(uint64 tree, Oid relid, uint64 lo_vid, uint64 hi_vid, boo
 	c = tam_cursor_open(tree, relid, lo_vid, hi_vid, bulk);
 	c->recording = true;
 	c->settled = settled;
-	c->run_lo = lo_vid;
+	c->run_lo = c->lo_vid;
 	c->nvacant = n;
 	memcpy(c->vacant, vacant, n * sizeof(TrtVidRange));
 	return c;

@@ -6,7 +6,7 @@
 # A table with a unique and a non-unique tides_btree index loses half of its
 # 2,000 rows in one statement; autovacuum (naptime 1 s) removes them, and its
 # LOG line names the table and says 1,000 tuples removed with their entries
-# deleted by key in both indexes, 1,000 remaining, the removable cutoff, and
+# deleted by key in both indexes (none retired: the first row lives), 1,000 remaining, the removable cutoff, and
 # at least 3,000 engine entries written (per row: its version and its two
 # index entries).  With log_autovacuum_min_duration = -1 after a reload, a
 # second round of deletions is vacuumed without a line.
@@ -42,8 +42,8 @@ my ($report) = $log =~ /(automatic vacuum of table "postgres\.public\.av"(?:(?!a
 ok(defined $report, 'the autovacuum of av is logged') or diag($log);
 $report //= '';
 like($report,
-	qr/tuples: 1000 removed \(1000 with their entries deleted by key in 2 of 2 indexes\), 1000 remain, 0 are dead but not yet removable/,
-	'the line counts the tuples removed, their index entries and the tuples left');
+	qr/tuples: 1000 removed \(0 retired below row id 0, 1000 with their entries deleted by key in 2 of 2 indexes\), 1000 remain, 0 are dead but not yet removable/,
+	'the line counts the tuples removed, none retired (the lowest row lives), their index entries and the tuples left');
 like($report, qr/removable cutoff: \d+, which was \d+ XIDs old/, 'the line gives the removable cutoff');
 my ($entries) = $report =~ /engine writes: (\d+) entries/;
 ok(defined $entries && $entries >= 3000, "the engine writes: a version and two index entries per row (" .
