@@ -176,7 +176,6 @@ trt_reset_after_crash(void)
 	char		dir[MAXPGPATH];
 	uint8		lower[TRT_META_HEAD_LEN],
 				upper[TRT_META_HEAD_LEN];
-	tides_iter_options io;
 	tides_iter *it;
 	int			nmaps = 0;
 	uint64	   *unlogged = NULL;
@@ -195,13 +194,7 @@ trt_reset_after_crash(void)
 				(errcode(trt_status_sqlstate(s)),
 				 errmsg("tides: could not open the engine to reset it after a crash: %s",
 						db ? tides_errmsg(db) : "out of memory")));
-	trt_meta_kind_range(lower, upper, TRT_META_TREEMAP);
-	memset(&io, 0, sizeof(io));
-	io.lower = lower;
-	io.lower_len = sizeof(lower);
-	io.upper = upper;
-	io.upper_len = sizeof(upper);
-	it = tides_iter_new(db, &io);
+	it = trt_meta_kind_iter_raw(db, TRT_META_TREEMAP, lower, upper);
 	if (it == NULL)
 		ereport(FATAL, (errcode(ERRCODE_OUT_OF_MEMORY),
 						errmsg("tides: could not read the relation map after a crash: out of engine memory")));

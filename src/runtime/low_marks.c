@@ -150,19 +150,12 @@ trt_low_marks_load(tides_db *db)
 {
 	uint8		lower[TRT_META_HEAD_LEN],
 				upper[TRT_META_HEAD_LEN];
-	tides_iter_options io;
 	tides_iter *it;
 	int			n = 0,
 				skipped = 0;
 	tides_status s;
 
-	trt_meta_kind_range(lower, upper, TRT_META_LOW_MARK);
-	memset(&io, 0, sizeof(io));
-	io.lower = lower;
-	io.lower_len = sizeof(lower);
-	io.upper = upper;
-	io.upper_len = sizeof(upper);
-	it = tides_iter_new(db, &io);
+	it = trt_meta_kind_iter_raw(db, TRT_META_LOW_MARK, lower, upper);
 	if (it == NULL)
 	{
 		ereport(LOG, (errmsg("tides: could not load the low marks of tables: out of engine memory")));

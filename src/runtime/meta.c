@@ -47,6 +47,20 @@ trt_meta_kind_range(uint8 *lower, uint8 *upper, TrtMetaKind kind)
 	upper[8]++;					/* the next kind byte */
 }
 
+tides_iter *
+trt_meta_kind_iter_raw(tides_db *db, TrtMetaKind kind, uint8 *lower, uint8 *upper)
+{
+	tides_iter_options io;
+
+	trt_meta_kind_range(lower, upper, kind);
+	memset(&io, 0, sizeof(io));
+	io.lower = lower;
+	io.lower_len = TRT_META_HEAD_LEN;
+	io.upper = upper;
+	io.upper_len = TRT_META_HEAD_LEN;
+	return tides_iter_new(db, &io);
+}
+
 size_t
 trt_meta_tree_key(uint8 *key, TrtMetaKind kind, uint64 tree)
 {

@@ -78,6 +78,12 @@ typedef struct TrtTreeOwnerValue
 extern size_t trt_meta_key(uint8 *key, TrtMetaKind kind);
 /* [lower, upper) of every key of a kind (TRT_META_HEAD_LEN bytes each) */
 extern void trt_meta_kind_range(uint8 *lower, uint8 *upper, TrtMetaKind kind);
+/*
+ * an engine iterator over every key of a kind, bounded by lower and upper
+ * (the caller's, TRT_META_HEAD_LEN bytes each, kept until it is freed), owned
+ * by no resource owner: for the postmaster; NULL when out of engine memory
+ */
+extern tides_iter *trt_meta_kind_iter_raw(tides_db *db, TrtMetaKind kind, uint8 *lower, uint8 *upper);
 /* 'V', 'r', 'D', 'S', 'L' */
 extern size_t trt_meta_tree_key(uint8 *key, TrtMetaKind kind, uint64 tree);
 /* 'R' */
