@@ -35,9 +35,9 @@
  * it, trt_low_marks_redo) and copies of trees, and in a shared hash that the
  * filter reads (tides.max_relations * 2 entries; when it is full, VACUUM
  * removes versions one by one as before).  The postmaster loads it after the
- * engine's recovery.  Each process caches the last tree it looked up until
- * the hash's generation moves, so the filter takes the lock once per tree a
- * flush or compaction meets, not per key.
+ * engine's recovery.  Each process caches what it looked up until the
+ * hash's generation moves (lookup), so neither the filter nor a scan takes
+ * the lock for a tree it asked about before.
  */
 #include "postgres.h"
 
@@ -189,18 +189,55 @@ trt_low_marks_load(tides_db *db)
 				 errhint("Increase tides.max_relations.")));
 }
 
+/*
+ * This process's cache of marks, good while the hash's generation stays:
+ * the filter looks a tree up for every key a flush or compaction meets, a
+ * scan at every rescan, so the lock is taken only for a tree not cached
+ * since the generation last moved.  A mark read just before it moves is
+ * lower than the new one, which is safe for every caller: it retires less.
+ */
+#define CACHE_SLOTS 16
+
+typedef struct CachedMark
+{
+	uint64		tree;			/* 0: empty (tree 0 has no mark) */
+	uint64		mark;
+	bool		index;
+} CachedMark;
+
+static CachedMark cache[CACHE_SLOTS];
+static uint64 cache_gen = 0;
+
+static const CachedMark *
+lookup(uint64 tree)
+{
+	uint64		gen = pg_atomic_read_u64(&low_shared->generation);
+	CachedMark *c = &cache[(tree * UINT64CONST(0x9E3779B97F4A7C15)) >> 60];
+
+	StaticAssertStmt(CACHE_SLOTS == 16, "the slot is the hash's top 4 bits");
+	if (gen != cache_gen)
+	{
+		memset(cache, 0, sizeof(cache));
+		cache_gen = gen;
+	}
+	if (c->tree != tree)
+	{
+		LowMark    *m;
+
+		LWLockAcquire(get_lock(), LW_SHARED);
+		m = hash_search(low_marks, &tree, HASH_FIND, NULL);
+		c->mark = m ? m->mark : 0;
+		c->index = m ? m->index : false;
+		LWLockRelease(get_lock());
+		c->tree = tree;
+	}
+	return c;
+}
+
 uint64
 trt_tree_low_mark(uint64 tree)
 {
-	LowMark    *m;
-	uint64		mark = 0;
-
-	LWLockAcquire(get_lock(), LW_SHARED);
-	m = hash_search(low_marks, &tree, HASH_FIND, NULL);
-	if (m != NULL)
-		mark = m->mark;
-	LWLockRelease(get_lock());
-	return mark;
+	return lookup(tree)->mark;
 }
 
 /*
@@ -364,12 +401,6 @@ trt_low_marks_redo(tides_batch *b)
 
 /* ---- the compaction filter */
 
-/* this process's last lookup, good while the generation stays */
-static uint64 cached_gen = 0;
-static uint64 cached_tree = 0;
-static uint64 cached_mark = 0;
-static bool cached_index = false;
-
 /* the row id an index entry's TID (its last TRT_STEM_SUFFIX_LEN bytes) stands for */
 static inline bool
 entry_vid(const uint8 *key, size_t klen, uint64 *vid)
@@ -389,34 +420,19 @@ low_mark_filter(void *arg, const void *key, size_t klen, const void *val, size_t
 {
 	const uint8 *k = key;
 	uint64		tree;
-	uint64		gen;
+	const CachedMark *c;
 	uint64		vid;
 
-	if (klen < TRT_TREE_KEY_LEN + TRT_STEM_SUFFIX_LEN)
+	/* the postmaster compacts while it resets after a crash: no lock there, no marks */
+	if (klen < TRT_TREE_KEY_LEN + TRT_STEM_SUFFIX_LEN || MyProc == NULL)
 		return TIDES_FILTER_KEEP;
 	tree = trt_key_get_tree(k);
 	if (tree < TRT_TREE_FIRST)
 		return TIDES_FILTER_KEEP;
-	gen = pg_atomic_read_u64(&low_shared->generation);
-	if (gen != cached_gen || tree != cached_tree)
-	{
-		LowMark    *m;
-
-		/* the postmaster compacts while it resets after a crash: no lock there, no marks */
-		if (MyProc == NULL)
-			return TIDES_FILTER_KEEP;
-		LWLockAcquire(get_lock(), LW_SHARED);
-		gen = pg_atomic_read_u64(&low_shared->generation);
-		m = hash_search(low_marks, &tree, HASH_FIND, NULL);
-		cached_mark = m ? m->mark : 0;
-		cached_index = m ? m->index : false;
-		LWLockRelease(get_lock());
-		cached_tree = tree;
-		cached_gen = gen;
-	}
-	if (cached_mark == 0)
+	c = lookup(tree);
+	if (c->mark == 0)
 		return TIDES_FILTER_KEEP;
-	if (cached_index)
+	if (c->index)
 	{
 		if (!entry_vid(k, klen, &vid))
 			return TIDES_FILTER_KEEP;
@@ -427,7 +443,7 @@ low_mark_filter(void *arg, const void *key, size_t klen, const void *val, size_t
 			return TIDES_FILTER_KEEP;
 		vid = trt_row_key_vid(k);
 	}
-	return vid < cached_mark ? TIDES_FILTER_DROP : TIDES_FILTER_KEEP;
+	return vid < c->mark ? TIDES_FILTER_DROP : TIDES_FILTER_KEEP;
 }
 
 void
